@@ -1,0 +1,39 @@
+// The one internal event stream. Every upstream adapter turns its wire format into these events and
+// every response (stream or not) is encoded from them, so adapters never build OpenAI frames and the
+// encoder never knows which upstream it serves.
+
+export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter";
+
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens?: number;
+}
+
+/** llama.cpp's `timings` object, passed through under its own name. */
+export type Timings = Record<string, number>;
+
+export interface ErrorInfo {
+  status: number;
+  type: string;
+  code: string;
+  message: string;
+  param?: string | null;
+}
+
+export type UpstreamEvent =
+  | { type: "text"; delta: string }
+  | { type: "reasoning"; delta: string }
+  | {
+      type: "toolCall";
+      /** Position of the call in this response, 0-based, dense. */
+      index: number;
+      /** Upstream id, if it sent one; the encoder assigns the client-facing `call_…` id. */
+      id?: string;
+      /** Full name; a later event with a name replaces the earlier one, it never appends. */
+      name?: string;
+      argumentsDelta: string;
+    }
+  | { type: "finish"; reason: FinishReason }
+  | { type: "usage"; usage: Usage; timings?: Timings }
+  | { type: "error"; error: ErrorInfo };
