@@ -8,7 +8,7 @@ export default defineConfig({
   test: {
     projects: [
       {
-        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" } })],
+        plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: { SWITCHYARD_ENV: "dev" } } })],
         test: { name: "unit", include: ["test/unit/**/*.test.ts"], testTimeout: 15_000 },
       },
       {
@@ -19,6 +19,7 @@ export default defineConfig({
               bindings: {
                 LLAMA_URL: `http://127.0.0.1:${inject("llamaPort")}`,
                 FIXTURE_URL: `http://127.0.0.1:${inject("fixturePort")}`,
+                SWITCHYARD_ENV: "dev",
               },
             },
           })),

@@ -1,6 +1,4 @@
-import { Hono } from "hono";
-export { SessionHub } from "./durable/session-hub";
+import { createApp } from "./app.ts";
+export { SessionHub } from "./durable/session-hub.ts";
 
-const app = new Hono<{ Bindings: Env }>();
-app.get("/health", (c) => c.json({ status: "ok" }));
-export default app;
+export default createApp();

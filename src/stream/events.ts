@@ -19,6 +19,10 @@ export interface ErrorInfo {
   code: string;
   message: string;
   param?: string | null;
+  /** Seconds for `Retry-After`. */
+  retryAfter?: number;
+  /** Another target may still succeed: failover is allowed if nothing was sent yet. */
+  retryable?: boolean;
 }
 
 export type UpstreamEvent =

@@ -1,0 +1,43 @@
+import { Hono } from "hono";
+import type { AppEnv } from "./app-env.ts";
+import { loadConfig } from "./config/load-config.ts";
+import { errorResponse, toProxyError } from "./errors/error-envelope.ts";
+import { ProxyError } from "./errors/proxy-error.ts";
+import { randomId } from "./stream/random-id.ts";
+import { chatCompletions } from "./routes/chat-completions.ts";
+import { listModels } from "./routes/models.ts";
+
+export function createApp(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.use(async (c, next) => {
+    const incoming = c.req.header("x-request-id");
+    const id = incoming && /^[A-Za-z0-9._:-]{1,128}$/.test(incoming) ? incoming : randomId("req_", 20);
+    c.set("requestId", id);
+    await next();
+    c.res.headers.set("x-request-id", id);
+  });
+
+  app.get("/health", (c) => {
+    loadConfig(c.env);
+    return c.json({ status: "ok" });
+  });
+
+  app.post("/v1/chat/completions", chatCompletions);
+  app.post("/chat/completions", chatCompletions);
+  app.get("/v1/models", listModels);
+  app.all("/v1/chat/completions", () => {
+    throw new ProxyError({ status: 405, code: "method_not_allowed", message: "Use POST for /v1/chat/completions." });
+  });
+
+  app.notFound((c) =>
+    errorResponse(new ProxyError({ status: 404, code: "not_found", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}. See docs/api.md for the endpoints.` })),
+  );
+  app.onError((err, c) => {
+    const e = toProxyError(err);
+    const res = errorResponse(e);
+    if (e.attempts !== undefined) res.headers.set("x-switchyard-attempts", String(e.attempts));
+    return res;
+  });
+  return app;
+}

@@ -1,0 +1,132 @@
+import { ConfigSchema, type ConfigInput, type TargetConfig } from "../schemas/config.ts";
+import { describeIssue } from "./describe-issues.ts";
+
+/** Validated configuration with every default filled in. */
+export interface Config {
+  /** Declared models, or null in zero config (every model name goes to LLAMA_URL). */
+  models: Record<string, { targets: TargetConfig[] }> | null;
+  llamaUrl: string;
+  dev: boolean;
+  limits: { maxBodyBytes: number };
+  timeouts: {
+    responseStartMs: number;
+    firstTokenMs: number;
+    idleMs: number;
+    totalMs: number;
+    commitMs: number;
+    heartbeatMs: number;
+  };
+  toolCalls: { minScore: number };
+}
+
+export const DEFAULTS = {
+  llamaUrl: "http://127.0.0.1:8080",
+  maxBodyBytes: 4 * 1024 * 1024,
+  timeouts: {
+    responseStartMs: 120_000,
+    firstTokenMs: 120_000,
+    idleMs: 60_000,
+    totalMs: 600_000,
+    commitMs: 600,
+    heartbeatMs: 250,
+  },
+  minScore: 0,
+} as const;
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: ConfigProblem[] };
+export interface ConfigProblem {
+  /** Where, e.g. `SWITCHYARD_CONFIG: models.qwen.targets[0].url`. */
+  field: string;
+  message: string;
+}
+
+export interface ConfigEnv {
+  SWITCHYARD_CONFIG?: unknown;
+  LLAMA_URL?: unknown;
+  SWITCHYARD_ENV?: unknown;
+}
+
+/** Pure: turns the Worker's environment into a Config, or says what is wrong and how to fix it. */
+export function parseConfig(env: ConfigEnv): ConfigResult {
+  const problems: ConfigProblem[] = [];
+  const dev = env.SWITCHYARD_ENV === "dev";
+
+  let input: ConfigInput = {};
+  const raw = env.SWITCHYARD_CONFIG;
+  if (raw !== undefined && raw !== "") {
+    let json: unknown = raw;
+    if (typeof raw === "string") {
+      try {
+        json = JSON.parse(raw);
+      } catch (e) {
+        return { ok: false, problems: [{ field: "SWITCHYARD_CONFIG", message: `is not valid JSON (${(e as Error).message})` }] };
+      }
+    }
+    const parsed = ConfigSchema.safeParse(json);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        const d = describeIssue(issue as never);
+        problems.push({ field: `SWITCHYARD_CONFIG${d.path ? ": " + d.path : ""}`, message: d.message });
+      }
+      return { ok: false, problems };
+    }
+    input = parsed.data;
+  }
+
+  const llamaUrl = typeof env.LLAMA_URL === "string" && env.LLAMA_URL !== "" ? env.LLAMA_URL : DEFAULTS.llamaUrl;
+  if (!/^https?:\/\/[^/]/.test(llamaUrl) || !URL.canParse(llamaUrl)) {
+    problems.push({ field: "LLAMA_URL", message: `"${llamaUrl}" is not an http:// or https:// URL` });
+  }
+
+  // A deployed Worker cannot reach loopback or private addresses: such a URL only fails later, per
+  // request, with a confusing connection error. Say so up front.
+  if (!dev) {
+    const urls: { field: string; url: string }[] = [];
+    if (!input.models) urls.push({ field: "LLAMA_URL", url: llamaUrl });
+    for (const [name, model] of Object.entries(input.models ?? {})) {
+      model.targets.forEach((t, i) => {
+        if (t.kind === "llama") urls.push({ field: `SWITCHYARD_CONFIG: models.${name}.targets[${i}].url`, url: t.url });
+      });
+    }
+    for (const { field, url } of urls) {
+      if (URL.canParse(url) && isPrivateHost(new URL(url).hostname)) {
+        problems.push({
+          field,
+          message: `${url} is a loopback or private address, which a deployed Worker cannot reach. Expose llama-server over public HTTPS with --api-key, or through a Cloudflare Tunnel, and use that URL (see README "Reach a GPU box"). For local development, start with \`npm start\`.`,
+        });
+      }
+    }
+  }
+
+  if (problems.length) return { ok: false, problems };
+
+  const t = input.timeouts ?? {};
+  return {
+    ok: true,
+    config: {
+      models: input.models ?? null,
+      llamaUrl,
+      dev,
+      limits: { maxBodyBytes: input.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes },
+      timeouts: {
+        responseStartMs: t.responseStartMs ?? DEFAULTS.timeouts.responseStartMs,
+        firstTokenMs: t.firstTokenMs ?? DEFAULTS.timeouts.firstTokenMs,
+        idleMs: t.idleMs ?? DEFAULTS.timeouts.idleMs,
+        totalMs: t.totalMs ?? DEFAULTS.timeouts.totalMs,
+        commitMs: t.commitMs ?? DEFAULTS.timeouts.commitMs,
+        heartbeatMs: t.heartbeatMs ?? DEFAULTS.timeouts.heartbeatMs,
+      },
+      toolCalls: { minScore: input.toolCalls?.minScore ?? DEFAULTS.minScore },
+    },
+  };
+}
+
+export function isPrivateHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  if (h === "localhost" || h.endsWith(".localhost") || h === "::1" || h === "::" || h === "0.0.0.0") return true;
+  if (/^(fc|fd)[0-9a-f]{2}:/.test(h) || h.startsWith("fe80:")) return true;
+  const m = h.match(/^(\d+)\.(\d+)\.(\d+)\.(\d+)$/);
+  if (!m) return false;
+  const [a, b] = [Number(m[1]), Number(m[2])];
+  return a === 127 || a === 10 || a === 0 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127);
+}

@@ -1,0 +1,31 @@
+import { ProxyError } from "../errors/proxy-error.ts";
+import { parseConfig, type Config, type ConfigEnv } from "./config.ts";
+
+// A Worker has no startup hook, so the configuration is validated on first use and the result kept
+// for the life of the isolate, keyed by the raw inputs (tests and `--var` may change them).
+let cached: { key: string; config: Config | ProxyError } | undefined;
+
+export function loadConfig(env: ConfigEnv): Config {
+  const key = `${String(env.SWITCHYARD_CONFIG ?? "")}\u0000${String(env.LLAMA_URL ?? "")}\u0000${String(env.SWITCHYARD_ENV ?? "")}`;
+  if (cached?.key !== key) {
+    const result = parseConfig(env);
+    cached = {
+      key,
+      config: result.ok
+        ? result.config
+        : new ProxyError({
+            status: 500,
+            type: "server_error",
+            code: "config_error",
+            param: result.problems[0]?.field ?? null,
+            message:
+              "Switchyard is misconfigured: " +
+              result.problems.map((p) => `${p.field} ${p.message}`).join("; ") +
+              ". Fix the variable (wrangler.toml [vars], .dev.vars or --var) and redeploy; `npm start` checks it before starting.",
+          }),
+    };
+    if (!result.ok) console.error(cached.config instanceof ProxyError ? cached.config.message : "");
+  }
+  if (cached.config instanceof ProxyError) throw cached.config;
+  return cached.config;
+}

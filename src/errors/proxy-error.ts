@@ -1,0 +1,63 @@
+import type { ErrorInfo } from "../stream/events.ts";
+
+/**
+ * An error the proxy answers with. Carries everything the OpenAI envelope needs, so callers branch
+ * on data (`code`, `retryable`), never on message text.
+ */
+export class ProxyError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly code: string;
+  readonly param: string | null;
+  /** Seconds for `Retry-After`, when the client should come back later. */
+  readonly retryAfter?: number;
+  /** Whether another target may still succeed (failover), as opposed to a mistake in the request. */
+  readonly retryable: boolean;
+  /** How many targets were tried before this error was final (for `x-switchyard-attempts`). */
+  attempts?: number;
+
+  constructor(init: {
+    status: number;
+    type?: string;
+    code: string;
+    message: string;
+    param?: string | null;
+    retryAfter?: number;
+    retryable?: boolean;
+  }) {
+    super(init.message);
+    this.name = "ProxyError";
+    this.status = init.status;
+    this.type = init.type ?? defaultType(init.status);
+    this.code = init.code;
+    this.param = init.param ?? null;
+    this.retryAfter = init.retryAfter;
+    this.retryable = init.retryable ?? false;
+  }
+
+  toInfo(): ErrorInfo {
+    return {
+      status: this.status,
+      type: this.type,
+      code: this.code,
+      message: this.message,
+      param: this.param,
+      ...(this.retryAfter !== undefined ? { retryAfter: this.retryAfter } : {}),
+      retryable: this.retryable,
+    };
+  }
+
+  static fromInfo(info: ErrorInfo): ProxyError {
+    return new ProxyError(info);
+  }
+}
+
+function defaultType(status: number): string {
+  if (status === 401) return "authentication_error";
+  if (status === 403) return "permission_error";
+  if (status === 404) return "not_found_error";
+  if (status === 413) return "invalid_request_error";
+  if (status === 429) return "rate_limit_error";
+  if (status >= 500) return status === 503 ? "unavailable_error" : "api_error";
+  return "invalid_request_error";
+}

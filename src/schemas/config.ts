@@ -1,0 +1,72 @@
+import * as z from "zod/mini";
+
+// The one schema for SWITCHYARD_CONFIG. The launcher validates with it before `wrangler dev` starts,
+// the Worker once per isolate, and `npm run config:schema` exports it as docs/config.schema.json.
+// Objects are strict: a misspelt key is a configuration error, not a silently ignored setting.
+
+const positiveMs = z.int().check(z.positive());
+
+export const LlamaTargetSchema = z.strictObject({
+  kind: z.literal("llama"),
+  /** Base URL of a llama-server, e.g. https://gpu-1.example.com (no /v1 suffix needed). */
+  url: z.string().check(z.url({ protocol: /^https?$/ })),
+  /** The model name sent upstream (llama-server router mode); default: the requested name. */
+  model: z.optional(z.string().check(z.minLength(1))),
+  /** Name of the Worker secret holding this server's `--api-key`. */
+  apiKeySecret: z.optional(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/))),
+  /** Body fields removed before the request goes to this upstream. */
+  strip: z.optional(z.array(z.string().check(z.minLength(1)))),
+  /** Body fields forced to these values for this upstream. */
+  set: z.optional(z.record(z.string(), z.unknown())),
+  weight: z.optional(z.number().check(z.positive())),
+  tools: z.optional(z.enum(["native", "prompt"])),
+});
+
+export const BrowserTargetSchema = z.strictObject({
+  kind: z.literal("browser"),
+  /** The web-llm model id a connected page must be serving, e.g. Qwen2.5-0.5B-Instruct-q4f32_1-MLC. */
+  model: z.string().check(z.minLength(1)),
+});
+
+export const TargetSchema = z.discriminatedUnion("kind", [LlamaTargetSchema, BrowserTargetSchema]);
+
+export const ModelSchema = z.strictObject({
+  targets: z.array(TargetSchema).check(z.minLength(1)),
+});
+
+export const LimitsSchema = z.strictObject({
+  /** Largest request body accepted, in bytes (413 above it). */
+  maxBodyBytes: z.optional(z.int().check(z.positive())),
+});
+
+export const TimeoutsSchema = z.strictObject({
+  /** Until upstream response headers: covers connect, queueing for a slot and prefill. */
+  responseStartMs: z.optional(positiveMs),
+  /** Until the first delta once headers arrived. */
+  firstTokenMs: z.optional(positiveMs),
+  /** Longest silence between two upstream frames. */
+  idleMs: z.optional(positiveMs),
+  /** Longest one attempt may take in all. */
+  totalMs: z.optional(positiveMs),
+  /** How long a response is held for its first event before it is committed as 200. */
+  commitMs: z.optional(positiveMs),
+  /** Interval of keep-alives once committed and idle; also how fast a departed client is noticed. */
+  heartbeatMs: z.optional(positiveMs),
+});
+
+export const ToolCallsConfigSchema = z.strictObject({
+  /** Calls scoring below this are retried or flagged (see docs/tool-calls.md). */
+  minScore: z.optional(z.number().check(z.gte(0), z.lte(1))),
+});
+
+export const ConfigSchema = z.strictObject({
+  models: z.optional(z.record(z.string().check(z.minLength(1)), ModelSchema)),
+  limits: z.optional(LimitsSchema),
+  timeouts: z.optional(TimeoutsSchema),
+  toolCalls: z.optional(ToolCallsConfigSchema),
+});
+
+export type LlamaTarget = z.infer<typeof LlamaTargetSchema>;
+export type BrowserTarget = z.infer<typeof BrowserTargetSchema>;
+export type TargetConfig = z.infer<typeof TargetSchema>;
+export type ConfigInput = z.infer<typeof ConfigSchema>;

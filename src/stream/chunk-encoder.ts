@@ -1,0 +1,157 @@
+import type { ErrorInfo, FinishReason, Timings, Usage, UpstreamEvent } from "./events.ts";
+import { errorEnvelope } from "../errors/error-envelope.ts";
+import { randomId } from "./random-id.ts";
+import type { SwitchyardExtension, ToolCallScore } from "./switchyard-extension.ts";
+
+export interface ResponseMeta {
+  id: string;
+  created: number;
+  /** The model name the client asked for: echoed on every chunk. */
+  model: string;
+  includeUsage: boolean;
+}
+
+interface PendingCall {
+  index: number;
+  id: string;
+  name: string;
+  args: string;
+  announced: boolean;
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * Internal events → OpenAI `chat.completion.chunk` objects (pure; the caller frames them as SSE).
+ * - `role` rides on the first delta; `content` is never null in a text delta;
+ * - a tool call is announced once, with a stable `call_…` id and its final name: llama-server may
+ *   resend a growing name, which replaces the earlier one, so the announcement waits until the
+ *   call's arguments start (or anything else happens);
+ * - the finish chunk is held until usage arrives, so llama.cpp's `timings` land on the last chunk;
+ * - an error yields one error object and nothing after it: no finish, no `[DONE]`.
+ */
+export class ChunkEncoder {
+  private roleSent = false;
+  private readonly calls = new Map<number, PendingCall>();
+  private pendingFinish: FinishReason | null = null;
+  private usage: Usage | null = null;
+  private timings: Timings | undefined;
+  private failedWith: ErrorInfo | null = null;
+  private finished = false;
+
+  constructor(
+    private readonly meta: ResponseMeta,
+    private readonly extension: (scores: ToolCallScore[] | undefined) => SwitchyardExtension,
+    private readonly scores: () => ToolCallScore[] | undefined = () => undefined,
+  ) {}
+
+  get failed(): ErrorInfo | null {
+    return this.failedWith;
+  }
+
+  /** The client-facing id of tool call `index` (stable for the whole response). */
+  callId(index: number): string | undefined {
+    return this.calls.get(index)?.id;
+  }
+
+  encode(event: UpstreamEvent): Json[] {
+    if (this.failedWith || this.finished) return [];
+    switch (event.type) {
+      case "text":
+        return [...this.flushCalls(), this.delta({ content: event.delta })];
+      case "reasoning":
+        return [...this.flushCalls(), this.delta({ reasoning_content: event.delta })];
+      case "toolCall":
+        return this.toolCall(event);
+      case "finish":
+        this.pendingFinish = event.reason;
+        return this.flushCalls();
+      case "usage":
+        this.usage = event.usage;
+        this.timings = event.timings ?? this.timings;
+        return this.pendingFinish ? this.end() : [];
+      case "error":
+        this.failedWith = event.error;
+        return [errorEnvelope(event.error) as unknown as Json];
+    }
+  }
+
+  /** Everything still held once the upstream is done (the finish and usage chunks). */
+  end(): Json[] {
+    if (this.failedWith || this.finished) return [];
+    const out = this.flushCalls();
+    if (this.pendingFinish) {
+      this.finished = true;
+      const finish: Json = {
+        ...this.base(),
+        choices: [{ index: 0, delta: {}, finish_reason: this.pendingFinish, logprobs: null }],
+        x_switchyard: this.extension(this.scores()),
+      };
+      if (this.meta.includeUsage && this.usage) {
+        out.push(finish, { ...this.base(), choices: [], usage: usageJson(this.usage), ...(this.timings ? { timings: this.timings } : {}) });
+      } else {
+        if (this.timings) finish.timings = this.timings;
+        out.push(finish);
+      }
+    }
+    return out;
+  }
+
+  private toolCall(event: Extract<UpstreamEvent, { type: "toolCall" }>): Json[] {
+    const out: Json[] = [];
+    let call = this.calls.get(event.index);
+    if (!call) {
+      // A new call: whatever was pending for other calls is final now.
+      out.push(...this.flushCalls());
+      call = { index: event.index, id: randomId("call_"), name: event.name ?? "", args: "", announced: false };
+      this.calls.set(event.index, call);
+      call.args += event.argumentsDelta;
+      return out;
+    }
+    if (!call.announced) {
+      if (event.name) call.name = event.name;
+      call.args += event.argumentsDelta;
+      // Arguments flowing without a name means the name is settled.
+      if (!event.name && event.argumentsDelta !== "") out.push(this.announce(call));
+      return out;
+    }
+    if (event.argumentsDelta !== "") {
+      out.push(this.delta({ tool_calls: [{ index: call.index, function: { arguments: event.argumentsDelta } }] }));
+    }
+    return out;
+  }
+
+  private flushCalls(): Json[] {
+    const out: Json[] = [];
+    for (const call of this.calls.values()) if (!call.announced) out.push(this.announce(call));
+    return out;
+  }
+
+  private announce(call: PendingCall): Json {
+    call.announced = true;
+    return this.delta({
+      tool_calls: [{ index: call.index, id: call.id, type: "function", function: { name: call.name, arguments: call.args } }],
+    });
+  }
+
+  private delta(delta: Json): Json {
+    if (!this.roleSent) {
+      this.roleSent = true;
+      delta = { role: "assistant", ...delta };
+    }
+    return { ...this.base(), choices: [{ index: 0, delta, finish_reason: null, logprobs: null }] };
+  }
+
+  private base(): Json {
+    return { id: this.meta.id, object: "chat.completion.chunk", created: this.meta.created, model: this.meta.model };
+  }
+}
+
+export function usageJson(u: Usage): Json {
+  return {
+    prompt_tokens: u.promptTokens,
+    completion_tokens: u.completionTokens,
+    total_tokens: u.promptTokens + u.completionTokens,
+    ...(u.cachedTokens !== undefined ? { prompt_tokens_details: { cached_tokens: u.cachedTokens } } : {}),
+  };
+}

@@ -1,0 +1,79 @@
+import { ProxyError } from "../errors/proxy-error.ts";
+
+export type Settled<T> = { ok: true; value: T } | { ok: false; error: ProxyError };
+
+/**
+ * Waits for `work` for at most `graceMs`. Returns its outcome if it settled in time (so an early
+ * error keeps its HTTP status), or null: the caller then commits a 200 and keeps the client alive
+ * with heartbeats until `work` settles.
+ */
+export async function settleWithin<T>(work: Promise<T>, graceMs: number): Promise<Settled<T> | null> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const grace = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), graceMs)));
+  try {
+    return await Promise.race([settle(work), grace]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
+
+export function settle<T>(work: Promise<T>): Promise<Settled<T>> {
+  return work.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error: error instanceof ProxyError ? error : new ProxyError({ status: 500, code: "internal_error", message: "Switchyard hit an internal error." }) }),
+  );
+}
+
+/**
+ * A byte sink for a committed response body that notices a departed client: the runtime only tells
+ * a Worker the client left when a write fails, so every write (heartbeats included) is watched and
+ * `onGone` fires once.
+ */
+export class BodyWriter {
+  readonly readable: ReadableStream<Uint8Array>;
+  private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
+  private readonly encoder = new TextEncoder();
+  private gone = false;
+  private closed = false;
+  lastWriteAt = Date.now();
+
+  constructor(private readonly onGone: () => void) {
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
+    this.readable = readable;
+    this.writer = writable.getWriter();
+    this.writer.closed.catch(() => this.markGone());
+  }
+
+  get clientGone(): boolean {
+    return this.gone;
+  }
+
+  async write(text: string): Promise<boolean> {
+    if (this.gone || this.closed) return false;
+    this.lastWriteAt = Date.now();
+    try {
+      await this.writer.write(this.encoder.encode(text));
+      return true;
+    } catch {
+      this.markGone();
+      return false;
+    }
+  }
+
+  /** Writes `text` if nothing was written for `idleMs` (heartbeats). */
+  heartbeat(text: string, idleMs: number): void {
+    if (Date.now() - this.lastWriteAt >= idleMs) void this.write(text);
+  }
+
+  async close(): Promise<void> {
+    if (this.gone || this.closed) return;
+    this.closed = true;
+    await this.writer.close().catch(() => this.markGone());
+  }
+
+  private markGone(): void {
+    if (this.gone || this.closed) return;
+    this.gone = true;
+    this.onGone();
+  }
+}

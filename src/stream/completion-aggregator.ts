@@ -1,0 +1,80 @@
+import type { ErrorInfo, FinishReason, Timings, Usage, UpstreamEvent } from "./events.ts";
+import { randomId } from "./random-id.ts";
+import { usageJson, type ResponseMeta } from "./chunk-encoder.ts";
+import type { SwitchyardExtension, ToolCallScore } from "./switchyard-extension.ts";
+
+type Json = Record<string, unknown>;
+
+/** Internal events → one `chat.completion` body (pure): the non-stream answer is the stream, gathered. */
+export class CompletionAggregator {
+  private content = "";
+  private reasoning = "";
+  private readonly calls = new Map<number, { id: string; name: string; args: string }>();
+  private finish: FinishReason | null = null;
+  private usage: Usage | null = null;
+  private timings: Timings | undefined;
+  private error: ErrorInfo | null = null;
+
+  push(event: UpstreamEvent): void {
+    if (this.error) return;
+    switch (event.type) {
+      case "text":
+        this.content += event.delta;
+        break;
+      case "reasoning":
+        this.reasoning += event.delta;
+        break;
+      case "toolCall": {
+        let call = this.calls.get(event.index);
+        if (!call) {
+          call = { id: randomId("call_"), name: "", args: "" };
+          this.calls.set(event.index, call);
+        }
+        if (event.name) call.name = event.name; // a resent name replaces, never appends
+        call.args += event.argumentsDelta;
+        break;
+      }
+      case "finish":
+        this.finish = event.reason;
+        break;
+      case "usage":
+        this.usage = event.usage;
+        this.timings = event.timings ?? this.timings;
+        break;
+      case "error":
+        this.error = event.error;
+        break;
+    }
+  }
+
+  get failed(): ErrorInfo | null {
+    return this.error;
+  }
+
+  callId(index: number): string | undefined {
+    return this.calls.get(index)?.id;
+  }
+
+  /** The body; call only when not failed and the upstream is done. */
+  result(meta: ResponseMeta, extension: (scores: ToolCallScore[] | undefined) => SwitchyardExtension, scores?: ToolCallScore[]): Json {
+    const toolCalls = [...this.calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, c]) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.args } }));
+    const message: Json = {
+      role: "assistant",
+      content: toolCalls.length && this.content === "" ? null : this.content,
+      ...(this.reasoning ? { reasoning_content: this.reasoning } : {}),
+      ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+    };
+    return {
+      id: meta.id,
+      object: "chat.completion",
+      created: meta.created,
+      model: meta.model,
+      choices: [{ index: 0, message, finish_reason: this.finish ?? "stop", logprobs: null }],
+      usage: usageJson(this.usage ?? { promptTokens: 0, completionTokens: 0 }),
+      ...(this.timings ? { timings: this.timings } : {}),
+      x_switchyard: extension(scores),
+    };
+  }
+}

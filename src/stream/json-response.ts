@@ -1,0 +1,78 @@
+import { errorEnvelope, errorResponse } from "../errors/error-envelope.ts";
+import { ProxyError } from "../errors/proxy-error.ts";
+import { BodyWriter, settle, settleWithin } from "./commit.ts";
+import type { StreamStart } from "./sse-response.ts";
+import { withAttempts } from "./sse-response.ts";
+import type { CompletionAggregator } from "./completion-aggregator.ts";
+
+export interface JsonResponseOptions {
+  start: Promise<StreamStart>;
+  aggregator: CompletionAggregator;
+  /** Builds the final body once the aggregator has everything. */
+  result(): Record<string, unknown>;
+  headers: Headers;
+  commitMs: number;
+  heartbeatMs: number;
+  abort(): void;
+  waitUntil(p: Promise<unknown>): void;
+}
+
+/**
+ * A non-stream answer, gathered from the upstream's stream. If it is ready within the grace period it
+ * is an ordinary JSON response (errors keep their status). Otherwise a 200 is committed and the body
+ * starts with whitespace heartbeats — valid leading JSON whitespace that lets the runtime notice a
+ * departed client — followed by the completion, or by an error envelope if the upstream failed late.
+ * `Content-Encoding: identity` keeps workerd from gzipping (and so hiding) the heartbeats.
+ */
+export async function jsonResponse(opts: JsonResponseOptions): Promise<Response> {
+  let startHeaders: Record<string, string> = {};
+  const gather = (async (): Promise<Record<string, unknown>> => {
+    const started = await opts.start;
+    startHeaders = started.headers;
+    let event = started.first;
+    for (;;) {
+      opts.aggregator.push(event);
+      if (opts.aggregator.failed) {
+        started.events.cancel();
+        throw ProxyError.fromInfo(opts.aggregator.failed);
+      }
+      const next = await started.events.next();
+      if (!next) break;
+      event = next;
+    }
+    return opts.result();
+  })();
+
+  const early = await settleWithin(gather, opts.commitMs);
+  if (early) {
+    if (!early.ok) {
+      opts.abort();
+      return errorResponse(early.error, withAttempts(new Headers({ ...Object.fromEntries(opts.headers), ...startHeaders }), early.error));
+    }
+    const headers = new Headers(opts.headers);
+    for (const [k, v] of Object.entries(startHeaders)) headers.set(k, v);
+    headers.set("content-type", "application/json");
+    return new Response(JSON.stringify(early.value), { status: 200, headers });
+  }
+
+  const headers = new Headers(opts.headers);
+  for (const [k, v] of Object.entries(startHeaders)) headers.set(k, v);
+  headers.set("content-type", "application/json");
+  headers.set("content-encoding", "identity");
+  headers.set("cache-control", "no-cache");
+  const body = new BodyWriter(opts.abort);
+  const heartbeat = setInterval(() => body.heartbeat(" ", opts.heartbeatMs), opts.heartbeatMs);
+  void body.write(" ");
+  const finish = (async () => {
+    try {
+      const done = await settle(gather);
+      if (body.clientGone) return;
+      await body.write(JSON.stringify(done.ok ? done.value : errorEnvelope(done.error.toInfo())));
+    } finally {
+      clearInterval(heartbeat);
+      await body.close();
+    }
+  })();
+  opts.waitUntil(finish);
+  return new Response(body.readable, { status: 200, headers });
+}

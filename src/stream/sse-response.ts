@@ -1,0 +1,95 @@
+import { errorResponse } from "../errors/error-envelope.ts";
+import { ProxyError } from "../errors/proxy-error.ts";
+import { ChunkEncoder } from "./chunk-encoder.ts";
+import { BodyWriter, settle, settleWithin } from "./commit.ts";
+import type { EventPull } from "./event-source.ts";
+import type { UpstreamEvent } from "./events.ts";
+
+export interface StreamStart {
+  first: UpstreamEvent;
+  events: EventPull;
+  /** Response headers that are only known once an attempt has started (target, attempts). */
+  headers: Record<string, string>;
+}
+
+export interface StreamResponseOptions {
+  start: Promise<StreamStart>;
+  encoder: ChunkEncoder;
+  headers: Headers;
+  commitMs: number;
+  heartbeatMs: number;
+  /** The client left: stop all upstream work. */
+  abort(): void;
+  waitUntil(p: Promise<unknown>): void;
+}
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  "x-accel-buffering": "no",
+};
+
+/**
+ * The SSE response: held until the first event or the commit grace period, so an early failure keeps
+ * its HTTP status; then `data:` frames, `: keep-alive` comments while idle, and either `[DONE]` or
+ * one error frame — never a silent end.
+ */
+export async function sseResponse(opts: StreamResponseOptions): Promise<Response> {
+  const early = await settleWithin(opts.start, opts.commitMs);
+  if (early && !early.ok) {
+    opts.abort();
+    return errorResponse(early.error, withAttempts(opts.headers, early.error));
+  }
+  const headers = new Headers(opts.headers);
+  for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
+  if (early?.ok) for (const [k, v] of Object.entries(early.value.headers)) headers.set(k, v);
+
+  const body = new BodyWriter(opts.abort);
+  const heartbeat = setInterval(() => body.heartbeat(": keep-alive\n\n", opts.heartbeatMs), opts.heartbeatMs);
+  const pump = (async () => {
+    try {
+      const started = early ?? (await settle(opts.start));
+      if (!started.ok) {
+        await writeFrames(body, opts.encoder.encode({ type: "error", error: started.error.toInfo() }));
+        return;
+      }
+      const { first, events } = started.value;
+      let event: UpstreamEvent | null = first;
+      while (event && !body.clientGone) {
+        await writeFrames(body, opts.encoder.encode(event));
+        if (opts.encoder.failed) break;
+        try {
+          event = await events.next();
+        } catch (e) {
+          const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", message: String(e) });
+          event = { type: "error", error: err.toInfo() };
+        }
+      }
+      if (body.clientGone) {
+        events.cancel();
+        return;
+      }
+      if (opts.encoder.failed) {
+        events.cancel();
+        return;
+      }
+      await writeFrames(body, opts.encoder.end());
+      await body.write("data: [DONE]\n\n");
+    } finally {
+      clearInterval(heartbeat);
+      await body.close();
+    }
+  })();
+  opts.waitUntil(pump);
+  return new Response(body.readable, { status: 200, headers });
+}
+
+async function writeFrames(body: BodyWriter, frames: Record<string, unknown>[]): Promise<void> {
+  for (const f of frames) await body.write(`data: ${JSON.stringify(f)}\n\n`);
+}
+
+export function withAttempts(headers: Headers, err: ProxyError): Headers {
+  const h = new Headers(headers);
+  if (err.attempts !== undefined) h.set("x-switchyard-attempts", String(err.attempts));
+  return h;
+}

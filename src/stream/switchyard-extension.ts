@@ -1,0 +1,14 @@
+/** The `x_switchyard` body extension (design Contracts). */
+export interface SwitchyardExtension {
+  target: string;
+  attempts: number;
+  timings?: { first_event_ms: number; total_ms: number };
+  tool_calls?: Array<{ index: number; id: string; score: number; problems: unknown[] }>;
+  policy?: string;
+}
+
+export interface ToolCallScore {
+  index: number;
+  score: number;
+  problems: unknown[];
+}

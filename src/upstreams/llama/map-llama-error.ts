@@ -1,0 +1,99 @@
+import { ProxyError } from "../../errors/proxy-error.ts";
+
+// llama-server reports many client mistakes as 500 (they are thrown as runtime_error), so the
+// status alone cannot decide between "your request is wrong" and "this server is broken". These
+// messages are client mistakes: answer 400 and never fail over, since every target would refuse too.
+const CLIENT_MISTAKES_REPORTED_AS_500 = [
+  /^\[json\.exception\./,
+  /^Failed to parse (messages|tools|tool_choice)/,
+  /tools param requires --jinja/,
+  /^Unknown reasoning format/,
+  /Cannot use both json_schema and grammar/,
+  /Tool call IDs should be alphanumeric/,
+  /Conversation roles must alternate/,
+  /raise_exception/,
+  /Cannot use tools with stream/,
+  /Invalid tool call/,
+];
+
+export interface LlamaErrorBody {
+  code?: unknown;
+  message?: unknown;
+  type?: unknown;
+  n_prompt_tokens?: unknown;
+  n_ctx?: unknown;
+}
+
+/** Maps llama-server's error (HTTP status plus `{"error":{…}}`, or any other body) to the client's outcome. */
+export function mapLlamaError(status: number, body: string, contentType: string | null, upstream: string): ProxyError {
+  const parsed = parseErrorBody(body);
+  if (!parsed) {
+    const kind = contentType?.split(";")[0]?.trim() || "no content type";
+    return new ProxyError({
+      status: 502,
+      code: "upstream_error",
+      retryable: true,
+      message: `The upstream ${upstream} answered HTTP ${status} with a non-JSON body (${kind}). Check that the target URL points at llama-server, not a proxy or login page.`,
+    });
+  }
+  return mapLlamaErrorObject(status, parsed, upstream);
+}
+
+export function mapLlamaErrorObject(status: number, err: LlamaErrorBody, upstream: string): ProxyError {
+  const message = typeof err.message === "string" ? err.message : "unknown error";
+  const type = typeof err.type === "string" ? err.type : "";
+
+  if (type === "exceed_context_size_error" || /exceeds the available context size/.test(message)) {
+    return new ProxyError({
+      status: 400,
+      code: "context_length_exceeded",
+      param: "messages",
+      message: `The request is too long for the model's context: ${message}. Shorten the conversation or lower max_tokens.`,
+    });
+  }
+  if (status === 503 && /loading model/i.test(message)) {
+    return new ProxyError({
+      status: 503,
+      code: "model_loading",
+      retryAfter: 5,
+      retryable: true,
+      message: `The model is still loading on ${upstream}; retry in a few seconds.`,
+    });
+  }
+  if (status === 503) {
+    return new ProxyError({ status: 503, code: "no_capacity", retryAfter: 2, retryable: true, message: `${upstream} has no free slot (${message}); retry shortly.` });
+  }
+  if (status === 401 || status === 403) {
+    // The client's own key never goes upstream, so this is Switchyard's key for that server.
+    return new ProxyError({
+      status: 502,
+      code: "upstream_error",
+      retryable: true,
+      message: `${upstream} refused Switchyard's credentials (HTTP ${status}). Check the target's apiKeySecret and the server's --api-key.`,
+    });
+  }
+  if (status === 404) {
+    return new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} has no chat endpoint (HTTP 404). Check the target URL.` });
+  }
+  if (status >= 400 && status < 500) {
+    return new ProxyError({ status, code: "upstream_error", type: "invalid_request_error", message: `${upstream} rejected the request: ${message}` });
+  }
+  if (CLIENT_MISTAKES_REPORTED_AS_500.some((re) => re.test(message))) {
+    return new ProxyError({ status: 400, code: "upstream_error", type: "invalid_request_error", message: `${upstream} rejected the request: ${message}` });
+  }
+  return new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} failed (HTTP ${status}): ${message}` });
+}
+
+function parseErrorBody(body: string): LlamaErrorBody | null {
+  try {
+    const json: unknown = JSON.parse(body);
+    if (json && typeof json === "object" && "error" in json) {
+      const e = (json as { error: unknown }).error;
+      if (typeof e === "string") return { message: e };
+      if (e && typeof e === "object") return e as LlamaErrorBody;
+    }
+    return null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,20 @@
+import type { ChatRequest } from "../schemas/chat-request.ts";
+import type { UpstreamEvent } from "../stream/events.ts";
+
+export interface AttemptContext {
+  requestId: string;
+  /** Aborted when the client leaves or the attempt is abandoned; the upstream work must stop. */
+  signal: AbortSignal;
+  /** Until upstream headers. */
+  responseStartMs: number;
+  env: Record<string, unknown>;
+}
+
+/**
+ * Something that can answer a chat request as internal events. `open` rejects with a ProxyError
+ * before any event exists (so the router may fail over); afterwards failures are `error` events.
+ */
+export interface Upstream {
+  readonly name: string;
+  open(request: ChatRequest, ctx: AttemptContext): Promise<ReadableStream<UpstreamEvent>>;
+}

@@ -1,0 +1,165 @@
+// A scriptable upstream that speaks llama-server's HTTP protocol, for what a real llama-server
+// cannot be made to do on demand: replay recorded or hand-written streams byte for byte (optionally
+// split into tiny chunks or paced), fail in specific ways, and report what it received and when each
+// connection closed (to prove cancellation and header hygiene).
+//
+// Paths (the proxy appends /v1/chat/completions to a target's base URL):
+//   /fixture/<name>[/bytes-<n>][/gap-<ms>]/v1/chat/completions   replay test/fixtures/llama/<name>.sse
+//   /behave/<kind>[/<arg>]/v1/chat/completions                     scripted behaviours (see BEHAVIOURS)
+//   GET /_requests            what was received (method, path, headers, body), newest last
+//   GET /_closed              request ids (x-request-id) whose client connection closed, with times
+//   POST /_reset              forget both
+import { createServer } from "node:http";
+import { readFileSync, existsSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "../fixtures/llama");
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function chunk(id, delta, finish = null) {
+  return `data: ${JSON.stringify({ choices: [{ finish_reason: finish, index: 0, delta }], created: 1796022686, id, model: "m", system_fingerprint: "b1-80fb11a", object: "chat.completion.chunk" })}\n\n`;
+}
+
+/** Scripted behaviours: each gets (req, res, arg, state). */
+const BEHAVIOURS = {
+  // Streams `arg` tokens ("tok0 tok1 …"), 20 ms apart, then finishes normally.
+  async paced(req, res, arg, state) {
+    const n = Number(arg ?? 10);
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(chunk("chatcmpl-paced", { role: "assistant", content: null }));
+    for (let i = 0; i < n && !state.closed; i++) {
+      res.write(chunk("chatcmpl-paced", { content: `tok${i} ` }));
+      await sleep(20);
+    }
+    res.write(chunk("chatcmpl-paced", {}, "stop"));
+    res.write(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: n, prompt_tokens: 3, total_tokens: n + 3 } })}\n\n`);
+    res.end("data: [DONE]\n\n");
+  },
+  // Sends one token, then nothing until the client leaves (or `arg` ms pass).
+  async "stall-after-first"(req, res, arg, state) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(chunk("chatcmpl-stall", { role: "assistant", content: null }));
+    res.write(chunk("chatcmpl-stall", { content: "Hello" }));
+    const until = Date.now() + Number(arg ?? 60_000);
+    while (!state.closed && Date.now() < until) await sleep(20);
+    res.end();
+  },
+  // Never sends headers (like llama-server while every slot is busy).
+  async "stall-headers"(req, res, arg, state) {
+    const until = Date.now() + Number(arg ?? 60_000);
+    while (!state.closed && Date.now() < until) await sleep(20);
+    res.destroy();
+  },
+  // Streams forever, one token every 50 ms, until the client leaves.
+  async endless(req, res, arg, state) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    for (let i = 0; !state.closed; i++) {
+      res.write(chunk("chatcmpl-endless", { content: `t${i} ` }));
+      await sleep(50);
+    }
+    res.end();
+  },
+  // Two tokens, then the TCP connection is reset mid-stream.
+  async "reset-mid"(req, res) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(chunk("chatcmpl-reset", { role: "assistant", content: null }));
+    res.write(chunk("chatcmpl-reset", { content: "Par" }));
+    await sleep(30);
+    req.socket.resetAndDestroy();
+  },
+  // An HTML error page, as a reverse proxy in front of llama-server would send.
+  async "html-500"(req, res) {
+    res.writeHead(500, { "content-type": "text/html" });
+    res.end("<html><body><h1>500 Internal Server Error</h1></body></html>");
+  },
+  // llama-server while the model loads.
+  async loading(req, res) {
+    res.writeHead(503, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { message: "Loading model", type: "unavailable_error", code: 503 } }));
+  },
+  // llama-server with --api-key when the proxy's key is wrong.
+  async unauthorized(req, res) {
+    res.writeHead(401, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { message: "Invalid API Key", type: "authentication_error", code: 401 } }));
+  },
+};
+
+export async function startFixtureUpstream() {
+  const received = [];
+  const closed = [];
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url, "http://x");
+    if (url.pathname === "/_requests") return json(res, received);
+    if (url.pathname === "/_closed") return json(res, closed);
+    if (url.pathname === "/_reset") {
+      received.length = 0;
+      closed.length = 0;
+      return json(res, { ok: true });
+    }
+    let body = "";
+    for await (const part of req) body += part;
+    const requestId = req.headers["x-request-id"] ?? "";
+    received.push({ method: req.method, path: url.pathname, headers: req.headers, body, at: Date.now() });
+    const state = { closed: false };
+    res.on("close", () => {
+      state.closed = true;
+      closed.push({ requestId, at: Date.now(), finished: res.writableFinished });
+    });
+
+    const parts = url.pathname.split("/").filter(Boolean);
+    try {
+      if (parts[0] === "fixture") return await replay(res, parts.slice(1), state);
+      if (parts[0] === "behave") {
+        const fn = BEHAVIOURS[parts[1]];
+        const arg = parts[2] === "v1" ? undefined : parts[2];
+        if (fn) return await fn(req, res, arg, state);
+      }
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: "File Not Found", type: "not_found_error", code: 404 } }));
+    } catch (e) {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(e));
+    }
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  };
+}
+
+async function replay(res, parts, state) {
+  const name = parts[0];
+  let bytes = Infinity;
+  let gap = 0;
+  for (const p of parts.slice(1)) {
+    if (p.startsWith("bytes-")) bytes = Number(p.slice(6));
+    if (p.startsWith("gap-")) gap = Number(p.slice(4));
+  }
+  const file = join(FIXTURES, `${name}.sse`);
+  const metaFile = join(FIXTURES, `${name}.json`);
+  if (!existsSync(file) && !existsSync(metaFile)) throw new Error(`no fixture ${name}`);
+  const meta = existsSync(file) && existsSync(metaFile) ? JSON.parse(readFileSync(metaFile, "utf8")) : {};
+  const data = existsSync(file) ? readFileSync(file) : readFileSync(metaFile);
+  res.writeHead(meta.status ?? 200, { "content-type": meta.contentType ?? meta["content-type"] ?? (existsSync(file) ? "text/event-stream" : "application/json") });
+  if (!Number.isFinite(bytes) && gap === 0) return res.end(data);
+  const step = Number.isFinite(bytes) ? bytes : data.length;
+  for (let i = 0; i < data.length && !state.closed; i += step) {
+    res.write(data.subarray(i, i + step));
+    if (gap) await sleep(gap);
+  }
+  res.end();
+}
+
+function json(res, value) {
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify(value));
+}
