@@ -33,37 +33,50 @@ function describeValue(input: unknown): string {
   return typeof input === "object" ? "an object" : `${typeof input}`;
 }
 
-export function describeIssue(issue: Issue, root = ""): { path: string; message: string } {
-  const path = formatPath(issue.path) || root;
+/** zod/mini does not report the input, so it is looked up in the validated value by path. */
+export function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v: unknown = root;
+  for (const p of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = (v as Record<PropertyKey, unknown>)[p];
+  }
+  return v;
+}
+
+export function describeIssue(issue: Issue, input: unknown): { path: string; message: string; missing: boolean } {
+  const path = formatPath(issue.path);
   const where = path || "the body";
+  const value = valueAt(input, issue.path);
+  const missing = issue.code === "invalid_type" && value === undefined;
+  const out = (message: string, p = path) => ({ path: p, message, missing });
   switch (issue.code) {
     case "invalid_type":
-      if (issue.input === undefined) return { path, message: `${where} is required` };
-      return { path, message: `${where} must be ${article(issue.expected)}, not ${describeValue(issue.input)}` };
+      if (missing) return out(`${where} is required`);
+      return out(`${where} must be ${article(issue.expected)}, not ${describeValue(value)}`);
     case "unrecognized_keys":
-      return {
-        path: issue.keys?.length ? formatPath([...issue.path, issue.keys[0]!]) : path,
-        message: `unknown key${issue.keys && issue.keys.length > 1 ? "s" : ""} ${issue.keys?.map((k) => `"${k}"`).join(", ")} in ${where} (check the spelling against docs/configuration.md)`,
-      };
+      return out(
+        `unknown key${issue.keys && issue.keys.length > 1 ? "s" : ""} ${issue.keys?.map((k) => `"${k}"`).join(", ")} in ${path || "the top level"} (check the spelling against docs/configuration.md)`,
+        issue.keys?.length ? formatPath([...issue.path, issue.keys[0]!]) : path,
+      );
     case "invalid_format":
-      if (issue.format === "url") return { path, message: `${where} must be an http:// or https:// URL` };
-      if (issue.format === "regex") return { path, message: `${where} has an invalid format` };
-      return { path, message: `${where} must be a valid ${issue.format}` };
+      if (issue.format === "url") return out(`${where} must be an http:// or https:// URL`);
+      if (issue.format === "regex") return out(`${where} has an invalid format`);
+      return out(`${where} must be a valid ${issue.format}`);
     case "invalid_value":
-      return { path, message: `${where} must be one of ${issue.values?.map((v) => JSON.stringify(v)).join(", ")}` };
+      return out(`${where} must be one of ${issue.values?.map((v) => JSON.stringify(v)).join(", ")}`);
     case "invalid_union":
       if (issue.note === "No matching discriminator") {
-        return { path, message: `${where} needs a valid "kind" ("llama" or "browser")` };
+        return out(`${where} needs a valid "kind" ("llama" or "browser")`);
       }
-      return { path, message: `${where} does not match any allowed shape` };
+      return out(`${where} does not match any allowed shape`);
     case "too_small":
-      if (issue.origin === "array") return { path, message: `${where} needs at least ${issue.minimum} item(s)` };
-      if (issue.origin === "string") return { path, message: `${where} must not be empty` };
-      return { path, message: `${where} must be at least ${issue.minimum}` };
+      if (issue.origin === "array") return out(`${where} needs at least ${issue.minimum} item(s)`);
+      if (issue.origin === "string") return out(`${where} must not be empty`);
+      return out(`${where} must be at least ${issue.minimum}`);
     case "too_big":
-      return { path, message: `${where} must be at most ${issue.maximum}` };
+      return out(`${where} must be at most ${issue.maximum}`);
     default:
-      return { path, message: `${where}: ${issue.message}` };
+      return out(`${where}: ${issue.message}`);
   }
 }
 

@@ -10,8 +10,7 @@ export function validateChatRequest(body: unknown): ChatRequest {
   const parsed = ChatRequestSchema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const { message } = describeIssue(issue as never);
-    const missing = issue.code === "invalid_type" && (issue as { input?: unknown }).input === undefined;
+    const { message, missing } = describeIssue(issue as never, body);
     throw new ProxyError({
       status: 400,
       code: missing ? "missing_required_parameter" : issue.code === "invalid_type" ? "invalid_type" : "invalid_value",

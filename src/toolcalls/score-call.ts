@@ -1,0 +1,68 @@
+// Turns a raw call into an OpenAI tool call with a score: resolve the name, read or coerce the
+// arguments by the schema, validate them, and multiply out the penalties.
+
+import { newCallId } from "./call-id.js";
+import { coerceArguments, escapePointer } from "./coerce-arguments.js";
+import { convertTextValue } from "./convert-text-value.js";
+import { jsonObject, serializeJson, setEntry, toJsonValue, type JsonEntry, type JsonObjectNode } from "./json-node.js";
+import { problem, scoreOf } from "./problems.js";
+import type { RawCall } from "./raw-call.js";
+import { propertySchema } from "./schema-walk.js";
+import type { ToolSet } from "./tool-set.js";
+import type { ScoredToolCall, ToolCallProblem } from "./types.js";
+import { validateArguments } from "./validate-arguments.js";
+
+export interface FinalizedCall {
+  call: ScoredToolCall;
+  /**
+   * The call plainly fits its tool: the name matched without guessing and every key is declared
+   * and every required key present. Calls found in the middle of prose must fit to count.
+   */
+  fits: boolean;
+}
+
+const MISFIT = new Set(["missing_required", "unknown_property", "arguments_not_object", "positional_argument", "name_fuzzy_match"]);
+
+export function finalizeCall(raw: RawCall, tools: ToolSet): FinalizedCall | null {
+  let match = tools.resolve(raw.name, true);
+  // Llama 3.1 built-ins are called as `brave_search.call(query=…)`.
+  if (!match && raw.name.endsWith(".call")) match = tools.resolve(raw.name.slice(0, -5), true);
+  if (!match) return null;
+  const tool = match.tool;
+  const schema = tool.schema;
+  const problems: ToolCallProblem[] = [...raw.problems, ...match.problems];
+
+  let args: JsonObjectNode;
+  let verbatim: string | undefined;
+  if (raw.arguments.kind === "node") {
+    const node = raw.arguments.node;
+    if (node.kind === "object") {
+      const coerced = coerceArguments(node, schema, schema);
+      problems.push(...coerced.problems);
+      args = coerced.node as JsonObjectNode;
+      if (!coerced.changed) verbatim = raw.arguments.verbatim;
+    } else {
+      problems.push(problem("arguments_not_object", `arguments are ${node.kind === "array" ? "an array" : `a ${node.kind}`}, not an object`));
+      args = jsonObject([]);
+    }
+  } else {
+    const entries: JsonEntry[] = [];
+    for (const { key, raw: text } of raw.arguments.entries) {
+      const path = `/${escapePointer(key)}`;
+      const read = convertTextValue(text, propertySchema(schema, schema, key), schema, path);
+      problems.push(...read.problems);
+      setEntry(entries, key, read.node);
+    }
+    args = jsonObject(entries);
+  }
+
+  problems.push(...validateArguments(args, toJsonValue(args), schema, tool.validator));
+  const call: ScoredToolCall = {
+    id: newCallId(),
+    type: "function",
+    function: { name: tool.name, arguments: verbatim ?? serializeJson(args) },
+    score: scoreOf(problems),
+    problems,
+  };
+  return { call, fits: !problems.some((p) => MISFIT.has(p.code)) };
+}

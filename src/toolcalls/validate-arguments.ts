@@ -1,0 +1,108 @@
+// JSON Schema validation of the arguments with @cfworker/json-schema (no code generation, so it
+// runs in workerd), mapped onto stable problem codes.
+
+import { Validator, type OutputUnit } from "@cfworker/json-schema";
+import { escapePointer } from "./coerce-arguments.js";
+import type { JsonObjectNode, JsonValue } from "./json-node.js";
+import { problem } from "./problems.js";
+import { declaresProperty } from "./schema-walk.js";
+import type { JsonSchema, ProblemCode, ToolCallProblem } from "./types.js";
+
+export function createValidator(schema: JsonSchema): Validator | null {
+  try {
+    return new Validator(schema, "2020-12", false);
+  } catch {
+    return null;
+  }
+}
+
+const pointer = (instanceLocation: string): string => instanceLocation.replace(/^#/, "") || "/";
+
+function codeFor(unit: OutputUnit, nested: OutputUnit[]): ProblemCode | null {
+  switch (unit.keyword) {
+    case "required":
+      return "missing_required";
+    case "type":
+      return "wrong_type";
+    case "enum":
+    case "const":
+      return "enum_mismatch";
+    case "additionalProperties":
+    case "unevaluatedProperties":
+      return "unknown_property";
+    case "anyOf":
+    case "oneOf":
+      return nested.length > 0 && nested.every((n) => n.keyword === "type") ? "wrong_type" : "schema_violation";
+    // Containers only say "a child failed"; the child's own error says what.
+    case "properties":
+    case "patternProperties":
+    case "items":
+    case "prefixItems":
+    case "additionalItems":
+    case "unevaluatedItems":
+    case "contains":
+    case "allOf":
+    case "$ref":
+    case "$recursiveRef":
+    case "$dynamicRef":
+    case "dependentSchemas":
+    case "false":
+    case "if":
+    case "then":
+    case "else":
+      return null;
+    default:
+      return "schema_violation";
+  }
+}
+
+export function validateArguments(
+  args: JsonObjectNode,
+  value: JsonValue,
+  schema: JsonSchema,
+  validator: Validator | null,
+): ToolCallProblem[] {
+  const problems: ToolCallProblem[] = [];
+  const seen = new Set<string>();
+  const add = (p: ToolCallProblem) => {
+    const key = `${p.code} ${p.path ?? ""}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    problems.push(p);
+  };
+
+  // The schema usually does not forbid extra keys, but a key the tool never declared is almost
+  // always a hallucination; BFCL fails it too.
+  for (const { key } of args.entries) {
+    if (!declaresProperty(schema, schema, key)) {
+      add(problem("unknown_property", `"${key}" is not a parameter of this tool`, `/${escapePointer(key)}`));
+    }
+  }
+
+  if (!validator) return problems;
+  let errors: OutputUnit[];
+  try {
+    const result = validator.validate(value);
+    if (result.valid) return problems;
+    errors = result.errors;
+  } catch {
+    return problems;
+  }
+  // Errors inside a failed anyOf/oneOf branch are summarised by the anyOf/oneOf error itself.
+  const branchRoots = errors
+    .filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf")
+    .map((e) => e.keywordLocation + "/");
+  for (const unit of errors) {
+    if (branchRoots.some((root) => unit.keywordLocation.startsWith(root))) continue;
+    const nested = errors.filter((e) => e.keywordLocation.startsWith(unit.keywordLocation + "/"));
+    const code = codeFor(unit, nested);
+    if (!code) continue;
+    let path = pointer(unit.instanceLocation);
+    if (code === "missing_required" || code === "unknown_property") {
+      const m = /property "(.*?)"/i.exec(unit.error);
+      if (m) path = `${path === "/" ? "" : path}/${escapePointer(m[1]!)}`;
+    }
+    add(problem(code, unit.error, path));
+  }
+  return problems;
+}

@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { mapLlamaError } from "../../../src/upstreams/llama/map-llama-error.ts";
+
+const up = "llama:127.0.0.1:8080";
+const body = (error: object) => JSON.stringify({ error });
+
+describe("mapLlamaError", () => {
+  it("maps loading to 503 model_loading with Retry-After, retryable", () => {
+    const e = mapLlamaError(503, body({ message: "Loading model", type: "unavailable_error", code: 503 }), "application/json", up);
+    expect([e.status, e.code, e.retryable, e.retryAfter !== undefined]).toEqual([503, "model_loading", true, true]);
+  });
+  it("maps context overflow to 400 context_length_exceeded, not retryable", () => {
+    const e = mapLlamaError(400, body({ code: 400, message: "request (3030 tokens) exceeds the available context size (1024 tokens), try increasing it", type: "exceed_context_size_error", n_prompt_tokens: 3030, n_ctx: 1024 }), "application/json", up);
+    expect([e.status, e.code, e.retryable]).toEqual([400, "context_length_exceeded", false]);
+  });
+  it("treats llama-server's client mistakes reported as 500 as 400s without failover", () => {
+    for (const message of ["[json.exception.parse_error.101] parse error at line 1, column 2", "Failed to parse messages: Missing tool call type", "Unknown reasoning format", "Cannot use both json_schema and grammar"]) {
+      const e = mapLlamaError(500, body({ code: 500, message, type: "server_error" }), "application/json", up);
+      expect([e.status, e.retryable]).toEqual([400, false]);
+    }
+  });
+  it("treats other 500s as upstream failures (502, retryable)", () => {
+    const e = mapLlamaError(500, body({ code: 500, message: "CUDA error: out of memory", type: "server_error" }), "application/json", up);
+    expect([e.status, e.code, e.retryable]).toEqual([502, "upstream_error", true]);
+  });
+  it("turns a non-JSON error page into an envelope naming the upstream", () => {
+    const e = mapLlamaError(500, "<html>boom</html>", "text/html", up);
+    expect([e.status, e.code]).toEqual([502, "upstream_error"]);
+    expect(e.message).toContain(up);
+    expect(e.message).toContain("text/html");
+  });
+  it("reports the proxy's own rejected upstream key as 502 without any key in the message", () => {
+    const e = mapLlamaError(401, body({ message: "Invalid API Key", type: "authentication_error", code: 401 }), "application/json", up);
+    expect([e.status, e.code, e.retryable]).toEqual([502, "upstream_error", true]);
+    expect(e.message).toContain("apiKeySecret");
+  });
+  it("passes other 4xx through as invalid requests", () => {
+    const e = mapLlamaError(400, body({ code: 400, message: "Invalid tool_choice: bogus", type: "invalid_request_error" }), "application/json", up);
+    expect([e.status, e.type, e.retryable]).toEqual([400, "invalid_request_error", false]);
+    expect(e.message).toContain("Invalid tool_choice: bogus");
+  });
+});
