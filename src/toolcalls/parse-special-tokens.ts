@@ -1,0 +1,99 @@
+// Dialects framed by model-specific special tokens: DeepSeek (full-width bars), Kimi K2, Gemma 4,
+// Mistral's [TOOL_CALLS] name-first form, and the single-call bodies whose name sits in a header
+// (harmony `to=functions.NAME`, functionary `>>>NAME`, `<function=NAME>`).
+
+import { BalancedScanner } from "./balanced-scanner.js";
+import { readEncodedArguments } from "./decode-json-calls.js";
+import { parseJsonBody, unfence } from "./parse-json-body.js";
+import type { RawCall } from "./raw-call.js";
+import { readJsonLenient } from "./read-json-lenient.js";
+import type { ToolSet } from "./tool-set.js";
+import { problem } from "./problems.js";
+
+/** A call whose name is known and whose body is its JSON arguments. */
+export function namedJsonCall(name: string, body: string): RawCall | null {
+  const text = body.trim();
+  if (name.trim() === "" || (text !== "" && text[0] !== "{" && text[0] !== '"')) return null;
+  const read = readEncodedArguments(text);
+  return { name: name.trim(), arguments: read.arguments, problems: read.problems };
+}
+
+// DeepSeek's markers, with the misspellings classic llama.cpp accepts folded into one spelling.
+const DS_CALLS = /<｜tool[▁_ \\]*calls(?:[▁_ \\]*begin)?｜>|<｜tool[▁_ \\]*calls[▁_ \\]*end｜>/g;
+const DS_CALL = /<｜tool[▁_ \\]*call[▁_ \\]*(begin|end)｜>/g;
+const DS_SEP = /<｜tool[▁_ \\]*sep｜>/g;
+
+export function parseDeepSeekCalls(body: string): RawCall[] | null {
+  const text = body
+    .replace(DS_CALLS, "")
+    .replace(DS_CALL, (_, which: string) => (which === "begin" ? "\u0001" : "\u0002"))
+    .replace(DS_SEP, "\u0003");
+  const parts = text.includes("\u0001") ? text.split("\u0001").slice(1) : [text];
+  const calls: RawCall[] = [];
+  for (const part of parts) {
+    const end = part.indexOf("\u0002");
+    const call = end >= 0 ? part.slice(0, end) : part;
+    const sep = call.indexOf("\u0003");
+    if (sep < 0) continue;
+    const left = call.slice(0, sep).trim();
+    let right = call.slice(sep + 1);
+    let name = left;
+    if (left === "function" || left === "") {
+      // V3/R1: function<sep>NAME\n```json\n{…}\n```
+      const nl = right.indexOf("\n");
+      name = (nl < 0 ? right : right.slice(0, nl)).trim();
+      right = nl < 0 ? "" : right.slice(nl + 1);
+    }
+    const args = unfence(right) ?? right;
+    const parsed = namedJsonCall(name, args.trim() === "" ? "{}" : args);
+    if (!parsed) return null;
+    calls.push(parsed);
+  }
+  return calls.length > 0 ? calls : null;
+}
+
+/** Kimi K2: <|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{…}<|tool_call_end|> */
+export function parseKimiCalls(body: string): RawCall[] | null {
+  const calls: RawCall[] = [];
+  const parts = body.includes("<|tool_call_begin|>") ? body.split("<|tool_call_begin|>").slice(1) : [body];
+  for (const part of parts) {
+    const [id, rest] = part.split("<|tool_call_argument_begin|>");
+    if (rest === undefined) continue;
+    const name = id!.trim().replace(/^functions\./, "").replace(/:\d+$/, "");
+    const end = rest.indexOf("<|tool_call_end|>");
+    const call = namedJsonCall(name, end < 0 ? rest : rest.slice(0, end));
+    if (!call) return null;
+    calls.push(call);
+  }
+  return calls.length > 0 ? calls : null;
+}
+
+/** Gemma 4: call:NAME{key:<|"|>text<|"|>, n:5}; keys are bare and strings use <|"|>. */
+export function parseGemmaCalls(body: string): RawCall[] | null {
+  const text = body.replace(/<\|"\|>([\s\S]*?)(?:<\|"\|>|$)/g, (_, s: string) => JSON.stringify(s));
+  const calls: RawCall[] = [];
+  const head = /call:\s*([\w.\-]+)\s*(?=\{)/g;
+  for (const m of text.matchAll(head)) {
+    const start = m.index! + m[0].length;
+    const end = new BalancedScanner(start).scan(text);
+    const json = readJsonLenient(text.slice(start, end < 0 ? text.length : end));
+    if (!json) return null;
+    const problems = json.truncated ? [problem("truncated", "the output stopped inside this call (max_tokens?)")] : [];
+    // Bare keys are the dialect, not a defect: no json_repaired.
+    calls.push({ name: m[1]!, arguments: { kind: "node", node: json.node }, problems });
+  }
+  return calls.length > 0 ? calls : null;
+}
+
+/** Mistral after [TOOL_CALLS]: a JSON array (before v11), or NAME[CALL_ID]ID[ARGS]{…} (v11+). */
+export function parseMistralCalls(body: string, tools: ToolSet): RawCall[] | null {
+  const t = body.trim();
+  if (t.startsWith("[") && !t.startsWith("[ARGS]") && !t.startsWith("[CALL_ID]")) {
+    return parseJsonBody(body, tools, false)?.calls ?? null;
+  }
+  if (t.startsWith("{")) return parseJsonBody(body, tools, false)?.calls ?? null;
+  const m = /^([^\s[{]+?)\s*(?:\[CALL_ID\]\s*[A-Za-z0-9_-]*)?\s*(?:\[ARGS\])?\s*([{"][\s\S]*)$/.exec(t);
+  if (!m) return null;
+  const call = namedJsonCall(m[1]!, m[2]!);
+  return call ? [call] : null;
+}

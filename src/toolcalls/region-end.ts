@@ -1,0 +1,162 @@
+// Decides where a candidate region (a call's text after its opening marker) ends, incrementally:
+// at its closing marker, at the next opening marker, or, for a bracketed body, right after the
+// value when no closing marker follows (a missing `</tool_call>`). Until that can be decided it
+// answers null and the stream holds the region back.
+
+import { BalancedScanner } from "./balanced-scanner.js";
+
+export type Dialect =
+  | "json"
+  | "auto"
+  | "pythonic"
+  | "qwen-xml"
+  | "minimax"
+  | "deepseek"
+  | "kimi"
+  | "gemma"
+  | "mistral"
+  | "named-json"
+  | "function-tag"
+  | "fence";
+
+export interface RegionSpec {
+  dialect: Dialect;
+  /** Closing markers; consumed with the region. */
+  close: readonly string[];
+  /** Markers that start the next call; they end this region without being consumed. */
+  reopen: readonly string[];
+  /**
+   * Where the region's bracketed value starts (-1: not known yet; -2: the body is not bracketed,
+   * so only markers end it). Absent: same as -2.
+   */
+  valueStart?: (body: string, eof: boolean) => number;
+  /** Several values may follow each other before the closing marker. */
+  multi?: boolean;
+  /** Found in prose: every call must name a declared tool exactly and fit its schema. */
+  strict?: boolean;
+  /** Strict pythonic: nothing but spaces may follow the call on its line. */
+  lineEnd?: boolean;
+  /** The tool name when the opening marker carries it (`<function=NAME>`, `>>>NAME`). */
+  name?: string;
+  /** `{"response": "…"}` means content here (the whole output is JSON). */
+  allowResponse?: boolean;
+  /** The closing marker is often left out (end-of-turn tokens); its absence is no problem. */
+  optionalClose?: boolean;
+  /** The closing marker also closes the body's own element (`</invoke>`), so the parser needs it. */
+  closeInBody?: boolean;
+}
+
+export interface RegionEnd {
+  /** End of the region's own text (the body handed to the parser). */
+  bodyEnd: number;
+  /** How much of the text after the opening marker the region consumes. */
+  consumed: number;
+  /** Its closing marker was seen. */
+  closed: boolean;
+  /** The output ended inside the bracketed value. */
+  cutOff: boolean;
+  /** The region can no longer be a call (strict pythonic followed by more prose). */
+  rejected: boolean;
+}
+
+const isSpace = (c: string | undefined) => c === " " || c === "\n" || c === "\r" || c === "\t";
+
+export class RegionTracker {
+  private searchFrom = 0;
+  private hit: { index: number; length: number } | null = null;
+  private valueFrom = -1;
+  private scanner: BalancedScanner | null = null;
+  /** Where the last value ended while we wait to see what follows it. */
+  private pendingEnd = -1;
+  private readonly markers: readonly string[];
+  private base = 0;
+
+  constructor(readonly spec: RegionSpec) {
+    this.markers = [...spec.close, ...spec.reopen];
+  }
+
+  private findMarker(body: string): void {
+    if (this.hit || this.markers.length === 0) return;
+    let best: { index: number; length: number } | null = null;
+    for (const m of this.markers) {
+      const i = body.indexOf(m, Math.max(this.base, this.searchFrom - m.length + 1));
+      if (i >= 0 && (!best || i < best.index)) {
+        best = { index: i, length: this.spec.close.includes(m) ? m.length : 0 };
+      }
+    }
+    this.hit = best;
+    this.searchFrom = body.length;
+  }
+
+  private atMarker(hit: { index: number; length: number }, cutOff: boolean): RegionEnd {
+    return {
+      bodyEnd: hit.index - this.base,
+      consumed: hit.index - this.base + hit.length,
+      closed: hit.length > 0,
+      cutOff,
+      rejected: false,
+    };
+  }
+
+  /**
+   * Where the region ends, or null to wait. `body` is `text` from `base` on (the text after the
+   * opening marker); the answer's offsets are relative to `base`.
+   */
+  advance(text: string, base: number, eof: boolean): RegionEnd | null {
+    this.base = base;
+    const body = text;
+    const end = (at: number, cutOff: boolean): RegionEnd => ({
+      bodyEnd: at - base,
+      consumed: at - base,
+      closed: false,
+      cutOff,
+      rejected: false,
+    });
+    this.findMarker(body);
+    const { spec } = this;
+    if (this.valueFrom === -1 && spec.valueStart) {
+      const v = spec.valueStart(body.slice(base, base + 512), eof);
+      this.valueFrom = v >= 0 ? base + v : v;
+      if (this.valueFrom >= 0) this.scanner = new BalancedScanner(this.valueFrom);
+    } else if (this.valueFrom === -1) this.valueFrom = -2;
+
+    const hit = this.hit;
+    if (this.valueFrom === -1) {
+      if (hit) return this.atMarker(hit, false);
+      return eof ? end(body.length, true) : null;
+    }
+    if (!this.scanner || (hit && hit.index <= this.valueFrom && this.pendingEnd < 0)) {
+      if (hit) return this.atMarker(hit, false);
+      return eof ? end(body.length, false) : null;
+    }
+
+    for (;;) {
+      let valueEnd = this.pendingEnd;
+      if (valueEnd < 0) {
+        valueEnd = this.scanner!.scan(body);
+        if (hit && (valueEnd < 0 || valueEnd > hit.index)) return this.atMarker(hit, true);
+        if (valueEnd < 0) return eof ? end(body.length, true) : null;
+        this.pendingEnd = valueEnd;
+      }
+      let k = valueEnd;
+      if (spec.lineEnd) {
+        while (body[k] === " " || body[k] === "\t") k++;
+        if (k === body.length && !eof) return null;
+        const ok = k === body.length || body[k] === "\n" || body[k] === "\r";
+        return { ...end(valueEnd, false), rejected: !ok };
+      }
+      while (isSpace(body[k])) k++;
+      // A closing marker or another value may still follow.
+      if (k === body.length && !eof) return null;
+      if (hit && hit.index === k) return this.atMarker(hit, false);
+      const rest = body.slice(k, k + 64);
+      if (!eof && this.markers.some((m) => m.startsWith(rest) && rest.length < m.length)) return null;
+      if (spec.multi && (body[k] === "{" || body[k] === "[")) {
+        this.scanner = new BalancedScanner(k);
+        this.pendingEnd = -1;
+        continue;
+      }
+      return end(valueEnd, false);
+    }
+  }
+}

@@ -1,0 +1,31 @@
+// One-shot rewriting of a complete output: the core of POST /v1/tool_calls/rewrite. It runs the
+// stream rewriter over the whole text, so both paths find the same calls by construction.
+
+import { ToolCallStreamRewriter } from "./stream-rewriter.js";
+import type { RewriteRequest, RewriteResult } from "./types.js";
+
+/**
+ * The template opened a reasoning block the output never opens: `…reasoning…</think>answer`.
+ * A stream must be told (`startInReasoning`); a complete text shows it.
+ */
+export function startsInsideReasoning(text: string): boolean {
+  const close = text.indexOf("</think>");
+  return close >= 0 && text.lastIndexOf("<think>", close) < 0;
+}
+
+export function rewriteToolCalls(request: RewriteRequest): RewriteResult {
+  const { tools, text, ...options } = request;
+  const rewriter = new ToolCallStreamRewriter(tools, {
+    ...options,
+    startInReasoning: options.startInReasoning ?? startsInsideReasoning(text),
+  });
+  let content = "";
+  let reasoning = "";
+  for (const e of [...rewriter.push(text), ...rewriter.flush()]) {
+    if (e.type === "text") content += e.delta;
+    else if (e.type === "reasoning") reasoning += e.delta;
+  }
+  const result: RewriteResult = { content: content === "" ? null : content, tool_calls: rewriter.toolCalls };
+  if (reasoning !== "") result.reasoning_content = reasoning;
+  return result;
+}
