@@ -1,0 +1,101 @@
+#!/usr/bin/env node
+// `npm start -- <args>`: validates the configuration with the Worker's own schema, optionally starts a
+// local llama-server (LLAMA_MODEL=./model.gguf), then runs `wrangler dev` with every argument after
+// `--` passed through unchanged (plus SWITCHYARD_ENV=dev). Stops its children when it stops.
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { unstable_readConfig, unstable_getVarsForDev } from "wrangler";
+import { parseConfig } from "../src/config/config.ts";
+import { findLlamaServerBinary, llamaServerHelp } from "./find-llama-server.mjs";
+
+const args = process.argv.slice(2);
+const log = (msg) => process.stderr.write(`[switchyard] ${msg}\n`);
+
+/** The variables the Worker will see: [vars], then .dev.vars, then each --var K:V (last wins). */
+function devVars() {
+  const config = unstable_readConfig({ config: "wrangler.toml" });
+  const vars = {};
+  for (const [k, v] of Object.entries(unstable_getVarsForDev(config.configPath, undefined, config.vars, undefined))) {
+    vars[k] = typeof v === "object" && v && "value" in v ? v.value : v;
+  }
+  for (let i = 0; i < args.length; i++) {
+    let spec;
+    if (args[i] === "--var") spec = args[++i];
+    else if (args[i]?.startsWith("--var=")) spec = args[i].slice(6);
+    if (spec === undefined) continue;
+    const at = spec.indexOf(":");
+    if (at > 0) vars[spec.slice(0, at)] = spec.slice(at + 1);
+  }
+  return vars;
+}
+
+function argValue(name, fallback) {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === name) return args[i + 1];
+    if (args[i]?.startsWith(`${name}=`)) return args[i].slice(name.length + 1);
+  }
+  return fallback;
+}
+
+const vars = devVars();
+const checked = parseConfig({ ...vars, SWITCHYARD_ENV: "dev" });
+if (!checked.ok) {
+  log("the configuration is invalid, so the proxy was not started:");
+  for (const p of checked.problems) log(`  ${p.field}: ${p.message}`);
+  log("fix it in wrangler.toml [vars], .dev.vars or the --var arguments (docs/configuration.md).");
+  process.exit(1);
+}
+const config = checked.config;
+
+const children = [];
+let stopping = false;
+function stopAll(code = 0) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) if (child.exitCode === null) child.kill("SIGTERM");
+  setTimeout(() => {
+    for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
+    process.exit(code);
+  }, 3000).unref();
+  Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once("exit", r)) : null))).then(() => process.exit(code));
+}
+process.on("SIGINT", () => stopAll(0));
+process.on("SIGTERM", () => stopAll(0));
+
+if (process.env.LLAMA_MODEL) {
+  const model = resolve(process.env.LLAMA_MODEL);
+  if (!existsSync(model)) {
+    log(`LLAMA_MODEL=${process.env.LLAMA_MODEL} does not exist.`);
+    process.exit(1);
+  }
+  const bin = findLlamaServerBinary();
+  if (!bin) {
+    log("LLAMA_MODEL is set but no llama-server binary was found.");
+    for (const line of llamaServerHelp()) log(`  ${line}`);
+    process.exit(1);
+  }
+  const url = new URL(config.llamaUrl);
+  const port = url.port || (url.protocol === "https:" ? "443" : "80");
+  const extra = (process.env.LLAMA_ARGS ?? "").split(/\s+/).filter(Boolean);
+  log(`starting llama-server (${bin}) with ${model} on ${url.hostname}:${port}`);
+  const llama = spawn(bin, ["-m", model, "--host", url.hostname, "--port", port, ...extra], { stdio: ["ignore", "ignore", "inherit"] });
+  llama.on("exit", (code, signal) => {
+    if (!stopping) {
+      log(`llama-server exited (${signal ?? code}); stopping.`);
+      stopAll(1);
+    }
+  });
+  children.push(llama);
+}
+
+const where = `http://${argValue("--ip", "127.0.0.1")}:${argValue("--port", "8787")}`;
+log(config.models ? `serving ${Object.keys(config.models).join(", ")} on ${where}` : `serving every model name from ${config.llamaUrl} on ${where}`);
+
+const wrangler = spawn(resolve("node_modules/.bin/wrangler"), ["dev", "--var", "SWITCHYARD_ENV:dev", ...args], {
+  stdio: "inherit",
+  env: { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env },
+});
+children.push(wrangler);
+wrangler.on("exit", (code) => stopAll(code ?? 0));
+

@@ -1,0 +1,62 @@
+import { env } from "cloudflare:workers";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { createApp } from "../../src/app.ts";
+
+export const LLAMA_URL = env.LLAMA_URL as string;
+export const FIXTURE_URL = (env as unknown as { FIXTURE_URL: string }).FIXTURE_URL;
+
+/** The literal-grammar trick: even a random-weight model then emits exactly `text`. */
+export const grammar = (text: string) => `root ::= ${JSON.stringify(text)}`;
+
+/** Calls the Worker's app inside workerd with extra variables (e.g. a SWITCHYARD_CONFIG). */
+export async function call(path: string, init: RequestInit & { json?: unknown } = {}, vars: Record<string, unknown> = {}) {
+  const ctx = createExecutionContext();
+  const headers = new Headers(init.headers);
+  let body = init.body;
+  if (init.json !== undefined) {
+    body = JSON.stringify(init.json);
+    headers.set("content-type", "application/json");
+  }
+  const res = await createApp().fetch(new Request(`http://switchyard.test${path}`, { method: init.json !== undefined ? "POST" : init.method, ...init, headers, body }), { ...env, ...vars }, ctx);
+  return { res, done: () => waitOnExecutionContext(ctx) };
+}
+
+export function configWith(models: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  return { SWITCHYARD_CONFIG: JSON.stringify({ models, ...extra }) };
+}
+
+/** A model "m" served by one fixture replay (or behaviour) of the fixture upstream. */
+export function fixtureModel(path: string, extra: Record<string, unknown> = {}) {
+  return configWith({ m: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/${path}` }] } }, extra);
+}
+
+export interface SseResult {
+  frames: Array<Record<string, any>>;
+  done: boolean;
+  comments: number;
+  raw: string;
+}
+
+export async function readSse(res: Response): Promise<SseResult> {
+  const raw = await res.text();
+  const frames: Array<Record<string, any>> = [];
+  let done = false;
+  let comments = 0;
+  for (const block of raw.split("\n\n")) {
+    if (!block) continue;
+    if (block.startsWith(":")) {
+      comments++;
+      continue;
+    }
+    const data = block.replace(/^data: /, "");
+    if (data === "[DONE]") done = true;
+    else frames.push(JSON.parse(data));
+  }
+  return { frames, done, comments, raw };
+}
+
+export const text = (frames: Array<Record<string, any>>) => frames.map((f) => f.choices?.[0]?.delta?.content ?? "").join("");
+
+export async function received(): Promise<Array<{ path: string; headers: Record<string, string>; body: string }>> {
+  return (await fetch(`${FIXTURE_URL}/_requests`)).json();
+}
