@@ -1,0 +1,68 @@
+// Starts Switchyard the way a user does — `npm start -- --port P --ip 127.0.0.1 --var …`, i.e. the
+// launcher and `wrangler dev` on real workerd — for end-to-end tests, and stops its whole process
+// group afterwards (wrangler runs two workerd children that would otherwise be orphaned).
+import { spawn } from "node:child_process";
+import { freePort } from "./llama-server.mjs";
+
+export async function startSwitchyard({ vars = {}, env = {}, readyTimeoutMs = 60_000 } = {}) {
+  const port = await freePort();
+  const args = ["scripts/start.mjs", "--port", String(port), "--ip", "127.0.0.1"];
+  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${typeof v === "string" ? v : JSON.stringify(v)}`);
+  const child = spawn(process.execPath, args, {
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...env },
+  });
+  let logs = "";
+  child.stdout.setEncoding("utf8").on("data", (s) => (logs += s));
+  child.stderr.setEncoding("utf8").on("data", (s) => (logs += s));
+  const exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + readyTimeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`switchyard exited early (${child.exitCode}):\n${logs}`);
+    try {
+      const res = await fetch(`${url}/health`);
+      if (res.status === 200) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      process.kill(-child.pid, "SIGKILL");
+      throw new Error(`switchyard did not become ready in ${readyTimeoutMs} ms:\n${logs}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    url,
+    port,
+    logs: () => logs,
+    async stop() {
+      if (child.exitCode !== null) return;
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {}
+      const timer = setTimeout(() => {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {}
+      }, 4000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Reads an SSE response body: frames (parsed), whether [DONE] came, and the raw text. */
+export async function readSse(res) {
+  const raw = await res.text();
+  const frames = [];
+  let done = false;
+  for (const block of raw.split("\n\n")) {
+    if (!block || block.startsWith(":")) continue;
+    const data = block.replace(/^data: /, "");
+    if (data === "[DONE]") done = true;
+    else frames.push(JSON.parse(data));
+  }
+  return { frames, done, raw };
+}
+
+export const grammar = (text) => `root ::= ${JSON.stringify(text)}`;
