@@ -331,6 +331,8 @@ function functionary(buf: string, j: number, ctx: ScanContext): Candidate {
   const name = head.slice(3, nl).trim();
   if (!/^[\w.\-]+$/.test(name)) return NO;
   if (name === "all") return { kind: "drop", length: nl + 1 };
+  // v3.2 writes `>>>` wherever a message part starts; in the middle of prose the name must be declared.
+  if (!(ctx.atBoundary || ctx.atLineStart) && !ctx.tools.isToolName(name)) return NO;
   return {
     kind: "region",
     length: nl + 1,
@@ -349,23 +351,13 @@ function fence(buf: string, j: number, from: number, ctx: ScanContext): Candidat
   const length = nl + 1 - j;
   const verbatim: Candidate = { kind: "verbatim", length, close: "```" };
   if (!FENCE_LANGS.test(lang) || !ctx.tools.enabled) return verbatim;
-  const inner: ScanContext = { ...ctx, atBoundary: true, atLineStart: true };
+  const inner: ScanContext = { ...ctx, atBoundary: true, atLineStart: true, prev: "\n" };
   const k = skipSpace(buf, nl + 1);
   if (k >= buf.length) return ctx.eof ? verbatim : MAYBE;
-  const c = buf[k]!;
-  let peek: Candidate;
-  if (c === "{") peek = jsonObject(buf, k, inner);
-  else if (c === "[") peek = bracket(buf, k, inner);
-  else if (c === "<") peek = literal(buf, k, ctx.eof, CALL_MARKERS);
-  else if (c === "`") return verbatim;
-  else peek = pythonic(buf, k, k, inner);
+  if (buf[k] === "`") return verbatim;
+  const peek = classifyAt(buf, k, inner);
   if (peek.kind === "maybe") return MAYBE;
-  if (peek.kind === "no" && c === "<") {
-    const tag = functionTag(buf, k, ctx.eof);
-    if (tag.kind === "maybe") return MAYBE;
-    peek = tag;
-  }
-  return peek.kind === "no" ? verbatim : { kind: "fence", length, close: "```" };
+  return peek.kind === "region" ? { kind: "fence", length, close: "```" } : verbatim;
 }
 
 /** Command-R+: `Action: ```json\n[…]\n```` */
@@ -402,7 +394,11 @@ export function classifyAt(buf: string, j: number, ctx: ScanContext): Candidate 
     if (r.kind !== "no" || !calls) return r;
     const m = literal(buf, j, ctx.eof, CALL_MARKERS);
     if (m.kind !== "no") return m;
-    return lineish ? bracket(buf, j, ctx) : NO;
+    if (lineish) return bracket(buf, j, ctx);
+    // In the middle of a line only a JSON array of calls counts (and strictly).
+    const k = skipSpace(buf, j + 1);
+    if (k >= buf.length) return ctx.eof ? NO : MAYBE;
+    return buf[k] === "{" ? bracket(buf, j, ctx) : NO;
   }
   if (c === "`") {
     if (buf.length - j < 3) return !ctx.eof && "```".startsWith(buf.slice(j)) ? MAYBE : NO;
@@ -410,7 +406,7 @@ export function classifyAt(buf: string, j: number, ctx: ScanContext): Candidate 
   }
   if (!calls) return NO;
   if (c === "{") return jsonObject(buf, j, ctx);
-  if (c === ">") return lineish ? functionary(buf, j, ctx) : NO;
+  if (c === ">") return functionary(buf, j, ctx);
   if (c === "f" && !/[\w.]/.test(ctx.prev) && (buf.startsWith("functools[", j) || (!ctx.eof && buf.length - j < 10 && "functools[".startsWith(buf.slice(j))))) {
     if (buf.length - j < 10) return MAYBE;
     return { kind: "region", length: 9, spec: { dialect: "json", close: [], reopen: [], valueStart: jsonStart } };
@@ -433,7 +429,7 @@ export function mayStartCandidate(c: string, lineish: boolean): boolean {
     case "f":
       return true;
     case ">":
-      return lineish;
+      return true;
     default:
       return lineish && IDENT_START.test(c);
   }

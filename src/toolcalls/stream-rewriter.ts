@@ -25,6 +25,19 @@ function heldSuffix(text: string, marker: string): number {
   return 0;
 }
 
+/**
+ * The closing ``` of a code fence: three backticks not followed by a word character (that would
+ * open a fence with a language). "wait" when the text ends right after them.
+ */
+function findFenceClose(buf: string, from: number, eof: boolean): number | "wait" | null {
+  for (let i = buf.indexOf("```", from); i >= 0; i = buf.indexOf("```", i + 3)) {
+    const next = buf[i + 3];
+    if (next === undefined) return eof ? i : "wait";
+    if (!/\w/.test(next)) return i;
+  }
+  return null;
+}
+
 export class ToolCallStreamRewriter {
   readonly tools: ToolSet;
   /** Index of this rewriter's first call; raised when the upstream also sends native calls. */
@@ -397,11 +410,12 @@ export class ToolCallStreamRewriter {
 
   private stepFence(eof: boolean): boolean {
     const close = this.fenceClose;
-    const k = this.buf.indexOf(close, Math.max(this.fenceHeader, this.searchFrom - close.length + 1));
-    if (k < 0 && !eof) {
-      this.searchFrom = this.buf.length;
+    const found = findFenceClose(this.buf, Math.max(this.fenceHeader, this.searchFrom), eof);
+    if (found === "wait" || (found === null && !eof)) {
+      this.searchFrom = found === "wait" ? this.buf.lastIndexOf("```") : Math.max(this.fenceHeader, this.buf.length - 2);
       return false;
     }
+    const k = found ?? -1;
     const bodyEnd = k < 0 ? this.buf.length : k;
     const consumed = k < 0 ? this.buf.length : k + close.length;
     const body = this.buf.slice(this.fenceHeader, bodyEnd);
@@ -439,16 +453,16 @@ export class ToolCallStreamRewriter {
 
   private stepVerbatim(eof: boolean): boolean {
     const close = this.fenceClose;
-    const k = this.buf.indexOf(close);
-    if (k >= 0) {
-      const text = this.buf.slice(0, k + close.length);
-      this.buf = this.buf.slice(k + close.length);
+    const found = findFenceClose(this.buf, 0, eof);
+    if (typeof found === "number") {
+      const text = this.buf.slice(0, found + close.length);
+      this.buf = this.buf.slice(found + close.length);
       this.trackAll(text);
       this.emitText(text);
       this.mode = "text";
       return true;
     }
-    const keep = eof ? 0 : heldSuffix(this.buf, close);
+    const keep = found === "wait" ? this.buf.length - this.buf.lastIndexOf("```") : eof ? 0 : heldSuffix(this.buf, close);
     const text = this.buf.slice(0, this.buf.length - keep);
     this.buf = this.buf.slice(text.length);
     this.trackAll(text);

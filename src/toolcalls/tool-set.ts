@@ -9,15 +9,20 @@ import { createValidator } from "./validate-arguments.js";
 
 export class PreparedTool {
   readonly folded: string;
-  readonly schema: JsonSchema;
+  private normalized: JsonSchema | undefined;
   private compiled: Validator | null | undefined;
 
   constructor(
     readonly name: string,
-    parameters: JsonSchema | undefined,
+    private readonly parameters: JsonSchema | undefined,
   ) {
     this.folded = foldName(name);
-    this.schema = parametersSchema(parameters);
+  }
+
+  /** Normalized on first use: most declared tools are never called. */
+  get schema(): JsonSchema {
+    if (this.normalized === undefined) this.normalized = parametersSchema(this.parameters);
+    return this.normalized;
   }
 
   get validator(): Validator | null {

@@ -14,7 +14,7 @@ declare module "vitest" {
 // Runs in Node before the workerd tests: a real llama-server with the project's tiny model, and the
 // fixture upstream for what a real server cannot be made to do.
 export default async function setup(project: TestProject) {
-  const [llama, fixtures] = await Promise.all([startLlamaServer({ parallel: 4 }), startFixtureUpstream()]);
+  const [llama, fixtures] = await Promise.all([startLlamaServer({ parallel: 4, args: ["-t", "1"] }), startFixtureUpstream()]);
   project.provide("llamaPort", llama.port);
   project.provide("fixturePort", fixtures.port);
   return async () => {

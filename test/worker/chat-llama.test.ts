@@ -32,10 +32,10 @@ describe("chat completions against a real llama-server", () => {
   it("stream: clean OpenAI frames, token by token, then [DONE]", async () => {
     const want = "Grüße, 世界 👋 — streaming works.";
     const { res } = await call("/v1/chat/completions", { json: ask({ stream: true, grammar: grammar(want) }) });
-    expect(res.status).toBe(200);
+    expect(res.status, await res.clone().text()).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/event-stream");
-    const { frames, done } = await readSse(res);
-    expect(done).toBe(true);
+    const { frames, done, raw } = await readSse(res);
+    expect(done, raw).toBe(true);
     expect(text(frames)).toBe(want);
     expect(frames.length).toBeGreaterThan(3);
     const ids = new Set(frames.map((f) => f.id));

@@ -53,7 +53,15 @@ export class LlamaUpstream implements Upstream {
     }, ctx.responseStartMs);
     let res: Response;
     try {
-      res = await fetch(chatUrl(this.target.url), { method: "POST", headers, body: JSON.stringify(buildLlamaBody(request, this.target)), signal: abort.signal });
+      const init = { method: "POST", headers, body: JSON.stringify(buildLlamaBody(request, this.target)), signal: abort.signal };
+      try {
+        res = await fetch(chatUrl(this.target.url), init);
+      } catch (e) {
+        // A pooled keep-alive connection the server has just closed fails before any response: the
+        // request never started, so one immediate retry on a fresh connection is safe.
+        if (abort.signal.aborted || !isStaleConnection(e)) throw e;
+        res = await fetch(chatUrl(this.target.url), init);
+      }
     } catch (e) {
       ctx.signal.removeEventListener("abort", onClientAbort);
       if (timedOut && !ctx.signal.aborted) {
@@ -93,6 +101,10 @@ export class LlamaUpstream implements Upstream {
     }
     return res.body.pipeThrough(new TextDecoderStream()).pipeThrough(parseLlamaSse(this.name));
   }
+}
+
+function isStaleConnection(e: unknown): boolean {
+  return /network connection lost|connection reset|socket hang up|ECONNRESET/i.test(e instanceof Error ? e.message : String(e));
 }
 
 function describeFetchError(e: unknown): string {
