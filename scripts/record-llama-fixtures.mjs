@@ -1,0 +1,262 @@
+#!/usr/bin/env node
+// Re-records the *recorded* fixtures in test/fixtures/llama/ against the real llama-server and the
+// tiny test model (run `node scripts/pretest.mjs` first). The hand-written fixtures are left alone.
+//
+//   npx node scripts/record-llama-fixtures.mjs [name…]
+//
+// Each fixture is the upstream HTTP response body exactly as received (raw bytes, after HTTP
+// chunked-transfer decoding; no content decoding is requested) in NAME.sse (event streams) or
+// NAME.body.json (JSON bodies), plus NAME.json with the status, content type, request and purpose.
+import { request as httpRequest } from "node:http";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { literalGrammar, startLlamaServer } from "../test/support/llama-server.mjs";
+
+const DIR = join(dirname(fileURLToPath(import.meta.url)), "../test/fixtures/llama");
+/** Responses carry the alias instead of the model's local path. */
+export const FIXTURE_MODEL_ALIAS = "switchyard-tiny";
+const ARGS = ["--alias", FIXTURE_MODEL_ALIAS];
+
+const USER = [{ role: "user", content: "Say the text." }];
+const literal = (text, extra = {}) => ({
+  messages: USER,
+  grammar: literalGrammar(text),
+  temperature: 0,
+  max_tokens: 200,
+  ...extra,
+});
+const WEATHER_TOOL = {
+  type: "function",
+  function: {
+    name: "get_weather",
+    description: "Current weather for a city",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  },
+};
+const chat = (body, raw) => ({ method: "POST", path: "/v1/chat/completions", body, raw });
+
+/** The recorded fixtures: which server, which request, what the recording reproduces. */
+export const RECORDED = [
+  {
+    name: "stream-plain-text",
+    request: chat(literal("Hello from Switchyard!", { stream: true, stream_options: { include_usage: true } })),
+    reproduces:
+      "A normal stream: first chunk delta {role:assistant, content:null}, content deltas, finish chunk delta {} with finish_reason stop, usage chunk with choices [] and timings, data: [DONE].",
+  },
+  {
+    name: "stream-non-ascii",
+    request: chat(literal("Grüße, 世界 👋", { stream: true, stream_options: { include_usage: true } })),
+    reproduces:
+      "Multi-byte UTF-8 (umlaut, CJK, emoji) in content deltas; the server only emits complete UTF-8 sequences per delta.",
+  },
+  {
+    name: "stream-tool-call-literal",
+    request: chat(
+      literal('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', {
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    ),
+    reproduces:
+      "Hermes-style <tool_call> markup streamed as plain content in small pieces (no tools in the request, so the server does not parse it): input for Switchyard's own tool-call extraction.",
+  },
+  {
+    name: "stream-length-cutoff",
+    request: chat(
+      literal("This sentence is longer than the token budget allows.", {
+        stream: true,
+        max_tokens: 4,
+        stream_options: { include_usage: true },
+      }),
+    ),
+    reproduces: "max_tokens smaller than the output: finish_reason length after 4 tokens, then usage and [DONE].",
+  },
+  {
+    name: "nonstream-plain-text",
+    request: chat(literal("Hello from Switchyard!")),
+    reproduces: "A normal non-stream chat.completion with usage and timings; finish_reason stop.",
+  },
+  {
+    name: "stream-midstream-error-no-done",
+    request: chat({ messages: USER, temperature: 0, max_tokens: 100, stream: true }),
+    reproduces:
+      "Current builds' mid-stream error: unconstrained junk from the random model streams as content, then the final parse fails and the stream ends with data: {\"error\":{code 500, server_error, \"The model produced output that does not match the expected peg-native format\"}} and NO data: [DONE] (no finish chunk either).",
+  },
+  {
+    name: "error-peg-parse-500",
+    request: chat({ messages: USER, temperature: 0, max_tokens: 100 }),
+    reproduces:
+      "The same unparsable output without streaming: HTTP 500 server_error `The model produced output that does not match the expected peg-native format` instead of a completion.",
+  },
+  {
+    name: "error-context-exceeded",
+    server: "small",
+    request: chat({
+      messages: [{ role: "user", content: "lorem ipsum dolor sit amet ".repeat(120) }],
+      stream: true,
+      max_tokens: 16,
+    }),
+    reproduces:
+      "A prompt longer than the per-slot context (-c 256 -np 1) with stream:true: an ordinary 400 JSON body of type exceed_context_size_error with n_prompt_tokens and n_ctx, not an SSE stream.",
+  },
+  {
+    name: "error-bad-grammar",
+    request: chat({ messages: USER, grammar: "root ::= (", stream: true, max_tokens: 16 }),
+    reproduces: "An unparsable GBNF grammar with stream:true: 400 invalid_request_error before any SSE.",
+  },
+  {
+    name: "error-invalid-tool-choice",
+    request: chat({ messages: USER, tools: [WEATHER_TOOL], tool_choice: "bogus", stream: true, max_tokens: 16 }),
+    reproduces: "tool_choice other than auto/none/required: 400 invalid_request_error `Invalid tool_choice: bogus`.",
+  },
+  {
+    name: "error-malformed-json-500",
+    request: chat(undefined, '{"messages": [{"role": "user", "content": "hi"}'),
+    reproduces:
+      "A malformed JSON request body is answered 500 server_error (not 400) with the nlohmann parse error message: a client error that must not trigger failover.",
+  },
+  {
+    name: "error-invalid-api-key-401",
+    server: "auth",
+    request: chat(literal("x"), undefined),
+    headers: { authorization: "Bearer wrong-key" },
+    reproduces: "Server started with --api-key and a wrong key: 401 authentication_error `Invalid API Key`.",
+  },
+  {
+    name: "loading-503",
+    server: "loading",
+    request: chat(literal("x")),
+    reproduces:
+      "A request while the model is still loading: 503 unavailable_error `Loading model` (every route, before the API-key check).",
+  },
+];
+
+/** One HTTP request with node:http, returning the raw body bytes. */
+export function rawRequest(base, { method, path, body, raw, headers = {} }) {
+  const payload = raw ?? (body === undefined ? undefined : JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      new URL(path, base),
+      {
+        method,
+        agent: false, // a fresh connection per request (llama-server may close reused keep-alive sockets)
+        headers: {
+          ...(payload !== undefined ? { "content-type": "application/json", "content-length": Buffer.byteLength(payload) } : {}),
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks = [];
+        res.on("data", (c) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
+
+/** The server's command line without machine-specific parts. */
+function serverFlags(srv) {
+  return srv.argv.map((a, i, all) => (all[i - 1] === "-m" ? basename(a) : all[i - 1] === "--port" ? "<port>" : a));
+}
+
+function save(fx, res, source, srv) {
+  const contentType = res.headers["content-type"] ?? "";
+  const bodyFile = `${fx.name}${contentType.startsWith("text/event-stream") ? ".sse" : ".body.json"}`;
+  writeFileSync(join(DIR, bodyFile), res.body);
+  const meta = {
+    name: fx.name,
+    body: bodyFile,
+    status: res.status,
+    content_type: contentType,
+    reproduces: fx.reproduces,
+    source,
+    request: {
+      method: fx.request.method,
+      path: fx.request.path,
+      ...(fx.headers ? { headers: fx.headers } : {}),
+      ...(fx.request.raw !== undefined ? { raw_body: fx.request.raw } : { body: fx.request.body }),
+    },
+    server_flags: serverFlags(srv),
+  };
+  writeFileSync(join(DIR, `${fx.name}.json`), JSON.stringify(meta, null, 2) + "\n");
+  console.log(`${fx.name}: ${res.status} ${contentType} ${res.body.length} bytes → ${bodyFile}`);
+}
+
+const SERVER_ARGS = {
+  main: { ctx: 2048, parallel: 4, args: ARGS },
+  small: { ctx: 256, parallel: 1, args: ARGS },
+  auth: { ctx: 512, parallel: 1, args: ARGS, apiKey: "right-key" },
+  loading: { ctx: 2048, parallel: 4, args: ARGS },
+};
+
+async function fingerprint(url) {
+  const res = await rawRequest(url, chat(literal("x", { max_tokens: 1 })));
+  return JSON.parse(res.body).system_fingerprint;
+}
+
+/** Start a server without waiting and hammer it until the first HTTP answer arrives. */
+async function recordLoading(fx, source) {
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const srv = await startLlamaServer({ ...SERVER_ARGS.loading, waitReady: false });
+    try {
+      for (;;) {
+        let res;
+        try {
+          res = await rawRequest(srv.url, { ...fx.request, body: fx.request.body });
+        } catch {
+          await new Promise((r) => setTimeout(r, 2));
+          continue;
+        }
+        if (res.status === 503) {
+          save(fx, res, source, srv);
+          return true;
+        }
+        console.log(`loading-503: attempt ${attempt} missed the loading phase (got ${res.status})`);
+        break;
+      }
+    } finally {
+      await srv.stop();
+    }
+  }
+  return false;
+}
+
+async function main() {
+  mkdirSync(DIR, { recursive: true });
+  const only = process.argv.slice(2);
+  const todo = RECORDED.filter((f) => !only.length || only.includes(f.name));
+  const servers = {};
+  try {
+    for (const fx of todo) {
+      const kind = fx.server ?? "main";
+      if (kind === "loading") continue;
+      servers[kind] ??= await startLlamaServer(SERVER_ARGS[kind]);
+    }
+    servers.main ??= await startLlamaServer(SERVER_ARGS.main);
+    const fp = await fingerprint(servers.main.url);
+    const source = `recorded from llama-server ${fp}`;
+    for (const fx of todo) {
+      const kind = fx.server ?? "main";
+      if (kind === "loading") {
+        if (!(await recordLoading(fx, source))) console.log(`loading-503: never caught the loading phase; ${existsSync(join(DIR, "loading-503.json")) ? "kept the existing fixture" : "no fixture written"}`);
+        continue;
+      }
+      const res = await rawRequest(servers[kind].url, { ...fx.request, headers: fx.headers });
+      save(fx, res, source, servers[kind]);
+    }
+  } finally {
+    await Promise.all(Object.values(servers).map((s) => s.stop()));
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}
