@@ -208,3 +208,46 @@ describe("startLlamaServer lifecycle", () => {
     );
   });
 });
+
+describe("llama fixtures (test/fixtures/llama)", async () => {
+  const { readdirSync, readFileSync, existsSync } = await import("node:fs");
+  const dir = new URL("../fixtures/llama/", import.meta.url);
+  const metas = readdirSync(dir)
+    .filter((f) => f.endsWith(".json") && !f.endsWith(".body.json"))
+    .map((f) => JSON.parse(readFileSync(new URL(f, dir), "utf8")));
+  const ENVELOPE = ["choices", "created", "id", "model", "system_fingerprint", "object"];
+
+  it("every meta names an existing body, a status, a content type and a source", () => {
+    assert.ok(metas.length >= 20);
+    for (const m of metas) {
+      assert.ok(existsSync(new URL(m.body, dir)), m.body);
+      assert.equal(typeof m.status, "number");
+      assert.match(m.content_type, /^(text\/event-stream|application\/json)/);
+      assert.match(m.source, /^(recorded from llama-server b1-|hand-written from reference §)/);
+      assert.ok(m.reproduces.length > 20);
+    }
+  });
+
+  it("stream frames share one envelope (key order and id) per file", () => {
+    for (const m of metas.filter((x) => x.body.endsWith(".sse"))) {
+      const events = parseSse(readFileSync(new URL(m.body, dir), "utf8"));
+      const chunks = events.map((e) => e.json).filter((j) => j && !j.error && j.object);
+      for (const c of chunks) {
+        assert.deepEqual(Object.keys(c).slice(0, 6), ENVELOPE, m.name);
+        assert.equal(c.id, chunks[0].id, m.name);
+      }
+      for (const c of chunks) {
+        for (const tc of c.choices[0]?.delta?.tool_calls ?? []) if (tc.id) assert.match(tc.id, /^[0-9A-Za-z]{32}$/);
+      }
+    }
+  });
+
+  it("the mid-stream error ends without [DONE] and the old error line is an `error:` field", () => {
+    const mid = parseSse(readFileSync(new URL("stream-midstream-error-no-done.sse", dir), "utf8"));
+    assert.equal(mid.at(-1).json.error.type, "server_error");
+    assert.ok(!mid.some((e) => e.data === "[DONE]"));
+    const old = parseSse(readFileSync(new URL("stream-old-error-line.sse", dir), "utf8"));
+    assert.equal(old.at(-2).error !== undefined && old.at(-2).json.code, 500);
+    assert.equal(old.at(-1).data, "[DONE]");
+  });
+});
