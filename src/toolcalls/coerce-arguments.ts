@@ -80,9 +80,8 @@ function convert(value: JsonNode, types: Set<SchemaType>): JsonNode | null {
     }
     return null;
   }
-  if (types.has("string") && (value.kind === "number" || value.kind === "boolean")) {
-    return jsonString(value.kind === "number" ? value.text : String(value.value));
-  }
+  // A number has one obvious string form; `true` might have meant "true", "True" or "yes".
+  if (types.has("string") && value.kind === "number") return jsonString(value.text);
   return null;
 }
 

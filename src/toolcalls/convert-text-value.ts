@@ -40,7 +40,8 @@ export function convertTextValue(
     if (types.has("number") || Number.isInteger(node.kind === "number" ? node.value : NaN)) return ok(node);
   }
   if (types.has("boolean") && /^(true|false)$/i.test(s)) return ok(jsonBoolean(s.toLowerCase() === "true"));
-  if (types.has("null") && /^(null|none)$/i.test(s)) return ok(jsonNull());
+  // Only a string parameter can mean the word itself.
+  if (!(types.size === 1 && types.has("string")) && /^(null|None)$/.test(s)) return ok(jsonNull());
   if (types.has("array") || types.has("object") || types.size === 0) {
     const strict = parseJson(s) ?? parsePythonLiteral(s);
     if (strict && (types.size === 0 || strict.kind === "array" || strict.kind === "object")) return ok(strict);
