@@ -2,12 +2,12 @@
 // string, "[1, 2]" for an array) is converted, and the conversion is reported as `coerced_type`:
 // the call works, but the model did not follow the schema.
 
-import { jsonBoolean, jsonNumber, jsonString, type JsonEntry, type JsonNode } from "./json-node.js";
-import { parseJson } from "./parse-json.js";
-import { toJsonNumberText } from "./parse-pythonic.js";
-import { problem } from "./problems.js";
-import { itemSchema, propertySchema, schemaTypes, type SchemaType } from "./schema-walk.js";
-import type { JsonSchema, ToolCallProblem } from "./types.js";
+import { jsonBoolean, jsonNumber, jsonString, type JsonEntry, type JsonNode } from "./json-node.ts";
+import { parseJson } from "./parse-json.ts";
+import { toJsonNumberText } from "./parse-pythonic.ts";
+import { problem } from "./problems.ts";
+import { itemSchema, propertySchema, schemaTypes, type SchemaType } from "./schema-walk.ts";
+import type { JsonSchema, ToolCallProblem } from "./types.ts";
 
 export interface Coerced {
   node: JsonNode;

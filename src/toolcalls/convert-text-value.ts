@@ -8,13 +8,13 @@ import {
   jsonNumber,
   jsonString,
   type JsonNode,
-} from "./json-node.js";
-import { parseJson } from "./parse-json.js";
-import { parsePythonLiteral, toJsonNumberText } from "./parse-pythonic.js";
-import { problem } from "./problems.js";
-import { readJsonLenient } from "./read-json-lenient.js";
-import { schemaTypes } from "./schema-walk.js";
-import type { JsonSchema, ToolCallProblem } from "./types.js";
+} from "./json-node.ts";
+import { parseJson } from "./parse-json.ts";
+import { parsePythonLiteral, toJsonNumberText } from "./parse-pythonic.ts";
+import { problem } from "./problems.ts";
+import { readJsonLenient } from "./read-json-lenient.ts";
+import { schemaTypes } from "./schema-walk.ts";
+import type { JsonSchema, ToolCallProblem } from "./types.ts";
 
 const NUMBER = /^[+-]?(?:\d[\d_]*\.?[\d_]*|\.\d+)(?:[eE][+-]?\d+)?$/;
 

@@ -3,13 +3,13 @@
 // {tool_call: …}, {tool_calls: […]}, name-as-key {get_weather: {…}}, bare arrays of any of these,
 // and the no-call wrappers {response: "…"} and LocalAI's {name: "answer", arguments: {message}}.
 
-import { getEntry, jsonObject, type JsonNode } from "./json-node.js";
-import { parseJson } from "./parse-json.js";
-import { problem } from "./problems.js";
-import type { RawArguments, RawCall, RegionParse } from "./raw-call.js";
-import { readJsonLenient } from "./read-json-lenient.js";
-import type { ToolSet } from "./tool-set.js";
-import type { ToolCallProblem } from "./types.js";
+import { getEntry, jsonObject, type JsonNode } from "./json-node.ts";
+import { parseJson } from "./parse-json.ts";
+import { problem } from "./problems.ts";
+import type { RawArguments, RawCall, RegionParse } from "./raw-call.ts";
+import { readJsonLenient } from "./read-json-lenient.ts";
+import type { ToolSet } from "./tool-set.ts";
+import type { ToolCallProblem } from "./types.ts";
 
 export interface JsonSource {
   /** The text the node's spans point into. */

@@ -3,9 +3,9 @@
 // Every answer depends only on the text up to where it looks, and "maybe" means "I need more text":
 // that is what makes the stream give the same result however the text is split.
 
-import { CALL_KEYS } from "./decode-json-calls.js";
-import type { RegionSpec } from "./region-end.js";
-import type { ToolSet } from "./tool-set.js";
+import { CALL_KEYS } from "./decode-json-calls.ts";
+import type { RegionSpec } from "./region-end.ts";
+import type { ToolSet } from "./tool-set.ts";
 
 export type Candidate =
   | { kind: "no" }

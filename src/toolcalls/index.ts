@@ -12,10 +12,13 @@ export type {
   ToolCallReport,
   ToolChoice,
   ToolDefinition,
-} from "./types.js";
-export { PENALTIES, scoreOf } from "./problems.js";
-export { rewriteToolCalls, startsInsideReasoning } from "./rewrite-tool-calls.js";
-export { ToolCallStreamRewriter } from "./stream-rewriter.js";
-export { ToolCallTransform, createToolCallTransform, type ToolCallTransformOptions } from "./tool-call-transform.js";
-export { parseJson, parseJsonValue } from "./parse-json.js";
-export { isFloatText, toJsonValue, type JsonNode, type JsonValue } from "./json-node.js";
+} from "./types.ts";
+export { PENALTIES, scoreOf } from "./problems.ts";
+export { rewriteToolCalls, startsInsideReasoning } from "./rewrite-tool-calls.ts";
+export { ToolCallStreamRewriter } from "./stream-rewriter.ts";
+export { ToolCallTransform, createToolCallTransform, type ToolCallTransformOptions } from "./tool-call-transform.ts";
+export { parseJson, parseJsonValue } from "./parse-json.ts";
+export { isFloatText, toJsonValue, type JsonNode, type JsonValue } from "./json-node.ts";
+export { buildToolPrompt, type ToolPromptOptions } from "./build-tool-prompt.ts";
+export { buildToolCallSchema } from "./build-tool-schema.ts";
+export { buildToolCallGrammar } from "./build-tool-grammar.ts";

@@ -2,7 +2,7 @@
 // Schema does not know; a validator would then reject every value. Map them the way BFCL's
 // GORILLA_TO_OPENAPI does, and drop types nobody knows instead of guessing.
 
-import type { JsonSchema } from "./types.js";
+import type { JsonSchema } from "./types.ts";
 
 const JSON_TYPES = new Set(["object", "array", "string", "number", "integer", "boolean", "null"]);
 

@@ -1,11 +1,11 @@
 // The body of a tag or special-token region that holds JSON: one value, or several separated by
 // whitespace, `;` or `,` (Llama 3.x, Granite-20B, MiniMax-M1), possibly inside a code fence.
 
-import { BalancedScanner } from "./balanced-scanner.js";
-import { decodeJsonCalls } from "./decode-json-calls.js";
-import type { RawCall, RegionParse } from "./raw-call.js";
-import { readJsonLenient } from "./read-json-lenient.js";
-import type { ToolSet } from "./tool-set.js";
+import { BalancedScanner } from "./balanced-scanner.ts";
+import { decodeJsonCalls } from "./decode-json-calls.ts";
+import type { RawCall, RegionParse } from "./raw-call.ts";
+import { readJsonLenient } from "./read-json-lenient.ts";
+import type { ToolSet } from "./tool-set.ts";
 
 /** The inside of a ```lang … ``` fence, or null when `text` is not one. */
 export function unfence(text: string): string | null {

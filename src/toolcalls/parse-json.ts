@@ -1,7 +1,7 @@
 // Strict JSON (RFC 8259) reader that keeps spans and number text. Anything it rejects goes to
 // jsonrepair (read-json-lenient.ts); this file never repairs.
 
-import { setEntry, type JsonEntry, type JsonNode } from "./json-node.js";
+import { setEntry, type JsonEntry, type JsonNode } from "./json-node.ts";
 
 const MAX_DEPTH = 256;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;

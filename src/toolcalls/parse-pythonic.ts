@@ -13,7 +13,7 @@ import {
   setEntry,
   type JsonEntry,
   type JsonNode,
-} from "./json-node.js";
+} from "./json-node.ts";
 
 export interface PythonArgument {
   /** null for a positional argument. */

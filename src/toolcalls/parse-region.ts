@@ -1,21 +1,21 @@
 // Reads a finished region with its dialect's parser, and adds what only the region knows
 // (a closing marker that never came).
 
-import { parseJsonBody, unfence } from "./parse-json-body.js";
-import { parsePythonicCalls } from "./parse-pythonic.js";
-import { parseGlmCall, parseMinimaxCalls, parseQwenXmlCalls, parseQwenXmlParameters } from "./parse-xml-calls.js";
+import { parseJsonBody, unfence } from "./parse-json-body.ts";
+import { parsePythonicCalls } from "./parse-pythonic.ts";
+import { parseGlmCall, parseMinimaxCalls, parseQwenXmlCalls, parseQwenXmlParameters } from "./parse-xml-calls.ts";
 import {
   namedJsonCall,
   parseDeepSeekCalls,
   parseGemmaCalls,
   parseKimiCalls,
   parseMistralCalls,
-} from "./parse-special-tokens.js";
-import { problem } from "./problems.js";
-import { jsonObject, setEntry, type JsonEntry } from "./json-node.js";
-import type { RawCall, RegionParse } from "./raw-call.js";
-import type { RegionSpec } from "./region-end.js";
-import type { ToolSet } from "./tool-set.js";
+} from "./parse-special-tokens.ts";
+import { problem } from "./problems.ts";
+import { jsonObject, setEntry, type JsonEntry } from "./json-node.ts";
+import type { RawCall, RegionParse } from "./raw-call.ts";
+import type { RegionSpec } from "./region-end.ts";
+import type { ToolSet } from "./tool-set.ts";
 
 /** Pythonic calls as raw calls; positional arguments take the declared parameters in order. */
 export function pythonicRegion(body: string, tools: ToolSet): RegionParse | null {

@@ -2,13 +2,13 @@
 // Mistral's [TOOL_CALLS] name-first form, and the single-call bodies whose name sits in a header
 // (harmony `to=functions.NAME`, functionary `>>>NAME`, `<function=NAME>`).
 
-import { BalancedScanner } from "./balanced-scanner.js";
-import { readEncodedArguments } from "./decode-json-calls.js";
-import { parseJsonBody, unfence } from "./parse-json-body.js";
-import type { RawCall } from "./raw-call.js";
-import { readJsonLenient } from "./read-json-lenient.js";
-import type { ToolSet } from "./tool-set.js";
-import { problem } from "./problems.js";
+import { BalancedScanner } from "./balanced-scanner.ts";
+import { readEncodedArguments } from "./decode-json-calls.ts";
+import { parseJsonBody, unfence } from "./parse-json-body.ts";
+import type { RawCall } from "./raw-call.ts";
+import { readJsonLenient } from "./read-json-lenient.ts";
+import type { ToolSet } from "./tool-set.ts";
+import { problem } from "./problems.ts";
 
 /** A call whose name is known and whose body is its JSON arguments. */
 export function namedJsonCall(name: string, body: string): RawCall | null {

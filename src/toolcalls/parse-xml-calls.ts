@@ -5,8 +5,8 @@
 // - GLM-4.5+: NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>.
 // A closing tag cut off by max_tokens is tolerated; the call is then reported as truncated.
 
-import { problem } from "./problems.js";
-import type { RawCall } from "./raw-call.js";
+import { problem } from "./problems.ts";
+import type { RawCall } from "./raw-call.ts";
 
 interface Segment {
   name: string;

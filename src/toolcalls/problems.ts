@@ -1,7 +1,7 @@
 // The problem codes a scored call can carry, with their penalties. Codes are a public contract
 // (docs/tool-calls.md lists them); penalties may be tuned.
 
-import type { ProblemCode, ToolCallProblem } from "./types.js";
+import type { ProblemCode, ToolCallProblem } from "./types.ts";
 
 export const PENALTIES: Readonly<Record<ProblemCode, number>> = {
   // How the call was read.

@@ -1,7 +1,7 @@
 // A call as a dialect parser read it, before its name is resolved and its arguments are checked.
 
-import type { JsonNode } from "./json-node.js";
-import type { ToolCallProblem } from "./types.js";
+import type { JsonNode } from "./json-node.ts";
+import type { ToolCallProblem } from "./types.ts";
 
 export type RawArguments =
   /** Typed values (JSON, Python literals). `verbatim` is the model's own argument text when it was clean JSON. */

@@ -2,9 +2,9 @@
 // Python's True/False/None, unquoted keys, and values cut off at max_tokens.
 
 import { jsonrepair } from "jsonrepair";
-import { isCutOff } from "./balanced-scanner.js";
-import type { JsonNode } from "./json-node.js";
-import { parseJson } from "./parse-json.js";
+import { isCutOff } from "./balanced-scanner.ts";
+import type { JsonNode } from "./json-node.ts";
+import { parseJson } from "./parse-json.ts";
 
 export interface LenientJson {
   node: JsonNode;

@@ -3,7 +3,7 @@
 // value when no closing marker follows (a missing `</tool_call>`). Until that can be decided it
 // answers null and the stream holds the region back.
 
-import { BalancedScanner } from "./balanced-scanner.js";
+import { BalancedScanner } from "./balanced-scanner.ts";
 
 export type Dialect =
   | "json"

@@ -2,8 +2,8 @@
 // `.`, `_` and `-`, then the closest name by normalized edit distance. Anything else is a
 // hallucinated tool and must not become a call.
 
-import { problem } from "./problems.js";
-import type { ToolCallProblem } from "./types.js";
+import { problem } from "./problems.ts";
+import type { ToolCallProblem } from "./types.ts";
 
 export interface NameMatch<T> {
   tool: T;

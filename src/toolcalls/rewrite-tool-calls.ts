@@ -1,8 +1,8 @@
 // One-shot rewriting of a complete output: the core of POST /v1/tool_calls/rewrite. It runs the
 // stream rewriter over the whole text, so both paths find the same calls by construction.
 
-import { ToolCallStreamRewriter } from "./stream-rewriter.js";
-import type { RewriteRequest, RewriteResult } from "./types.js";
+import { ToolCallStreamRewriter } from "./stream-rewriter.ts";
+import type { RewriteRequest, RewriteResult } from "./types.ts";
 
 /**
  * The template opened a reasoning block the output never opens: `…reasoning…</think>answer`.

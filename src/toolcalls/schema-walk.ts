@@ -1,7 +1,7 @@
 // Just enough JSON Schema navigation to know which type a value should have: properties, items,
 // prefixItems, local $ref, and the union of types across anyOf/oneOf.
 
-import type { JsonSchema } from "./types.js";
+import type { JsonSchema } from "./types.ts";
 
 export type SchemaType = "object" | "array" | "string" | "number" | "integer" | "boolean" | "null";
 

@@ -1,16 +1,16 @@
 // Turns a raw call into an OpenAI tool call with a score: resolve the name, read or coerce the
 // arguments by the schema, validate them, and multiply out the penalties.
 
-import { newCallId } from "./call-id.js";
-import { coerceArguments, escapePointer } from "./coerce-arguments.js";
-import { convertTextValue } from "./convert-text-value.js";
-import { jsonObject, serializeJson, setEntry, toJsonValue, type JsonEntry, type JsonObjectNode } from "./json-node.js";
-import { problem, scoreOf } from "./problems.js";
-import type { RawCall } from "./raw-call.js";
-import { propertySchema } from "./schema-walk.js";
-import type { ToolSet } from "./tool-set.js";
-import type { ScoredToolCall, ToolCallProblem } from "./types.js";
-import { validateArguments } from "./validate-arguments.js";
+import { newCallId } from "./call-id.ts";
+import { coerceArguments, escapePointer } from "./coerce-arguments.ts";
+import { convertTextValue } from "./convert-text-value.ts";
+import { jsonObject, serializeJson, setEntry, toJsonValue, type JsonEntry, type JsonObjectNode } from "./json-node.ts";
+import { problem, scoreOf } from "./problems.ts";
+import type { RawCall } from "./raw-call.ts";
+import { propertySchema } from "./schema-walk.ts";
+import type { ToolSet } from "./tool-set.ts";
+import type { ScoredToolCall, ToolCallProblem } from "./types.ts";
+import { validateArguments } from "./validate-arguments.ts";
 
 export interface FinalizedCall {
   call: ScoredToolCall;

@@ -3,15 +3,15 @@
 // until it is complete, then parsed once. A cursor moves forward through the text; nothing before
 // it is looked at again (a rejected candidate is re-read from its second character, once).
 
-import type { FinishReason, UpstreamEvent } from "../stream/events.js";
-import { classifyAt, mayStartCandidate, type Candidate, type ScanContext } from "./detect-markers.js";
-import { problem, scoreOf } from "./problems.js";
-import type { RegionParse } from "./raw-call.js";
-import { RegionTracker, type RegionSpec } from "./region-end.js";
-import { parseRegion } from "./parse-region.js";
-import { finalizeCall } from "./score-call.js";
-import { ToolSet } from "./tool-set.js";
-import type { RewriteOptions, ScoredToolCall, ToolCallReport, ToolDefinition } from "./types.js";
+import type { FinishReason, UpstreamEvent } from "../stream/events.ts";
+import { classifyAt, mayStartCandidate, type Candidate, type ScanContext } from "./detect-markers.ts";
+import { problem, scoreOf } from "./problems.ts";
+import type { RegionParse } from "./raw-call.ts";
+import { RegionTracker, type RegionSpec } from "./region-end.ts";
+import { parseRegion } from "./parse-region.ts";
+import { finalizeCall } from "./score-call.ts";
+import { ToolSet } from "./tool-set.ts";
+import type { RewriteOptions, ScoredToolCall, ToolCallReport, ToolDefinition } from "./types.ts";
 
 type Mode = "text" | "reasoning" | "region" | "fence" | "verbatim";
 

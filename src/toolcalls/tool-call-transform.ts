@@ -2,9 +2,9 @@
 // everything else passes through, and `finish: stop` becomes `tool_calls` when calls were found.
 // The per-call scores are ready when the finish event passes (onToolCalls, or `toolCalls`).
 
-import type { UpstreamEvent } from "../stream/events.js";
-import { ToolCallStreamRewriter } from "./stream-rewriter.js";
-import type { RewriteOptions, ToolCallReport, ToolDefinition } from "./types.js";
+import type { UpstreamEvent } from "../stream/events.ts";
+import { ToolCallStreamRewriter } from "./stream-rewriter.ts";
+import type { RewriteOptions, ToolCallReport, ToolDefinition } from "./types.ts";
 
 export interface ToolCallTransformOptions extends RewriteOptions {
   /** Called once, right before the finish event (or at the end of the stream without one). */

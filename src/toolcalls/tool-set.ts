@@ -2,10 +2,10 @@
 // normalized, validators built on first use. `tool_choice` narrows or disables the set.
 
 import type { Validator } from "@cfworker/json-schema";
-import { parametersSchema } from "./normalize-schema.js";
-import { foldName, resolveToolName, type NameMatch } from "./resolve-tool-name.js";
-import type { JsonSchema, ToolChoice, ToolDefinition } from "./types.js";
-import { createValidator } from "./validate-arguments.js";
+import { parametersSchema } from "./normalize-schema.ts";
+import { foldName, resolveToolName, type NameMatch } from "./resolve-tool-name.ts";
+import type { JsonSchema, ToolChoice, ToolDefinition } from "./types.ts";
+import { createValidator } from "./validate-arguments.ts";
 
 export class PreparedTool {
   readonly folded: string;

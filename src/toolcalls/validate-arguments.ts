@@ -2,11 +2,11 @@
 // runs in workerd), mapped onto stable problem codes.
 
 import { Validator, type OutputUnit } from "@cfworker/json-schema";
-import { escapePointer } from "./coerce-arguments.js";
-import type { JsonObjectNode, JsonValue } from "./json-node.js";
-import { problem } from "./problems.js";
-import { declaresProperty } from "./schema-walk.js";
-import type { JsonSchema, ProblemCode, ToolCallProblem } from "./types.js";
+import { escapePointer } from "./coerce-arguments.ts";
+import type { JsonObjectNode, JsonValue } from "./json-node.ts";
+import { problem } from "./problems.ts";
+import { declaresProperty } from "./schema-walk.ts";
+import type { JsonSchema, ProblemCode, ToolCallProblem } from "./types.ts";
 
 export function createValidator(schema: JsonSchema): Validator | null {
   try {
