@@ -104,5 +104,7 @@ export function validateArguments(
     }
     add(problem(code, unit.error, path));
   }
-  return problems;
+  // A value of the wrong type fails its enum and format too; report the type once.
+  const mistyped = new Set(problems.filter((p) => p.code === "wrong_type").map((p) => p.path));
+  return problems.filter((p) => p.code === "wrong_type" || !mistyped.has(p.path) || p.code === "unknown_property" || p.code === "missing_required");
 }

@@ -4,7 +4,7 @@
 // connection closed (to prove cancellation and header hygiene).
 //
 // Paths (the proxy appends /v1/chat/completions to a target's base URL):
-//   /fixture/<name>[/bytes-<n>][/gap-<ms>]/v1/chat/completions   replay test/fixtures/llama/<name>.sse
+//   /fixture/<name>[/bytes-<n>][/gap-<ms>]/v1/chat/completions   replay test/fixtures/llama/<name>.json's body
 //   /behave/<kind>[/<arg>]/v1/chat/completions                     scripted behaviours (see BEHAVIOURS)
 //   GET /_requests            what was received (method, path, headers, body), newest last
 //   GET /_closed              request ids (x-request-id) whose client connection closed, with times
@@ -79,6 +79,16 @@ const BEHAVIOURS = {
     res.writeHead(503, { "content-type": "application/json" });
     res.end(JSON.stringify({ error: { message: "Loading model", type: "unavailable_error", code: 503 } }));
   },
+  // Servers before streamed tool calls (llama.cpp PR #12379): tools + stream → 500; without stream, one body.
+  async "tools-no-stream"(req, res, arg, state, body) {
+    const parsed = JSON.parse(body);
+    if (parsed.stream && parsed.tools) {
+      res.writeHead(500, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ error: { code: 500, message: "Cannot use tools with stream", type: "server_error" } }));
+    }
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(readFileSync(join(FIXTURES, "nonstream-native-tool-calls.body.json")));
+  },
   // llama-server with --api-key when the proxy's key is wrong.
   async unauthorized(req, res) {
     res.writeHead(401, { "content-type": "application/json" });
@@ -114,7 +124,7 @@ export async function startFixtureUpstream() {
       if (parts[0] === "behave") {
         const fn = BEHAVIOURS[parts[1]];
         const arg = parts[2] === "v1" ? undefined : parts[2];
-        if (fn) return await fn(req, res, arg, state);
+        if (fn) return await fn(req, res, arg, state, body);
       }
       res.writeHead(404, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: "File Not Found", type: "not_found_error", code: 404 } }));
@@ -144,12 +154,12 @@ async function replay(res, parts, state) {
     if (p.startsWith("bytes-")) bytes = Number(p.slice(6));
     if (p.startsWith("gap-")) gap = Number(p.slice(4));
   }
-  const file = join(FIXTURES, `${name}.sse`);
+  // Each fixture is <name>.json (status, content_type, body file, what it reproduces) + its body file.
   const metaFile = join(FIXTURES, `${name}.json`);
-  if (!existsSync(file) && !existsSync(metaFile)) throw new Error(`no fixture ${name}`);
-  const meta = existsSync(file) && existsSync(metaFile) ? JSON.parse(readFileSync(metaFile, "utf8")) : {};
-  const data = existsSync(file) ? readFileSync(file) : readFileSync(metaFile);
-  res.writeHead(meta.status ?? 200, { "content-type": meta.contentType ?? meta["content-type"] ?? (existsSync(file) ? "text/event-stream" : "application/json") });
+  if (!existsSync(metaFile)) throw new Error(`no fixture ${name}`);
+  const meta = JSON.parse(readFileSync(metaFile, "utf8"));
+  const data = readFileSync(join(FIXTURES, meta.body));
+  res.writeHead(meta.status ?? 200, { "content-type": meta.content_type ?? "text/event-stream", server: "llama.cpp" });
   if (!Number.isFinite(bytes) && gap === 0) return res.end(data);
   const step = Number.isFinite(bytes) ? bytes : data.length;
   for (let i = 0; i < data.length && !state.closed; i += step) {

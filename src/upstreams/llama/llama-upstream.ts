@@ -6,6 +6,7 @@ import type { AttemptContext, Upstream } from "../upstream.ts";
 import { buildLlamaBody } from "./build-llama-body.ts";
 import { mapLlamaError } from "./map-llama-error.ts";
 import { parseLlamaSse } from "./parse-llama-sse.ts";
+import { mapLlamaCompletion } from "./map-llama-completion.ts";
 
 /** The chat endpoint of a llama-server base URL (with or without a trailing `/v1`). */
 export function chatUrl(base: string): string {
@@ -19,7 +20,7 @@ export class LlamaUpstream implements Upstream {
     private readonly target: LlamaTarget,
   ) {}
 
-  async open(request: ChatRequest, ctx: AttemptContext): Promise<ReadableStream<UpstreamEvent>> {
+  async open(request: ChatRequest, ctx: AttemptContext, stream = true): Promise<ReadableStream<UpstreamEvent>> {
     // Only these headers go upstream: never the client's Authorization, x-api-key or cookies, and not
     // X-Conversation-Id (it makes llama-server keep generating after the client has gone).
     const headers = new Headers({
@@ -53,7 +54,12 @@ export class LlamaUpstream implements Upstream {
     }, ctx.responseStartMs);
     let res: Response;
     try {
-      const init = { method: "POST", headers, body: JSON.stringify(buildLlamaBody(request, this.target)), signal: abort.signal };
+      const body = buildLlamaBody(request, this.target);
+      if (!stream) {
+        body.stream = false;
+        delete body.stream_options;
+      }
+      const init = { method: "POST", headers, body: JSON.stringify(body), signal: abort.signal };
       try {
         res = await fetch(chatUrl(this.target.url), init);
       } catch (e) {
@@ -85,12 +91,26 @@ export class LlamaUpstream implements Upstream {
 
     if (!res.ok || !res.body) {
       const text = await res.text().catch(() => "");
+      // Servers from before streamed tool calls (llama.cpp PR #12379) refuse tools with stream:
+      // ask again without streaming and replay the answer as events.
+      if (stream && res.status === 500 && text.includes("Cannot use tools with stream")) return this.open(request, ctx, false);
       throw mapLlamaError(res.status, text, res.headers.get("content-type"), this.name);
     }
 
     const contentType = res.headers.get("content-type") ?? "";
+    if (contentType.includes("application/json")) {
+      // One JSON body although a stream was asked for (a buffering proxy in between, or a server
+      // that cannot stream this request): replay it as the events a stream would have carried.
+      const text = await res.text();
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${this.name} answered with a JSON content type but a body that is not JSON.` });
+      }
+      return eventsOf(mapLlamaCompletion(body as never, this.name));
+    }
     if (!contentType.includes("text/event-stream")) {
-      // A server that ignored `stream: true` (or a proxy in between) answered with one JSON body.
       await res.body.cancel().catch(() => {});
       throw new ProxyError({
         status: 502,
@@ -101,6 +121,15 @@ export class LlamaUpstream implements Upstream {
     }
     return res.body.pipeThrough(new TextDecoderStream()).pipeThrough(parseLlamaSse(this.name));
   }
+}
+
+function eventsOf(events: UpstreamEvent[]): ReadableStream<UpstreamEvent> {
+  return new ReadableStream({
+    start(controller) {
+      for (const e of events) controller.enqueue(e);
+      controller.close();
+    },
+  });
 }
 
 function isStaleConnection(e: unknown): boolean {

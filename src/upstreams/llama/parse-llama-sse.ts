@@ -20,6 +20,10 @@ export function parseLlamaSse(upstream: string): TransformStream<string, Upstrea
   let done = false;
   let failed = false;
   let out!: TransformStreamDefaultController<UpstreamEvent>;
+  // eventsource-parser (4.1.3) skips a line with an unknown field name when that line arrives split
+  // across chunks, which would silently lose older builds' `error:` lines. So it is only ever fed
+  // whole lines; the unfinished tail waits here (it is short: one partial line).
+  let tail = "";
 
   const fail = (error: ProxyError) => {
     if (failed) return;
@@ -74,11 +78,22 @@ export function parseLlamaSse(upstream: string): TransformStream<string, Upstrea
       });
     },
     transform(text) {
-      if (!failed) parser.feed(text);
+      if (failed) return;
+      const buffered = tail + text;
+      const cut = Math.max(buffered.lastIndexOf("\n"), buffered.lastIndexOf("\r"));
+      if (cut === -1) {
+        tail = buffered;
+        if (tail.length > MAX_FRAME_CHARS) {
+          fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} sent a stream line longer than ${MAX_FRAME_CHARS} characters.` }));
+        }
+        return;
+      }
+      tail = buffered.slice(cut + 1);
+      parser.feed(buffered.slice(0, cut + 1));
     },
     flush() {
       // A last frame without its blank line still counts.
-      parser.feed("\n\n");
+      if (!failed) parser.feed(`${tail}\n\n`);
       if (!failed && !finished) {
         fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} ended the stream before the answer was finished.` }));
       }

@@ -92,6 +92,18 @@ describe("parseLlamaSse", () => {
     expect(events[1]).toMatchObject({ type: "error", error: { code: "context_length_exceeded", status: 400 } });
   });
 
+  it("reads an `error:` line that comes before any data (builds before PR #16486)", async () => {
+    const s = `error: {"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":631,"n_ctx":256}\n\ndata: [DONE]\n\n`;
+    const events = await parse([enc.encode(s)]);
+    expect(events).toEqual([expect.objectContaining({ type: "error", error: expect.objectContaining({ code: "context_length_exceeded" }) })]);
+  });
+
+  it("reads an `error:` line even when it arrives one byte at a time (eventsource-parser would skip it)", async () => {
+    const s = `error: {"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}\n\ndata: [DONE]\n\n`;
+    const events = await parse([...enc.encode(s)].map((b) => new Uint8Array([b])));
+    expect(events).toEqual([expect.objectContaining({ type: "error", error: expect.objectContaining({ code: "context_length_exceeded" }) })]);
+  });
+
   it("ignores everything after an error (intermediate builds send [DONE] and more)", async () => {
     const s = frame({ error: { code: 500, message: "boom", type: "server_error" } }) + delta({ content: "late" }) + "data: [DONE]\n\n";
     const events = await parse([enc.encode(s)]);

@@ -1,0 +1,42 @@
+import type { UpstreamEvent } from "../../stream/events.ts";
+import { mapFinishReason, mapLlamaChunk } from "./map-llama-chunk.ts";
+
+interface LlamaCompletion {
+  choices?: Array<{
+    index?: number;
+    finish_reason?: string | null;
+    message?: {
+      content?: string | null;
+      reasoning_content?: string | null;
+      tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: string | Record<string, unknown> } }>;
+    };
+  }>;
+  usage?: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } } | null;
+  timings?: Record<string, number>;
+}
+
+/**
+ * Pure: a whole `chat.completion` → the events a stream would have produced. For upstreams that
+ * answer with one JSON body (servers that cannot stream tools, or a proxy in front that buffers).
+ */
+export function mapLlamaCompletion(body: LlamaCompletion, upstream: string): UpstreamEvent[] {
+  const choice = body.choices?.find((c) => (c.index ?? 0) === 0);
+  const events: UpstreamEvent[] = [];
+  const msg = choice?.message;
+  if (msg?.reasoning_content) events.push({ type: "reasoning", delta: msg.reasoning_content });
+  if (msg?.content) events.push({ type: "text", delta: msg.content });
+  (msg?.tool_calls ?? []).forEach((tc, index) => {
+    const args = tc.function?.arguments;
+    events.push({
+      type: "toolCall",
+      index,
+      ...(tc.id ? { id: tc.id } : {}),
+      name: tc.function?.name ?? "",
+      argumentsDelta: typeof args === "string" ? args : JSON.stringify(args ?? {}),
+    });
+  });
+  events.push({ type: "finish", reason: mapFinishReason(choice?.finish_reason ?? "stop") });
+  // Usage and timings take the same path as a stream's final chunk.
+  events.push(...mapLlamaChunk({ usage: body.usage ?? { prompt_tokens: 0, completion_tokens: 0 }, ...(body.timings ? { timings: body.timings } : {}) }, {}, upstream));
+  return events;
+}
