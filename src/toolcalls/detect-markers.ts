@@ -292,10 +292,11 @@ function pythonic(buf: string, j: number, k: number, ctx: ScanContext): Candidat
   const id = identifier(buf, k);
   if (!id) return NO;
   const strict = !ctx.atBoundary;
-  if (!id.complete) {
-    if (ctx.eof) return NO;
-    return !strict || ctx.tools.mayBecomeToolName(id.name) ? MAYBE : NO;
-  }
+  // Only a word that may still become a declared name is held back, so an answer's first word
+  // flows at once. The test depends on the word alone, never on what follows it, so the answer
+  // is the same however the text is split.
+  if (id.name.length > 128 || !ctx.tools.mayBecomeToolName(id.name)) return NO;
+  if (!id.complete) return ctx.eof ? NO : MAYBE;
   const next = buf[id.end];
   if (next === "(") {
     const declared = ctx.tools.isToolName(id.name) || (id.name.endsWith(".call") && ctx.tools.isToolName(id.name.slice(0, -5)));
