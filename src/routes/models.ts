@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { loadConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { AppEnv } from "../app-env.ts";
+import { fetchFresh } from "../http/fetch-fresh.ts";
 
 interface ModelEntry {
   id: string;
@@ -20,7 +21,7 @@ export async function listModels(c: Context<AppEnv>): Promise<Response> {
   const base = config.llamaUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
   let res: Response;
   try {
-    res = await fetch(`${base}/v1/models`, { signal: AbortSignal.timeout(config.timeouts.responseStartMs) });
+    res = await fetchFresh(`${base}/v1/models`, { signal: AbortSignal.timeout(config.timeouts.responseStartMs) });
   } catch {
     throw new ProxyError({
       status: 502,

@@ -3,13 +3,23 @@ import { ProxyError } from "../errors/proxy-error.ts";
 import { BodyWriter, settle, settleWithin } from "./commit.ts";
 import type { StreamStart } from "./sse-response.ts";
 import { withAttempts } from "./sse-response.ts";
-import type { CompletionAggregator } from "./completion-aggregator.ts";
+import type { ErrorInfo, UpstreamEvent } from "./events.ts";
+
+/** Gathers events into one body (chat completion, response, message…). */
+export interface Aggregator {
+  push(event: UpstreamEvent): void;
+  readonly failed: ErrorInfo | null;
+}
 
 export interface JsonResponseOptions {
   start: Promise<StreamStart>;
-  aggregator: CompletionAggregator;
+  aggregator: Aggregator;
   /** Builds the final body once the aggregator has everything. */
   result(): Record<string, unknown>;
+  /** The error body in this API's shape (default: the OpenAI envelope). */
+  errorBody?(error: ErrorInfo): unknown;
+  /** An error response in this API's shape for failures before commit (default: the OpenAI envelope). */
+  errorResponse?(error: ProxyError, headers: Headers): Response;
   headers: Headers;
   commitMs: number;
   heartbeatMs: number;
@@ -47,7 +57,8 @@ export async function jsonResponse(opts: JsonResponseOptions): Promise<Response>
   if (early) {
     if (!early.ok) {
       opts.abort();
-      return errorResponse(early.error, withAttempts(new Headers({ ...Object.fromEntries(opts.headers), ...startHeaders }), early.error));
+      const headers = withAttempts(new Headers({ ...Object.fromEntries(opts.headers), ...startHeaders }), early.error);
+      return opts.errorResponse ? opts.errorResponse(early.error, headers) : errorResponse(early.error, headers);
     }
     const headers = new Headers(opts.headers);
     for (const [k, v] of Object.entries(startHeaders)) headers.set(k, v);
@@ -67,7 +78,8 @@ export async function jsonResponse(opts: JsonResponseOptions): Promise<Response>
     try {
       const done = await settle(gather);
       if (body.clientGone) return;
-      await body.write(JSON.stringify(done.ok ? done.value : errorEnvelope(done.error.toInfo())));
+      const failure = (e: ErrorInfo) => (opts.errorBody ? opts.errorBody(e) : errorEnvelope(e));
+      await body.write(JSON.stringify(done.ok ? done.value : failure(done.error.toInfo())));
     } finally {
       clearInterval(heartbeat);
       await body.close();

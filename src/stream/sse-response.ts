@@ -12,12 +12,36 @@ export interface StreamStart {
   headers: Record<string, string>;
 }
 
+/** Internal events → SSE text, in some API's wire format (chat completions, responses, messages). */
+export interface SseEncoder {
+  /** SSE text for one event (may be empty). */
+  encode(event: UpstreamEvent): string;
+  /** SSE text once the upstream is done: held final chunks and the terminator (e.g. `data: [DONE]`). */
+  end(): string;
+  /** Set once an error was encoded: nothing more may follow it. */
+  readonly failed: boolean;
+}
+
+/** Chat completions framing: `data: <chunk>` per chunk and `data: [DONE]` at the end. */
+export function chatSseEncoder(encoder: ChunkEncoder): SseEncoder {
+  const frame = (chunks: Record<string, unknown>[]) => chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("");
+  return {
+    encode: (event) => frame(encoder.encode(event)),
+    end: () => frame(encoder.end()) + "data: [DONE]\n\n",
+    get failed() {
+      return encoder.failed !== null;
+    },
+  };
+}
+
 export interface StreamResponseOptions {
   start: Promise<StreamStart>;
-  encoder: ChunkEncoder;
+  encoder: SseEncoder;
   headers: Headers;
   commitMs: number;
   heartbeatMs: number;
+  /** An error response in this API's shape for failures before commit (default: the OpenAI envelope). */
+  errorResponse?(error: ProxyError, headers: Headers): Response;
   /** The client left: stop all upstream work. */
   abort(): void;
   waitUntil(p: Promise<unknown>): void;
@@ -38,7 +62,8 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
   const early = await settleWithin(opts.start, opts.commitMs);
   if (early && !early.ok) {
     opts.abort();
-    return errorResponse(early.error, withAttempts(opts.headers, early.error));
+    const headers = withAttempts(opts.headers, early.error);
+    return opts.errorResponse ? opts.errorResponse(early.error, headers) : errorResponse(early.error, headers);
   }
   const headers = new Headers(opts.headers);
   for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
@@ -50,13 +75,13 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
     try {
       const started = early ?? (await settle(opts.start));
       if (!started.ok) {
-        await writeFrames(body, opts.encoder.encode({ type: "error", error: started.error.toInfo() }));
+        await write(body, opts.encoder.encode({ type: "error", error: started.error.toInfo() }));
         return;
       }
       const { first, events } = started.value;
       let event: UpstreamEvent | null = first;
       while (event && !body.clientGone) {
-        await writeFrames(body, opts.encoder.encode(event));
+        await write(body, opts.encoder.encode(event));
         if (opts.encoder.failed) break;
         try {
           event = await events.next();
@@ -73,8 +98,7 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
         events.cancel();
         return;
       }
-      await writeFrames(body, opts.encoder.end());
-      await body.write("data: [DONE]\n\n");
+      await write(body, opts.encoder.end());
     } finally {
       clearInterval(heartbeat);
       await body.close();
@@ -84,8 +108,8 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
   return new Response(body.readable, { status: 200, headers });
 }
 
-async function writeFrames(body: BodyWriter, frames: Record<string, unknown>[]): Promise<void> {
-  for (const f of frames) await body.write(`data: ${JSON.stringify(f)}\n\n`);
+async function write(body: BodyWriter, text: string): Promise<void> {
+  if (text) await body.write(text);
 }
 
 export function withAttempts(headers: Headers, err: ProxyError): Headers {

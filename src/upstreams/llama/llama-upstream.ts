@@ -7,6 +7,7 @@ import { buildLlamaBody } from "./build-llama-body.ts";
 import { mapLlamaError } from "./map-llama-error.ts";
 import { parseLlamaSse } from "./parse-llama-sse.ts";
 import { mapLlamaCompletion } from "./map-llama-completion.ts";
+import { fetchFresh } from "../../http/fetch-fresh.ts";
 
 /** The chat endpoint of a llama-server base URL (with or without a trailing `/v1`). */
 export function chatUrl(base: string): string {
@@ -60,14 +61,7 @@ export class LlamaUpstream implements Upstream {
         delete body.stream_options;
       }
       const init = { method: "POST", headers, body: JSON.stringify(body), signal: abort.signal };
-      try {
-        res = await fetch(chatUrl(this.target.url), init);
-      } catch (e) {
-        // A pooled keep-alive connection the server has just closed fails before any response: the
-        // request never started, so one immediate retry on a fresh connection is safe.
-        if (abort.signal.aborted || !isStaleConnection(e)) throw e;
-        res = await fetch(chatUrl(this.target.url), init);
-      }
+      res = await fetchFresh(chatUrl(this.target.url), init);
     } catch (e) {
       ctx.signal.removeEventListener("abort", onClientAbort);
       if (timedOut && !ctx.signal.aborted) {
@@ -130,10 +124,6 @@ function eventsOf(events: UpstreamEvent[]): ReadableStream<UpstreamEvent> {
       controller.close();
     },
   });
-}
-
-function isStaleConnection(e: unknown): boolean {
-  return /network connection lost|connection reset|socket hang up|ECONNRESET/i.test(e instanceof Error ? e.message : String(e));
 }
 
 function describeFetchError(e: unknown): string {
