@@ -6,6 +6,7 @@ import { ProxyError } from "./errors/proxy-error.ts";
 import { randomId } from "./stream/random-id.ts";
 import { chatCompletions } from "./routes/chat-completions.ts";
 import { listModels } from "./routes/models.ts";
+import { connectSession, issueSessionTicket } from "./routes/sessions.ts";
 
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -26,6 +27,8 @@ export function createApp(): Hono<AppEnv> {
   app.post("/v1/chat/completions", chatCompletions);
   app.post("/chat/completions", chatCompletions);
   app.get("/v1/models", listModels);
+  app.get("/v1/sessions", connectSession);
+  app.post("/v1/sessions/ticket", issueSessionTicket);
   app.all("/v1/chat/completions", () => {
     throw new ProxyError({ status: 405, code: "method_not_allowed", message: "Use POST for /v1/chat/completions." });
   });

@@ -1,8 +1,318 @@
 import { DurableObject } from "cloudflare:workers";
+import {
+  CLOSE,
+  MAX_MESSAGE_BYTES,
+  PING_INTERVAL_MS,
+  PING_TEXT,
+  PONG_TEXT,
+  RELAY_VERSION,
+  messageBytes,
+  parsePageMessage,
+  type Hello,
+  type PageMessage,
+} from "../schemas/relay.ts";
 
-/** Browser sessions and the relay (the WebGPU fallback). Until that lands, it serves nothing. */
+/** How many requests may wait per session and model behind the running one before the hub answers 503. */
+export const MAX_QUEUE_PER_MODEL = 4;
+/** How long a ticket from `POST /v1/sessions/ticket` stays valid. */
+export const TICKET_TTL_MS = 60_000;
+/** How long the page has to finish a cancelled generation (interrupt, then drain) before its slot is freed anyway. */
+const CANCEL_GRACE_MS = 30_000;
+
+/** Per-socket state, kept in the socket's attachment so it survives hibernation. */
+interface SessionAttachment {
+  sessionId: string;
+  connectedAt: number;
+  /** Set by `hello`: the models it serves. Until then the socket serves nothing. */
+  models: string[];
+  ready: boolean;
+  agent?: string;
+  capabilities?: Hello["capabilities"];
+}
+
+/** A relayed request. Lives only in memory: an in-flight request keeps the object from hibernating. */
+interface Relay {
+  id: string;
+  sessionId: string;
+  model: string;
+  text: string;
+  state: "queued" | "running";
+  cancelled: boolean;
+  out: ReadableStreamDefaultController<Uint8Array>;
+  closed: boolean;
+  timer?: ReturnType<typeof setTimeout>;
+}
+
+export interface RelayStart {
+  id: string;
+  model: string;
+  body: Record<string, unknown>;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Browser sessions and the relay (docs/relay-protocol.md). One instance ("hub") holds every serving
+ * page's WebSocket (Hibernation API), issues one-use tickets, queues relayed requests per session and
+ * model (web-llm runs one generation per model at a time and its interrupt is engine-wide), and streams
+ * each request's page messages back to the Worker as JSON lines.
+ */
 export class SessionHub extends DurableObject<Env> {
-  override async fetch(_request: Request): Promise<Response> {
-    return new Response("browser sessions are not available yet", { status: 501 });
+  private readonly relays = new Map<string, Relay>();
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Pings are answered without waking the object; their time is the session's liveness.
+    ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_TEXT, PONG_TEXT));
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS tickets (ticket TEXT PRIMARY KEY, expires INTEGER NOT NULL)");
   }
+
+  /** A one-use ticket for `GET /v1/sessions?ticket=…` (the caller has checked the serve credential). */
+  issueTicket(): { ticket: string; expiresInMs: number } {
+    const now = Date.now();
+    this.ctx.storage.sql.exec("DELETE FROM tickets WHERE expires < ?", now);
+    const bytes = crypto.getRandomValues(new Uint8Array(24));
+    const ticket = `tk_${[...bytes].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+    this.ctx.storage.sql.exec("INSERT INTO tickets (ticket, expires) VALUES (?, ?)", ticket, now + TICKET_TTL_MS);
+    return { ticket, expiresInMs: TICKET_TTL_MS };
+  }
+
+  /** The client left (or the attempt was abandoned): a queued request disappears, a running one is interrupted. */
+  cancel(id: string): void {
+    const r = this.relays.get(id);
+    if (!r) return;
+    if (r.state === "queued") {
+      this.finish(r);
+      this.sendQueue(r.sessionId, r.model);
+      return;
+    }
+    if (r.cancelled) return;
+    r.cancelled = true;
+    this.closeOut(r);
+    this.send(r.sessionId, JSON.stringify({ type: "cancel", id }));
+    // The slot stays taken until the page reports the drained generation as done or failed.
+    r.timer = setTimeout(() => this.release(r), CANCEL_GRACE_MS);
+  }
+
+  /** Live sessions, for the page's stats and for tests. */
+  sessions(): Array<{ sessionId: string; models: string[]; running: number; queued: number }> {
+    return this.liveSockets().map(({ att }) => {
+      const mine = [...this.relays.values()].filter((r) => r.sessionId === att.sessionId);
+      return { sessionId: att.sessionId, models: att.models, running: mine.filter((r) => r.state === "running").length, queued: mine.filter((r) => r.state === "queued").length };
+    });
+  }
+
+  override async fetch(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    if (url.pathname === "/connect") return this.acceptSession(request, url);
+    if (url.pathname === "/relay" && request.method === "POST") return this.relay((await request.json()) as RelayStart);
+    return json(404, { status: 404, code: "not_found", message: "unknown hub path" });
+  }
+
+  private acceptSession(request: Request, url: URL): Response {
+    if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      return json(426, { status: 426, code: "upgrade_required", message: "GET /v1/sessions is a WebSocket endpoint: connect with a WebSocket client." });
+    }
+    const ticket = url.searchParams.get("ticket");
+    if (ticket !== null) {
+      const row = this.ctx.storage.sql.exec<{ expires: number }>("DELETE FROM tickets WHERE ticket = ? RETURNING expires", ticket).toArray()[0];
+      if (!row || row.expires < Date.now()) {
+        return json(403, { status: 403, code: "invalid_ticket", message: "The session ticket is unknown, used or expired: get a new one from POST /v1/sessions/ticket (tickets are one-use and last 60 s)." });
+      }
+    } else if (url.searchParams.get("verified") !== "1") {
+      return json(401, { status: 401, code: "missing_credential", message: "A serve credential is required." });
+    }
+    const pair = new WebSocketPair();
+    const server = pair[1];
+    const att: SessionAttachment = { sessionId: `s_${crypto.randomUUID().slice(0, 8)}`, connectedAt: Date.now(), models: [], ready: false };
+    this.ctx.acceptWebSocket(server, [att.sessionId]);
+    server.serializeAttachment(att);
+    return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  private relay(start: RelayStart): Response {
+    const text = JSON.stringify({ type: "request", id: start.id, body: start.body });
+    if (messageBytes(text) > MAX_MESSAGE_BYTES) {
+      return json(413, { status: 413, code: "request_too_large", retryable: true, message: `The request is larger than a browser session accepts (${MAX_MESSAGE_BYTES} bytes per relay message).` });
+    }
+    const candidates = this.liveSockets().filter(({ att }) => att.ready && att.models.includes(start.model));
+    if (candidates.length === 0) {
+      return json(503, { status: 503, code: "no_capacity", retryAfter: 5, message: `No browser session is serving ${start.model}. Open the Switchyard page, load the model and switch on "serve this model for the team".` });
+    }
+    let best: { att: SessionAttachment; load: number } | undefined;
+    for (const { att } of candidates) {
+      const load = this.load(att.sessionId, start.model);
+      if (!best || load < best.load) best = { att, load };
+    }
+    if (!best || best.load >= 1 + MAX_QUEUE_PER_MODEL) {
+      return json(503, {
+        status: 503,
+        code: "no_capacity",
+        retryAfter: 2,
+        message: `Every browser session serving ${start.model} is busy (${candidates.length} session(s), each with one running and ${MAX_QUEUE_PER_MODEL} waiting). Retry shortly.`,
+      });
+    }
+    const sessionId = best.att.sessionId;
+    let out!: ReadableStreamDefaultController<Uint8Array>;
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => {
+        out = c;
+      },
+      cancel: () => this.cancel(start.id),
+    });
+    const r: Relay = { id: start.id, sessionId, model: start.model, text, state: "queued", cancelled: false, out, closed: false };
+    this.relays.set(r.id, r);
+    this.startNext(sessionId, start.model);
+    if (r.state === "queued") this.sendQueue(sessionId, start.model);
+    return new Response(body, { headers: { "content-type": "application/x-ndjson", "x-switchyard-session": sessionId } });
+  }
+
+  override async webSocketMessage(ws: WebSocket, raw: string | ArrayBuffer): Promise<void> {
+    if (typeof raw !== "string") return this.refuse(ws, CLOSE.malformed, "binary messages are not part of the protocol");
+    const parsed = parsePageMessage(raw);
+    if (!parsed.ok) return this.refuse(ws, parsed.tooBig ? CLOSE.tooBig : CLOSE.malformed, parsed.problem);
+    const msg: PageMessage = parsed.message;
+    const att = ws.deserializeAttachment() as SessionAttachment;
+    if (msg.type === "ping") {
+      ws.send(PONG_TEXT);
+      return;
+    }
+    if (msg.type === "hello") {
+      if (att.ready) return this.refuse(ws, CLOSE.malformed, "hello was already sent on this socket");
+      if (msg.version !== RELAY_VERSION) return this.refuse(ws, CLOSE.unsupportedVersion, `unsupported version ${msg.version}; this hub speaks ${RELAY_VERSION}`);
+      const next: SessionAttachment = { ...att, ready: true, models: msg.models, ...(msg.agent ? { agent: msg.agent } : {}), ...(msg.capabilities ? { capabilities: msg.capabilities } : {}) };
+      ws.serializeAttachment(next);
+      ws.send(JSON.stringify({ type: "welcome", version: RELAY_VERSION, sessionId: att.sessionId, maxMessageBytes: MAX_MESSAGE_BYTES, pingIntervalMs: PING_INTERVAL_MS }));
+      return;
+    }
+    if (!att.ready) return this.refuse(ws, CLOSE.malformed, `${msg.type} before hello`);
+    const r = this.relays.get(msg.id);
+    // Late messages for a request that is gone (finished, failed, cancelled and released) are ignored.
+    if (!r || r.sessionId !== att.sessionId || r.state !== "running") return;
+    if (msg.type === "chunk") {
+      this.write(r, raw);
+      return;
+    }
+    this.write(r, raw);
+    this.release(r);
+  }
+
+  override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
+    this.dropSession(ws, `disconnected (close code ${code})`);
+  }
+
+  override async webSocketError(ws: WebSocket): Promise<void> {
+    this.dropSession(ws, "disconnected (socket error)");
+  }
+
+  /** Sockets that said hello recently enough: silent for two ping intervals means dead (closed here). */
+  private liveSockets(): Array<{ ws: WebSocket; att: SessionAttachment }> {
+    const now = Date.now();
+    const live: Array<{ ws: WebSocket; att: SessionAttachment }> = [];
+    for (const ws of this.ctx.getWebSockets()) {
+      const att = ws.deserializeAttachment() as SessionAttachment | null;
+      if (!att || ws.readyState !== WebSocket.OPEN) continue;
+      const last = Math.max(att.connectedAt, this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? 0);
+      if (now - last > 2 * PING_INTERVAL_MS + 1000) {
+        this.dropSession(ws, "stopped answering pings");
+        try {
+          ws.close(1001, "no ping for two intervals");
+        } catch {}
+        continue;
+      }
+      live.push({ ws, att });
+    }
+    return live;
+  }
+
+  private load(sessionId: string, model: string): number {
+    let n = 0;
+    for (const r of this.relays.values()) if (r.sessionId === sessionId && r.model === model) n++;
+    return n;
+  }
+
+  private startNext(sessionId: string, model: string): void {
+    let next: Relay | undefined;
+    for (const r of this.relays.values()) {
+      if (r.sessionId !== sessionId || r.model !== model) continue;
+      if (r.state === "running") return;
+      next ??= r;
+    }
+    if (!next) return;
+    next.state = "running";
+    if (!this.send(sessionId, next.text)) {
+      this.write(next, JSON.stringify({ type: "error", id: next.id, kind: "SessionLost", message: "The browser session disconnected before the request could be sent." }));
+      this.finish(next);
+      return;
+    }
+    this.sendQueue(sessionId, model);
+  }
+
+  /** The page is done with a running request (answered, failed, or drained after a cancel): start the next. */
+  private release(r: Relay): void {
+    if (!this.relays.has(r.id)) return;
+    this.finish(r);
+    this.startNext(r.sessionId, r.model);
+  }
+
+  private finish(r: Relay): void {
+    if (r.timer !== undefined) clearTimeout(r.timer);
+    this.relays.delete(r.id);
+    this.closeOut(r);
+  }
+
+  private write(r: Relay, line: string): void {
+    if (r.closed) return;
+    try {
+      r.out.enqueue(encoder.encode(`${line}\n`));
+    } catch {
+      r.closed = true;
+    }
+  }
+
+  private closeOut(r: Relay): void {
+    if (r.closed) return;
+    r.closed = true;
+    try {
+      r.out.close();
+    } catch {}
+  }
+
+  private send(sessionId: string, text: string): boolean {
+    const ws = this.ctx.getWebSockets(sessionId)[0];
+    if (!ws) return false;
+    try {
+      ws.send(text);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  private sendQueue(sessionId: string, model: string): void {
+    let waiting = 0;
+    for (const r of this.relays.values()) if (r.sessionId === sessionId && r.model === model && r.state === "queued") waiting++;
+    this.send(sessionId, JSON.stringify({ type: "queue", model, waiting }));
+  }
+
+  private dropSession(ws: WebSocket, why: string): void {
+    const att = ws.deserializeAttachment() as SessionAttachment | null;
+    if (!att) return;
+    for (const r of [...this.relays.values()]) {
+      if (r.sessionId !== att.sessionId) continue;
+      this.write(r, JSON.stringify({ type: "error", id: r.id, kind: "SessionLost", message: `The browser session ${why}.` }));
+      this.finish(r);
+    }
+  }
+
+  private refuse(ws: WebSocket, code: number, reason: string): void {
+    this.dropSession(ws, `broke the relay protocol (${reason})`);
+    try {
+      ws.close(code, reason.slice(0, 120));
+    } catch {}
+  }
+}
+
+function json(status: number, body: Record<string, unknown>): Response {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 }

@@ -1,0 +1,137 @@
+import * as z from "zod/mini";
+
+// The relay protocol between SessionHub and a serving page (docs/relay-protocol.md). One WebSocket per
+// page, JSON text messages with a `type`; request-scoped messages carry the hub's request `id`. The
+// page bundles this same module, so both ends validate with one set of schemas.
+
+export const RELAY_VERSION = 1;
+/** Largest message either side may send, in UTF-8 bytes of the JSON text (Cloudflare's receive limit). */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+/** How often the page sends `{"type":"ping"}`; a session silent for two intervals is dead. */
+export const PING_INTERVAL_MS = 10_000;
+/** The exact ping text and its automatic answer (compared byte for byte by the runtime). */
+export const PING_TEXT = '{"type":"ping"}';
+export const PONG_TEXT = '{"type":"pong"}';
+
+/** Close codes the hub uses. */
+export const CLOSE = {
+  unsupportedVersion: 4400,
+  malformed: 4422,
+  tooBig: 1009,
+  replaced: 4409,
+} as const;
+
+const Id = z.string().check(z.minLength(1), z.maxLength(128));
+
+// Page → hub
+
+export const HelloSchema = z.object({
+  type: z.literal("hello"),
+  version: z.int(),
+  /** web-llm model ids this page has loaded and serves. */
+  models: z.array(z.string().check(z.minLength(1), z.maxLength(200))).check(z.minLength(1), z.maxLength(16)),
+  capabilities: z.optional(
+    z.looseObject({
+      shaderF16: z.optional(z.boolean()),
+      adapter: z.optional(z.string()),
+      maxBufferSize: z.optional(z.number()),
+    }),
+  ),
+  /** Free text shown in logs, e.g. the browser. */
+  agent: z.optional(z.string().check(z.maxLength(200))),
+});
+
+/** One `chat.completion.chunk` exactly as web-llm yielded it (only `object` is checked). */
+export const WebLlmChunkSchema = z.looseObject({
+  object: z.literal("chat.completion.chunk"),
+  choices: z.array(z.looseObject({})),
+});
+
+export const ChunkSchema = z.object({ type: z.literal("chunk"), id: Id, data: WebLlmChunkSchema });
+
+export const RelayUsageSchema = z.looseObject({
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+});
+
+export const DoneSchema = z.object({ type: z.literal("done"), id: Id, usage: z.optional(z.nullable(RelayUsageSchema)) });
+
+export const PageErrorSchema = z.object({
+  type: z.literal("error"),
+  id: Id,
+  /** The error's message, without a stack. */
+  message: z.string().check(z.maxLength(4000)),
+  /** web-llm's error name (`err.name`, or the prefix of its string form), e.g. `ContextWindowSizeExceededError`. */
+  kind: z.string().check(z.maxLength(100)),
+});
+
+export const PingSchema = z.object({ type: z.literal("ping") });
+
+export const PageMessageSchema = z.discriminatedUnion("type", [HelloSchema, ChunkSchema, DoneSchema, PageErrorSchema, PingSchema]);
+
+// Hub → page
+
+export const WelcomeSchema = z.object({
+  type: z.literal("welcome"),
+  version: z.int(),
+  sessionId: z.string(),
+  maxMessageBytes: z.int(),
+  pingIntervalMs: z.int(),
+});
+
+export const RequestSchema = z.object({
+  type: z.literal("request"),
+  id: Id,
+  /** A chat request already adapted for web-llm: pass it to `engine.chat.completions.create` as is. */
+  body: z.looseObject({ messages: z.array(z.looseObject({})), stream: z.literal(true) }),
+});
+
+export const CancelSchema = z.object({ type: z.literal("cancel"), id: Id });
+
+export const QueueSchema = z.object({ type: z.literal("queue"), model: z.string(), waiting: z.int() });
+
+export const PongSchema = z.object({ type: z.literal("pong") });
+
+export const HubMessageSchema = z.discriminatedUnion("type", [WelcomeSchema, RequestSchema, CancelSchema, QueueSchema, PongSchema]);
+
+export type PageMessage = z.infer<typeof PageMessageSchema>;
+export type HubMessage = z.infer<typeof HubMessageSchema>;
+export type Hello = z.infer<typeof HelloSchema>;
+export type WebLlmChunk = z.infer<typeof WebLlmChunkSchema>;
+
+/** Messages the hub passes on to the Worker for one relayed request (one JSON object per line). */
+export type RelayLine =
+  | z.infer<typeof ChunkSchema>
+  | z.infer<typeof DoneSchema>
+  | z.infer<typeof PageErrorSchema>;
+
+const encoder = new TextEncoder();
+
+/** UTF-8 size of a message's text. */
+export function messageBytes(text: string): number {
+  // Fast path: every UTF-16 unit is at most 3 UTF-8 bytes.
+  if (text.length * 3 <= MAX_MESSAGE_BYTES) return text.length;
+  return encoder.encode(text).byteLength;
+}
+
+export type Parsed<T> = { ok: true; message: T } | { ok: false; tooBig: boolean; problem: string };
+
+function parseWith<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } } }, text: string): Parsed<T> {
+  if (messageBytes(text) > MAX_MESSAGE_BYTES) return { ok: false, tooBig: true, problem: `message larger than ${MAX_MESSAGE_BYTES} bytes` };
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return { ok: false, tooBig: false, problem: "message is not JSON" };
+  }
+  const r = schema.safeParse(json);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const where = issue?.path.length ? issue.path.map(String).join(".") : "message";
+    return { ok: false, tooBig: false, problem: `${where}: ${issue?.message ?? "invalid"}` };
+  }
+  return { ok: true, message: r.data };
+}
+
+export const parsePageMessage = (text: string): Parsed<PageMessage> => parseWith(PageMessageSchema as never, text);
+export const parseHubMessage = (text: string): Parsed<HubMessage> => parseWith(HubMessageSchema as never, text);

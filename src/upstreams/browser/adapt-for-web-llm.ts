@@ -1,0 +1,65 @@
+import { ProxyError } from "../../errors/proxy-error.ts";
+import type { ChatMessage, ChatRequest } from "../../schemas/chat-request.ts";
+
+/**
+ * Pure: an OpenAI chat request → a body web-llm 0.2.86 accepts (docs/relay-protocol.md, "request").
+ * - system and `developer` messages become one system message at index 0 (web-llm throws
+ *   SystemMessageOrderError for a system message anywhere else, UnsupportedRoleError for `developer`);
+ * - `content: null` becomes "" (ContentTypeError), array content is flattened to its text
+ *   (UserMessageContentErrorForNonVLM on text models);
+ * - `max_completion_tokens` becomes `max_tokens` (web-llm ignores the former and would run to the
+ *   end of the context);
+ * - `response_format: json_schema` becomes `json_object` with the schema as a string (web-llm treats
+ *   json_schema as unconstrained);
+ * - `model` is the session's loaded model id (anything else is SpecifiedModelNotFoundError);
+ * - it always streams with usage, like every upstream here. Every other field is kept.
+ */
+export function adaptForWebLlm(req: ChatRequest, model: string): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...req };
+  body.model = model;
+  body.stream = true;
+  body.stream_options = { include_usage: true };
+  delete body.n;
+  if (req.max_completion_tokens != null && req.max_tokens == null) body.max_tokens = req.max_completion_tokens;
+  delete body.max_completion_tokens;
+
+  const format = (req as Record<string, unknown>).response_format as { type?: unknown; json_schema?: { schema?: unknown } } | null | undefined;
+  if (format && format.type === "json_schema") {
+    const schema = format.json_schema?.schema;
+    body.response_format = schema === undefined ? { type: "json_object" } : { type: "json_object", schema: JSON.stringify(schema) };
+  }
+
+  const system: string[] = [];
+  const rest: Record<string, unknown>[] = [];
+  for (const m of req.messages) {
+    const content = flattenContent(m);
+    if (m.role === "system" || m.role === "developer") {
+      if (content !== "") system.push(content);
+      continue;
+    }
+    rest.push({ ...m, content });
+  }
+  body.messages = system.length ? [{ role: "system", content: system.join("\n\n") }, ...rest] : rest;
+  return body;
+}
+
+function flattenContent(m: ChatMessage): string {
+  const c = m.content;
+  if (c == null) return "";
+  if (typeof c === "string") return c;
+  const texts: string[] = [];
+  for (const part of c) {
+    const text: unknown = part.text;
+    if (part.type === "text" && typeof text === "string") texts.push(text);
+    else {
+      throw new ProxyError({
+        status: 400,
+        code: "unsupported_content",
+        param: "messages",
+        retryable: true,
+        message: `Browser sessions serve text models only; a "${part.type}" content part cannot be sent to one.`,
+      });
+    }
+  }
+  return texts.join("\n");
+}

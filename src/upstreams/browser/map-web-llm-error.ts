@@ -1,0 +1,87 @@
+import { ProxyError } from "../../errors/proxy-error.ts";
+
+// web-llm 0.2.86's error names (err.name, or the prefix of `String(err)` from its Web Worker), grouped by
+// what they mean for the client: a mistake in the request (400, every session would refuse it), a
+// prompt that does not fit (400 context_length_exceeded), or a session that cannot serve right now
+// (retryable: another target may still succeed).
+const REQUEST_ERRORS = new Set([
+  "RangeError",
+  "MinValueError",
+  "NonNegativeError",
+  "DependencyError",
+  "SeedTypeError",
+  "StreamingCountError",
+  "InvalidStreamOptionsError",
+  "InvalidResponseFormatError",
+  "InvalidResponseFormatGrammarError",
+  "InvalidResponseFormatStructuralTagError",
+  "GrammarMatcherInitError",
+  "SystemMessageOrderError",
+  "MessageOrderError",
+  "ContentTypeError",
+  "UnsupportedRoleError",
+  "UserMessageContentErrorForNonVLM",
+  "MultipleTextContentError",
+  "UnsupportedFieldsError",
+  "UnsupportedModelIdError",
+  "CustomSystemPromptError",
+  "CustomResponseFormatError",
+  "ToolCallOutputParseError",
+  "ToolCallOutputInvalidTypeError",
+  "ToolCallOutputMissingFieldsError",
+]);
+
+const CAPABILITY_ERRORS = new Set(["WebGPUNotAvailableError", "ShaderF16SupportError", "FeatureSupportError", "DeviceLostError"]);
+
+const AVAILABILITY_ERRORS = new Set([
+  "ModelNotFoundError",
+  "ModelNotLoadedError",
+  "SpecifiedModelNotFoundError",
+  "UnclearModelToUseError",
+  "NetworkError",
+  "TypeError",
+  "CompileError",
+  "LinkError",
+]);
+
+export type WebLlmErrorGroup = "request" | "context" | "capability" | "availability" | "session" | "unknown";
+
+/** Pure: which group an error belongs to, from its name (and, for web-llm's plain `Error`s, its message). */
+export function webLlmErrorGroup(kind: string, message: string): WebLlmErrorGroup {
+  if (kind === "ContextWindowSizeExceededError") return "context";
+  if (REQUEST_ERRORS.has(kind) || /^InvalidResponseFormat/.test(kind)) return "request";
+  if (CAPABILITY_ERRORS.has(kind)) return "capability";
+  if (AVAILABILITY_ERRORS.has(kind)) return "availability";
+  if (kind === "SessionLost" || kind === "AbortError") return "session";
+  if (/Unable to find a compatible GPU|Cannot initialize runtime|WebGPU/i.test(message)) return "capability";
+  return "unknown";
+}
+
+/** Pure: a page's `error {kind, message}` → the client's outcome. */
+export function mapWebLlmError(kind: string, message: string, upstream: string): ProxyError {
+  switch (webLlmErrorGroup(kind, message)) {
+    case "context":
+      return new ProxyError({
+        status: 400,
+        code: "context_length_exceeded",
+        param: "messages",
+        message: `The request is too long for the model's context: ${message}. Shorten the conversation or lower max_tokens.`,
+      });
+    case "request":
+      return new ProxyError({ status: 400, code: "upstream_error", type: "invalid_request_error", message: `${upstream} rejected the request: ${kind}: ${message}` });
+    case "capability":
+      return new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, retryable: true, message: `${upstream} cannot run the model on its GPU (${kind}: ${message}).` });
+    case "availability":
+      return new ProxyError({
+        status: 503,
+        code: kind === "ModelNotLoadedError" ? "model_loading" : "no_capacity",
+        retryAfter: 5,
+        retryable: true,
+        message: `${upstream} does not have the model ready (${kind}: ${message}).`,
+      });
+    case "session":
+      return new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream}: ${message}` });
+    default:
+      return new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} failed: ${kind}: ${message}` });
+  }
+}

@@ -1,0 +1,91 @@
+import type { FinishReason, Timings, UpstreamEvent } from "../../stream/events.ts";
+
+/** One `chat.completion.chunk` as web-llm 0.2.86 yields it (only what the proxy reads). */
+export interface WebLlmChunk {
+  choices?: Array<{
+    index?: number;
+    finish_reason?: string | null;
+    delta?: {
+      role?: string;
+      content?: string | null;
+      tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }>;
+    };
+  }>;
+  usage?: { prompt_tokens?: number; completion_tokens?: number; extra?: Record<string, unknown> } | null;
+}
+
+/**
+ * Pure: one web-llm chunk → internal events, so a client cannot tell a browser session from
+ * llama.cpp. `role` (repeated on every chunk) and empty `content` carry nothing; `usage.extra`
+ * becomes llama.cpp-style `timings`; `finish_reason: "abort"` (an interrupt nobody asked for here:
+ * a cancelled client is no longer reading) is an error, never a fake finish.
+ */
+export function normalizeWebLlmChunk(chunk: WebLlmChunk, upstream: string): UpstreamEvent[] {
+  const events: UpstreamEvent[] = [];
+  for (const choice of chunk.choices ?? []) {
+    if ((choice.index ?? 0) !== 0) continue;
+    const delta = choice.delta;
+    if (delta) {
+      if (typeof delta.content === "string" && delta.content !== "") events.push({ type: "text", delta: delta.content });
+      (delta.tool_calls ?? []).forEach((tc, i) => {
+        events.push({
+          type: "toolCall",
+          index: tc.index ?? i,
+          ...(tc.id ? { id: tc.id } : {}),
+          ...(tc.function?.name ? { name: tc.function.name } : {}),
+          argumentsDelta: tc.function?.arguments ?? "",
+        });
+      });
+    }
+    if (choice.finish_reason === "abort") {
+      events.push({
+        type: "error",
+        error: { status: 502, type: "api_error", code: "upstream_error", retryable: true, message: `${upstream} stopped generating before the answer was complete (interrupted in the browser).` },
+      });
+      return events;
+    }
+    if (choice.finish_reason) events.push({ type: "finish", reason: mapWebLlmFinishReason(choice.finish_reason) });
+  }
+  if (chunk.usage) {
+    const timings = timingsOf(chunk.usage);
+    events.push({
+      type: "usage",
+      usage: { promptTokens: chunk.usage.prompt_tokens ?? 0, completionTokens: chunk.usage.completion_tokens ?? 0 },
+      ...(timings ? { timings } : {}),
+    });
+  }
+  return events;
+}
+
+export function mapWebLlmFinishReason(reason: string): FinishReason {
+  switch (reason) {
+    case "stop":
+    case "length":
+    case "tool_calls":
+      return reason;
+    default:
+      return "stop";
+  }
+}
+
+/** web-llm's `usage.extra` (seconds and rates) in llama.cpp's `timings` names (milliseconds). */
+function timingsOf(usage: NonNullable<WebLlmChunk["usage"]>): Timings | undefined {
+  const extra = usage.extra;
+  if (!extra) return undefined;
+  const num = (k: string) => (typeof extra[k] === "number" && Number.isFinite(extra[k]) ? (extra[k] as number) : undefined);
+  const prompt = usage.prompt_tokens ?? 0;
+  const predicted = usage.completion_tokens ?? 0;
+  const ttft = num("time_to_first_token_s");
+  const tpot = num("time_per_output_token_s");
+  const out: Timings = {};
+  const set = (k: string, v: number | undefined) => {
+    if (v !== undefined && Number.isFinite(v)) out[k] = Math.round(v * 1000) / 1000;
+  };
+  set("prompt_n", prompt);
+  set("prompt_ms", ttft !== undefined ? ttft * 1000 : undefined);
+  set("prompt_per_second", num("prefill_tokens_per_s"));
+  set("predicted_n", predicted);
+  set("predicted_ms", tpot !== undefined ? tpot * predicted * 1000 : undefined);
+  set("predicted_per_second", num("decode_tokens_per_s"));
+  return out;
+}

@@ -1,0 +1,199 @@
+// A stand-in for @mlc-ai/web-llm 0.2.86 (no model weights exist on the test machines). It reproduces
+// what Switchyard relies on, as described in ../shared/reference/web-llm.md §5, §6 and §9:
+// - chunks: `role` on every delta chunk, an empty `content` chunk, `logprobs: null` on deltas, a final
+//   chunk with an empty delta and no `logprobs` key, a `usage` chunk (choices: []) only with
+//   include_usage, ids without the `chatcmpl-` prefix, no [DONE];
+// - one generation at a time (FIFO lock); `interruptGenerate()` is engine-wide, checked before each
+//   decode step, ends with finish_reason "abort", and is cleared when the next request takes the lock;
+//   an abandoned iterator keeps the lock until it is drained or `return()`ed;
+// - request checks and error names (ModelNotLoadedError, SpecifiedModelNotFoundError,
+//   SystemMessageOrderError, UnsupportedRoleError, ContentTypeError, MessageOrderError,
+//   ContextWindowSizeExceededError, ModelNotFoundError).
+// Usable in Node, workerd and the browser (Playwright serves it in place of the vendored module).
+
+export const prebuiltAppConfig = {
+  model_list: [
+    { model_id: "SmolLM2-360M-Instruct-q4f16_1-MLC", vram_required_MB: 376.06, required_features: ["shader-f16"], overrides: { context_window_size: 4096 } },
+    { model_id: "SmolLM2-360M-Instruct-q4f32_1-MLC", vram_required_MB: 579.61, overrides: { context_window_size: 4096 } },
+    { model_id: "Qwen2.5-0.5B-Instruct-q4f32_1-MLC", vram_required_MB: 1060.2, overrides: { context_window_size: 4096 } },
+  ],
+};
+
+function webLlmError(name, message) {
+  const e = new Error(message);
+  e.name = name;
+  return e;
+}
+
+/** The reply the fake gives: the text after "echo:" in the last user message, else a fixed sentence. */
+export function fakeReply(messages) {
+  const last = [...messages].reverse().find((m) => m.role === "user");
+  const text = typeof last?.content === "string" ? last.content : "";
+  const at = text.indexOf("echo:");
+  return at >= 0 ? text.slice(at + 5).trim() : "Hello from the fake engine.";
+}
+
+/** Splits text into token-like pieces (a word with its leading space). */
+export function fakeTokens(text) {
+  return text.match(/\s*\S+/g) ?? [];
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+export class FakeEngine {
+  constructor({ tokenDelayMs = 0, contextWindow = 4096, appConfig = prebuiltAppConfig, initProgressCallback } = {}) {
+    this.tokenDelayMs = tokenDelayMs;
+    this.contextWindow = contextWindow;
+    this.appConfig = appConfig;
+    this.initProgressCallback = initProgressCallback;
+    this.loaded = null;
+    this.interruptSignal = false;
+    this.lockTail = Promise.resolve();
+    this.requests = [];
+    this.chat = { completions: { create: (req) => this.create(req) } };
+  }
+
+  setInitProgressCallback(cb) {
+    this.initProgressCallback = cb;
+  }
+
+  async reload(modelId) {
+    const id = Array.isArray(modelId) ? modelId[0] : modelId;
+    if (!this.appConfig.model_list.some((r) => r.model_id === id)) {
+      throw webLlmError("ModelNotFoundError", `Cannot find model record in appConfig for ${id}. Please check if the model ID is correct and included in the model_list configuration.`);
+    }
+    const N = 4;
+    const report = (progress, text) => this.initProgressCallback?.({ progress, timeElapsed: 0, text });
+    report(0, "Start to fetch params");
+    for (let i = 1; i <= N; i++) {
+      await sleep(this.tokenDelayMs);
+      report((i / N) * 0.9, `Fetching param cache[${i}/${N}]: ${i * 30}MB fetched. ${Math.round((i / N) * 100)}% completed, 0 secs elapsed. It can take a while when we first visit this page to populate the cache. Later refreshes will become faster.`);
+    }
+    report(0.95, `Loading GPU shader modules[1/1]: 100% completed, 0 secs elapsed.`);
+    this.loaded = id;
+    report(1, "Finish loading on WebGPU - google");
+  }
+
+  async unload() {
+    this.loaded = null;
+  }
+
+  interruptGenerate() {
+    this.interruptSignal = true;
+  }
+
+  async resetChat() {}
+
+  async getGPUVendor() {
+    return "google";
+  }
+
+  check(req) {
+    if (!this.loaded) throw webLlmError("ModelNotLoadedError", "Model not loaded before trying to complete ChatCompletionRequest. Please ensure you have called `MLCEngine.reload(model)` to load the model before initiating chat operations, or initialize your engine using `CreateMLCEngine()` with a valid model configuration.");
+    if (req.model != null && req.model !== this.loaded) throw webLlmError("SpecifiedModelNotFoundError", `Specified model ${req.model} is not found in loaded models. Loaded models: ${this.loaded}`);
+    if (req.stream_options && !req.stream) throw webLlmError("InvalidStreamOptionsError", "Only specify stream_options when stream=True.");
+    if (req.max_tokens != null && !(req.max_tokens > 0)) throw webLlmError("MinValueError", "Make sure `max_tokens` > 0.");
+    const msgs = req.messages ?? [];
+    msgs.forEach((m, i) => {
+      if (!["system", "user", "assistant", "tool"].includes(m.role)) throw webLlmError("UnsupportedRoleError", `Unsupported role of message: ${m.role}`);
+      if (m.role === "system" && i !== 0) throw webLlmError("SystemMessageOrderError", "System prompt should always be the first message in `messages`.");
+      if (m.role === "assistant" && typeof m.content !== "string") throw webLlmError("ContentTypeError", "Last messages should be a string from the `user`.");
+      if (m.role === "user" && typeof m.content !== "string") throw webLlmError("UserMessageContentErrorForNonVLM", "The model loaded is not of type ModelType.VLM (vision-language model). Therefore, user message only supports string content, but received: " + JSON.stringify(m.content));
+    });
+    const last = msgs[msgs.length - 1];
+    if (!last || (last.role !== "user" && last.role !== "tool")) throw webLlmError("MessageOrderError", "Last message should be from `user` or `tool`.");
+    const promptTokens = msgs.reduce((n, m) => n + fakeTokens(String(m.content ?? "")).length + 4, 0);
+    if (promptTokens > this.contextWindow) {
+      throw webLlmError("ContextWindowSizeExceededError", `Prompt tokens exceed context window size: number of prompt tokens: ${promptTokens}; context window size: ${this.contextWindow}\nConsider shortening the prompt, or increase \`context_window_size\`, or using sliding window via \`sliding_window_size\`.`);
+    }
+    return promptTokens;
+  }
+
+  async create(req) {
+    const promptTokens = this.check(req);
+    this.requests.push(req);
+    if (!req.stream) throw webLlmError("Error", "the fake engine only streams");
+    return this.generate(req, promptTokens);
+  }
+
+  async *generate(req, promptTokens) {
+    // FIFO lock: one generation at a time; taking it clears a stale interrupt.
+    let unlock;
+    const prev = this.lockTail;
+    this.lockTail = new Promise((r) => (unlock = r));
+    await prev;
+    this.interruptSignal = false;
+    try {
+      const id = crypto.randomUUID();
+      const created = Math.floor(Date.now() / 1000);
+      const model = this.loaded;
+      const base = { id, model, object: "chat.completion.chunk", created };
+      const tokens = fakeTokens(fakeReply(req.messages));
+      const max = req.max_tokens ?? Infinity;
+      const t0 = Date.now();
+      await sleep(this.tokenDelayMs); // prefill (not interruptible)
+      const ttft = (Date.now() - t0) / 1000;
+      let finish = "stop";
+      let produced = 0;
+      // The first delta right after prefill: empty, as when a token ends in an incomplete UTF-8 sequence.
+      yield { ...base, choices: [{ delta: { content: "", role: "assistant" }, finish_reason: null, index: 0, logprobs: null }] };
+      for (const content of tokens) {
+        if (this.interruptSignal) {
+          finish = "abort";
+          break;
+        }
+        if (produced >= max) {
+          finish = "length";
+          break;
+        }
+        await sleep(this.tokenDelayMs);
+        produced++;
+        yield { ...base, choices: [{ delta: { content, role: "assistant" }, finish_reason: null, index: 0, logprobs: null }] };
+      }
+      if (finish === "stop" && this.interruptSignal) finish = "abort";
+      yield { ...base, choices: [{ delta: {}, finish_reason: finish, index: 0 }] };
+      if (req.stream_options?.include_usage) {
+        const e2e = (Date.now() - t0) / 1000 || 0.001;
+        yield {
+          ...base,
+          choices: [],
+          usage: {
+            prompt_tokens: promptTokens,
+            completion_tokens: produced,
+            total_tokens: promptTokens + produced,
+            extra: {
+              e2e_latency_s: e2e,
+              prefill_tokens_per_s: promptTokens / (ttft || 0.001),
+              decode_tokens_per_s: produced / (e2e - ttft || 0.001),
+              time_to_first_token_s: ttft,
+              time_per_output_token_s: produced ? (e2e - ttft) / produced : 0,
+            },
+          },
+        };
+      }
+    } finally {
+      unlock();
+    }
+  }
+}
+
+/** The page-facing factories web-llm exports, backed by the fake. */
+export async function CreateMLCEngine(modelId, engineConfig = {}) {
+  const engine = new FakeEngine({ tokenDelayMs: globalThis.__fakeTokenDelayMs ?? 20, initProgressCallback: engineConfig.initProgressCallback, appConfig: engineConfig.appConfig ?? prebuiltAppConfig });
+  await engine.reload(modelId);
+  return engine;
+}
+
+export async function CreateWebWorkerMLCEngine(_worker, modelId, engineConfig = {}) {
+  return CreateMLCEngine(modelId, engineConfig);
+}
+
+export class WebWorkerMLCEngineHandler {
+  onmessage() {}
+}
+
+export async function hasModelInCache() {
+  return false;
+}
+
+export async function deleteModelAllInfoInCache() {}
