@@ -3,8 +3,11 @@ import type { AppEnv } from "../app-env.ts";
 import type { Config } from "../config/config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
+import type { UpstreamEvent } from "../stream/events.ts";
 import type { StreamStart } from "../stream/sse-response.ts";
-import type { SwitchyardExtension, ToolCallScore } from "../stream/switchyard-extension.ts";
+import type { SwitchyardExtension } from "../stream/switchyard-extension.ts";
+import { pullThrough } from "../stream/pull-through.ts";
+import { createToolCallTransform, type ToolCallReport, type ToolDefinition } from "../toolcalls/index.ts";
 import { BrowserUpstream } from "../upstreams/browser/browser-upstream.ts";
 import { LlamaUpstream } from "../upstreams/llama/llama-upstream.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
@@ -15,8 +18,8 @@ import type { Target } from "./target.ts";
 /** What every API surface (chat, responses, messages…) needs to answer from the event stream. */
 export interface ChatRun {
   start: Promise<StreamStart>;
-  /** `x_switchyard` for the final chunk or body. */
-  extension(scores?: ToolCallScore[]): SwitchyardExtension;
+  /** `x_switchyard` for the final chunk or body (tool-call scores are complete once finish has passed). */
+  extension(): SwitchyardExtension;
   /** Options shared by sseResponse and jsonResponse. */
   common: {
     start: Promise<StreamStart>;
@@ -43,11 +46,12 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
   c.req.raw.signal?.addEventListener?.("abort", abort, { once: true });
 
   let started: Started | undefined;
-  const extension = (scores?: ToolCallScore[]): SwitchyardExtension => ({
+  let toolCallReports: ToolCallReport[] = [];
+  const extension = (): SwitchyardExtension => ({
     target: started?.target.name ?? "",
     attempts: started?.attempts ?? 0,
     ...(started ? { timings: { first_event_ms: started.firstEventAt - started.startedAt, total_ms: Date.now() - started.startedAt } } : {}),
-    ...(scores?.length ? { tool_calls: scores.map((s) => ({ ...s, id: "" })) } : {}),
+    ...(toolCallReports.length ? { tool_calls: toolCallReports.map(({ index, id, score, problems }) => ({ index, id, score, problems })) } : {}),
   });
 
   const start: Promise<StreamStart> = runAttempts(targets, {
@@ -57,9 +61,16 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     env: c.env as unknown as Record<string, unknown>,
     signal: work.signal,
     upstreamFor,
-  }).then((s) => {
+  }).then(async (s) => {
     started = s;
-    return { first: s.first, events: s.events, headers: { "x-switchyard-target": s.target.name, "x-switchyard-attempts": String(s.attempts) } };
+    const headers = { "x-switchyard-target": s.target.name, "x-switchyard-attempts": String(s.attempts) };
+    const rewriter = toolCallRewriter(request, (reports) => (toolCallReports = reports));
+    if (!rewriter) return { first: s.first, events: s.events, headers };
+    // Tool calls written as text become real tool_calls; plain text still flows at once.
+    const events = pullThrough(s.first, s.events, rewriter);
+    const first = await events.next();
+    if (!first) throw new ProxyError({ status: 502, code: "upstream_error", message: `${s.target.name} ended its answer without sending anything.` });
+    return { first, events, headers };
   });
 
   return {
@@ -79,4 +90,14 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
 export function upstreamFor(target: Target): Upstream {
   if (target.kind === "llama") return new LlamaUpstream(target.name, target);
   return new BrowserUpstream(target.name, target);
+}
+
+/** The text → tool_calls rewriter for a request that declares tools (none when it cannot call any). */
+function toolCallRewriter(request: ChatRequest, onReports: (reports: ToolCallReport[]) => void): TransformStream<UpstreamEvent, UpstreamEvent> | null {
+  if (!request.tools?.length || request.tool_choice === "none") return null;
+  return createToolCallTransform(request.tools as ToolDefinition[], {
+    ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}),
+    ...(request.parallel_tool_calls != null ? { parallel_tool_calls: request.parallel_tool_calls } : {}),
+    onToolCalls: onReports,
+  });
 }

@@ -1,7 +1,7 @@
 import type { ErrorInfo, FinishReason, Timings, Usage, UpstreamEvent } from "./events.ts";
 import { errorEnvelope } from "../errors/error-envelope.ts";
 import { randomId } from "./random-id.ts";
-import type { SwitchyardExtension, ToolCallScore } from "./switchyard-extension.ts";
+import type { SwitchyardExtension } from "./switchyard-extension.ts";
 
 export interface ResponseMeta {
   id: string;
@@ -41,8 +41,7 @@ export class ChunkEncoder {
 
   constructor(
     private readonly meta: ResponseMeta,
-    private readonly extension: (scores: ToolCallScore[] | undefined) => SwitchyardExtension,
-    private readonly scores: () => ToolCallScore[] | undefined = () => undefined,
+    private readonly extension: () => SwitchyardExtension,
   ) {}
 
   get failed(): ErrorInfo | null {
@@ -85,7 +84,7 @@ export class ChunkEncoder {
       const finish: Json = {
         ...this.base(),
         choices: [{ index: 0, delta: {}, finish_reason: this.pendingFinish, logprobs: null }],
-        x_switchyard: this.extension(this.scores()),
+        x_switchyard: this.extension(),
       };
       if (this.meta.includeUsage && this.usage) {
         out.push(finish, { ...this.base(), choices: [], usage: usageJson(this.usage), ...(this.timings ? { timings: this.timings } : {}) });
@@ -103,7 +102,7 @@ export class ChunkEncoder {
     if (!call) {
       // A new call: whatever was pending for other calls is final now.
       out.push(...this.flushCalls());
-      call = { index: event.index, id: randomId("call_"), name: event.name ?? "", args: "", announced: false };
+      call = { index: event.index, id: clientCallId(event.id), name: event.name ?? "", args: "", announced: false };
       this.calls.set(event.index, call);
       call.args += event.argumentsDelta;
       return out;
@@ -154,4 +153,9 @@ export function usageJson(u: Usage): Json {
     total_tokens: u.promptTokens + u.completionTokens,
     ...(u.cachedTokens !== undefined ? { prompt_tokens_details: { cached_tokens: u.cachedTokens } } : {}),
   };
+}
+
+/** The id a client sees: one the proxy minted (the tool-call rewriter's `call_…`), else a new one. */
+export function clientCallId(upstreamId: string | undefined): string {
+  return upstreamId?.startsWith("call_") ? upstreamId : randomId("call_");
 }

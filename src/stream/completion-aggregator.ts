@@ -1,7 +1,6 @@
 import type { ErrorInfo, FinishReason, Timings, Usage, UpstreamEvent } from "./events.ts";
-import { randomId } from "./random-id.ts";
-import { usageJson, type ResponseMeta } from "./chunk-encoder.ts";
-import type { SwitchyardExtension, ToolCallScore } from "./switchyard-extension.ts";
+import { clientCallId, usageJson, type ResponseMeta } from "./chunk-encoder.ts";
+import type { SwitchyardExtension } from "./switchyard-extension.ts";
 
 type Json = Record<string, unknown>;
 
@@ -27,7 +26,7 @@ export class CompletionAggregator {
       case "toolCall": {
         let call = this.calls.get(event.index);
         if (!call) {
-          call = { id: randomId("call_"), name: "", args: "" };
+          call = { id: clientCallId(event.id), name: "", args: "" };
           this.calls.set(event.index, call);
         }
         if (event.name) call.name = event.name; // a resent name replaces, never appends
@@ -56,7 +55,7 @@ export class CompletionAggregator {
   }
 
   /** The body; call only when not failed and the upstream is done. */
-  result(meta: ResponseMeta, extension: (scores: ToolCallScore[] | undefined) => SwitchyardExtension, scores?: ToolCallScore[]): Json {
+  result(meta: ResponseMeta, extension: () => SwitchyardExtension): Json {
     const toolCalls = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, c]) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.args } }));
@@ -74,7 +73,7 @@ export class CompletionAggregator {
       choices: [{ index: 0, message, finish_reason: this.finish ?? "stop", logprobs: null }],
       usage: usageJson(this.usage ?? { promptTokens: 0, completionTokens: 0 }),
       ...(this.timings ? { timings: this.timings } : {}),
-      x_switchyard: extension(scores),
+      x_switchyard: extension(),
     };
   }
 }

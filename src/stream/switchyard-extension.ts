@@ -6,9 +6,3 @@ export interface SwitchyardExtension {
   tool_calls?: Array<{ index: number; id: string; score: number; problems: unknown[] }>;
   policy?: string;
 }
-
-export interface ToolCallScore {
-  index: number;
-  score: number;
-  problems: unknown[];
-}

@@ -1,5 +1,6 @@
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { LlamaTarget } from "../../schemas/config.ts";
+import { applyPromptMode } from "./apply-prompt-mode.ts";
 
 /**
  * The body sent to llama-server for a chat request. Every field the client sent is kept (llama.cpp
@@ -12,7 +13,11 @@ import type { LlamaTarget } from "../../schemas/config.ts";
  * - Mistral templates reject tool-call ids that are not 9 alphanumerics: ids are mapped, the same way
  *   in assistant and tool messages.
  */
-export function buildLlamaBody(req: ChatRequest, target: Pick<LlamaTarget, "model" | "strip" | "set">): Record<string, unknown> {
+export function buildLlamaBody(
+  req: ChatRequest,
+  target: Pick<LlamaTarget, "model" | "strip" | "set">,
+  toolMode: "native" | "prompt" = "native",
+): Record<string, unknown> {
   const body: Record<string, unknown> = { ...req };
   body.model = target.model ?? req.model;
   body.stream = true;
@@ -37,6 +42,8 @@ export function buildLlamaBody(req: ChatRequest, target: Pick<LlamaTarget, "mode
     if (m.role === "tool" && m.tool_call_id !== undefined) msg = { ...msg, tool_call_id: ids.map(m.tool_call_id) };
     return msg;
   });
+
+  if (toolMode === "prompt" && (req.tools || req.tool_choice)) applyPromptMode(body, req);
 
   for (const key of target.strip ?? []) delete body[key];
   for (const [key, value] of Object.entries(target.set ?? {})) body[key] = value;

@@ -8,6 +8,7 @@ import { mapLlamaError } from "./map-llama-error.ts";
 import { parseLlamaSse } from "./parse-llama-sse.ts";
 import { mapLlamaCompletion } from "./map-llama-completion.ts";
 import { fetchFresh } from "../../http/fetch-fresh.ts";
+import { detectToolMode } from "./detect-tool-mode.ts";
 
 /** The chat endpoint of a llama-server base URL (with or without a trailing `/v1`). */
 export function chatUrl(base: string): string {
@@ -55,7 +56,8 @@ export class LlamaUpstream implements Upstream {
     }, ctx.responseStartMs);
     let res: Response;
     try {
-      const body = buildLlamaBody(request, this.target);
+      const toolMode = request.tools?.length ? (this.target.tools ?? (await detectToolMode(this.target.url, authOnly(headers), ctx.responseStartMs))) : "native";
+      const body = buildLlamaBody(request, this.target, toolMode);
       if (!stream) {
         body.stream = false;
         delete body.stream_options;
@@ -115,6 +117,11 @@ export class LlamaUpstream implements Upstream {
     }
     return res.body.pipeThrough(new TextDecoderStream()).pipeThrough(parseLlamaSse(this.name));
   }
+}
+
+function authOnly(headers: Headers): Headers {
+  const auth = headers.get("authorization");
+  return new Headers(auth ? { authorization: auth } : {});
 }
 
 function eventsOf(events: UpstreamEvent[]): ReadableStream<UpstreamEvent> {
