@@ -6,6 +6,8 @@ import { ProxyError } from "./errors/proxy-error.ts";
 import { randomId } from "./stream/random-id.ts";
 import { chatCompletions } from "./routes/chat-completions.ts";
 import { listModels } from "./routes/models.ts";
+import { rewriteToolCallsRoute } from "./routes/tool-calls-rewrite.ts";
+import { responses } from "./routes/responses.ts";
 import { connectSession, issueSessionTicket } from "./routes/sessions.ts";
 
 export function createApp(): Hono<AppEnv> {
@@ -27,6 +29,8 @@ export function createApp(): Hono<AppEnv> {
   app.post("/v1/chat/completions", chatCompletions);
   app.post("/chat/completions", chatCompletions);
   app.get("/v1/models", listModels);
+  app.post("/v1/tool_calls/rewrite", rewriteToolCallsRoute);
+  app.post("/v1/responses", responses);
   app.get("/v1/sessions", connectSession);
   app.post("/v1/sessions/ticket", issueSessionTicket);
   app.all("/v1/chat/completions", () => {

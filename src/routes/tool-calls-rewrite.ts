@@ -1,0 +1,44 @@
+import type { Context } from "hono";
+import * as z from "zod/mini";
+import type { AppEnv } from "../app-env.ts";
+import { describeIssue, formatPath } from "../config/describe-issues.ts";
+import { loadConfig } from "../config/load-config.ts";
+import { ProxyError } from "../errors/proxy-error.ts";
+import { readJsonBody } from "../http/read-json-body.ts";
+import { ToolChoiceSchema, ToolSchema } from "../schemas/chat-request.ts";
+import { rewriteToolCalls, type ToolDefinition } from "../toolcalls/index.ts";
+
+const RewriteRequestSchema = z.looseObject({
+  tools: z.array(ToolSchema),
+  text: z.string(),
+  tool_choice: z.optional(z.nullable(ToolChoiceSchema)),
+  parallel_tool_calls: z.optional(z.nullable(z.boolean())),
+});
+
+/**
+ * `POST /v1/tool_calls/rewrite`: the chat path's tool-call engine on its own — model text in,
+ * `{content, reasoning_content?, tool_calls: [{id, type, function, score, problems}]}` out.
+ */
+export async function rewriteToolCallsRoute(c: Context<AppEnv>): Promise<Response> {
+  const config = loadConfig(c.env);
+  const body = await readJsonBody(c.req.raw, config.limits.maxBodyBytes);
+  const parsed = RewriteRequestSchema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const { message, missing } = describeIssue(issue as never, body);
+    throw new ProxyError({
+      status: 400,
+      code: missing ? "missing_required_parameter" : "invalid_type",
+      param: formatPath(issue.path) || null,
+      message: `Invalid request: ${message}. Send {tools, text, tool_choice?, parallel_tool_calls?}.`,
+    });
+  }
+  const req = parsed.data;
+  const result = rewriteToolCalls({
+    tools: req.tools as ToolDefinition[],
+    text: req.text,
+    ...(req.tool_choice ? { tool_choice: req.tool_choice } : {}),
+    ...(req.parallel_tool_calls != null ? { parallel_tool_calls: req.parallel_tool_calls } : {}),
+  });
+  return c.json(result);
+}
