@@ -36,27 +36,42 @@ const PROSE_AFTER = ["Let me know if you need anything else.", "I'll report back
 
 const FENCE_LANG = { json: "json", pythonic: "python", text: "xml" };
 
+/**
+ * Every corruption returns the text, and what the rewriter should leave besides the calls:
+ * `content` (null when nothing) and `reasoning`.
+ */
+const plain = (text) => (text === null ? null : { text, content: null, reasoning: null });
+
+const STYLE_FOR_FAMILY = { json: { q: "'", py: true, trailing: true }, pythonic: { trailing: true } };
+
 export const CORRUPTIONS = {
-  none: (d, calls) => d.render(calls, CLEAN),
-  trailing_comma: (d, calls) => (d.family === "text" ? null : d.render(calls, { ...CLEAN, trailing: true })),
-  single_quotes: (d, calls) => (d.family === "json" ? d.render(calls, { ...CLEAN, q: "'" }) : null),
-  python_literals: (d, calls) => (d.family === "json" && hasLiteral(calls) ? d.render(calls, { ...CLEAN, py: true }) : null),
-  truncated: (d, calls) => cutClosers(d.render(calls, CLEAN)),
-  code_fence: (d, calls) => (d.close?.includes("```") || d.fenced ? null : `\`\`\`${FENCE_LANG[d.family]}\n${d.render(calls, CLEAN)}\n\`\`\``),
+  none: (d, calls) => plain(d.render(calls, CLEAN)),
+  trailing_comma: (d, calls) => plain(d.family === "text" ? null : d.render(calls, { ...CLEAN, trailing: true })),
+  single_quotes: (d, calls) => plain(d.family === "json" ? d.render(calls, { ...CLEAN, q: "'" }) : null),
+  python_literals: (d, calls) => plain(d.family === "json" && hasLiteral(calls) ? d.render(calls, { ...CLEAN, py: true }) : null),
+  truncated: (d, calls) => plain(cutClosers(d.render(calls, CLEAN))),
+  code_fence: (d, calls) =>
+    plain(d.close?.includes("```") || d.fenced ? null : `\`\`\`${FENCE_LANG[d.family]}\n${d.render(calls, CLEAN)}\n\`\`\``),
   prose: (d, calls, ctx) => {
     const before = PROSE_BEFORE[ctx.rng.int(PROSE_BEFORE.length)];
     const after = PROSE_AFTER[ctx.rng.int(PROSE_AFTER.length)];
     // Explicit markers may follow prose on the same line; bare calls start a line of their own.
     const sep = d.family !== "pythonic" && ctx.rng.int(2) === 0 ? " " : "\n\n";
-    return `${before}${sep}${d.render(calls, CLEAN)}${sep}${after}`;
+    return { text: `${before}${sep}${d.render(calls, CLEAN)}${sep}${after}`, content: `${before}${sep}${after}`, reasoning: null };
   },
-  think: (d, calls, ctx) => `<think>\n${ctx.reasoning}\n</think>\n\n${d.render(calls, CLEAN)}`,
-  think_open: (d, calls, ctx) => `${ctx.reasoning}\n</think>\n\n${d.render(calls, CLEAN)}`,
+  think: (d, calls, ctx) => ({ text: `<think>\n${ctx.reasoning}\n</think>\n\n${d.render(calls, CLEAN)}`, content: null, reasoning: ctx.reasoning }),
+  think_open: (d, calls, ctx) => ({ text: `${ctx.reasoning}\n</think>\n\n${d.render(calls, CLEAN)}`, content: null, reasoning: ctx.reasoning }),
   missing_close: (d, calls) => {
     const text = d.render(calls, CLEAN);
     const close = d.close?.[0];
     if (!close) return null;
     const i = text.lastIndexOf(close);
-    return i < 0 ? null : text.slice(0, i) + text.slice(i + close.length);
+    return plain(i < 0 ? null : text.slice(0, i) + text.slice(i + close.length));
+  },
+  // Several at once: reasoning, prose first, the family's JSON defects, cut off at max_tokens.
+  mixed: (d, calls, ctx) => {
+    const before = PROSE_BEFORE[ctx.rng.int(PROSE_BEFORE.length)];
+    const body = cutClosers(d.render(calls, { ...CLEAN, ...(STYLE_FOR_FAMILY[d.family] ?? {}) }));
+    return { text: `<think>\n${ctx.reasoning}\n</think>\n${before}\n${body}`, content: before, reasoning: ctx.reasoning };
   },
 };

@@ -86,6 +86,9 @@ const decode = (toolCalls) =>
     return new Map([[tc.function.name, args]]);
   });
 
+/** Same text up to whitespace runs (the rewriter drops the whitespace that stood around a call). */
+const sameText = (a, b) => (a === null || b === null ? a === b : a.replace(/\s+/g, " ").trim() === b.replace(/\s+/g, " ").trim());
+
 const summary = (r) => JSON.stringify({ content: r.content, calls: r.tool_calls.map((c) => [c.function.name, c.function.arguments]) });
 
 function streamed(tools, text, r) {
@@ -109,6 +112,7 @@ function recovery(category) {
   const failures = new Map();
   let selfTestFailures = 0;
   let textSkipped = 0;
+  const surroundings = { pass: 0, total: 0, examples: [] };
   let bytes = 0;
   let ms = 0;
   let streamChecks = 0;
@@ -135,8 +139,9 @@ function recovery(category) {
     for (const [dialectName, dialect] of Object.entries(DIALECTS)) {
       if (!fitsSchema && dialect.family === "text") continue;
       for (const [corruptionName, corrupt] of Object.entries(CORRUPTIONS)) {
-        const text = corrupt(dialect, calls, ctx);
-        if (text === null) continue;
+        const rendered = corrupt(dialect, calls, ctx);
+        if (rendered === null) continue;
+        const { text } = rendered;
         const t0 = performance.now();
         const result = engine.rewriteToolCalls({ tools: q.tools, text });
         ms += performance.now() - t0;
@@ -148,6 +153,9 @@ function recovery(category) {
         if (error === null) cell.pass++;
         else if ((failures.get(key)?.length ?? 0) < 2) failures.set(key, [...(failures.get(key) ?? []), { id: q.id, error, text, result }]);
         cells.set(key, cell);
+        surroundings.total++;
+        if (sameText(result.content, rendered.content) && sameText(result.reasoning_content ?? null, rendered.reasoning)) surroundings.pass++;
+        else if (surroundings.examples.length < 3) surroundings.examples.push({ id: q.id, key, text, content: result.content, reasoning: result.reasoning_content });
         if (r.next() < (quick ? 1 : 0.25)) {
           streamChecks++;
           if (streamed(q.tools, text, r) !== summary(result)) {
@@ -158,7 +166,7 @@ function recovery(category) {
       }
     }
   }
-  return { category, cells, failures, selfTestFailures, textSkipped, bytes, ms, streamChecks, streamMismatches, streamExamples };
+  return { category, cells, failures, selfTestFailures, textSkipped, surroundings, bytes, ms, streamChecks, streamMismatches, streamExamples };
 }
 
 function falseCalls(category) {
@@ -311,6 +319,7 @@ for (const r of results) {
     `  ${r.category.padEnd(18)} ${pct(t.pass, t.total).padStart(9)}  (${t.pass}/${t.total} texts; worst cell ${t.worst.key} ${pct(t.worst.rate * t.worst.total, t.worst.total)} of ${t.worst.total}; ground truth failing its own checker ${r.selfTestFailures}; answers breaking the schema, so not written in text dialects: ${r.textSkipped})`,
   );
   out.push(`  ${"".padEnd(18)} stream = one-shot on ${r.streamChecks - r.streamMismatches}/${r.streamChecks} random-split checks`);
+  out.push(`  ${"".padEnd(18)} content and reasoning left exactly as expected: ${pct(r.surroundings.pass, r.surroundings.total)}`);
 }
 for (const p of prose) out.push(`False calls on prose (${p.category}): ${p.calls}/${p.total} = ${pct(p.calls, p.total)}`);
 if (pairs) {
@@ -335,6 +344,7 @@ if (failing.length > 0) {
     }
   }
 }
+for (const r of results) for (const e of r.surroundings.examples) console.error(`surroundings ${r.category} ${e.key} ${e.id}: ${JSON.stringify(e.text).slice(0, 300)} → content ${JSON.stringify(e.content)} reasoning ${JSON.stringify(e.reasoning)}`);
 for (const r of results) for (const e of r.streamExamples) console.error(`stream mismatch ${r.category} ${e.key} ${e.id}: ${JSON.stringify(e.text).slice(0, 300)}`);
 for (const p of prose) for (const e of p.examples) console.error(`false call ${p.category} ${e.id}: ${JSON.stringify(e.text).slice(0, 300)} → ${JSON.stringify(e.calls)}`);
 if (pairs) for (const e of pairs.examples) console.error(`unordered pair ${e.id} ${e.kind}: valid ${e.good} invalid ${e.bad}`);

@@ -2,6 +2,8 @@
 // already seen. It counts (, [ and { against ), ] and } and skips quoted strings in either quote
 // style (Python literals use single quotes); it does not check that the brackets match.
 
+import { TextRope, type CharSource } from "./text-rope.ts";
+
 export class BalancedScanner {
   private depth = 0;
   private quote = 0;
@@ -20,15 +22,27 @@ export class BalancedScanner {
   }
 
   /**
-   * Scans `text` from `pos`. Returns the index just after the bracket that closes the first
-   * top-level value, or -1 when the text ends first.
+   * Scans `text` from `pos` to its current end. Returns the index just after the bracket that
+   * closes the first top-level value, or -1 when the text ends first.
    */
-  scan(text: string): number {
+  scan(text: CharSource): number {
     let { depth, quote, escaped, opened } = this;
     let p = this.pos;
     const n = text.length;
+    // Read a rope chunk by chunk, straight from its strings.
+    let s: CharSource = text;
+    let shift = 0;
+    let segmentEnd = n;
     for (; p < n; p++) {
-      const c = text.charCodeAt(p);
+      if (p >= segmentEnd || (s === text && text instanceof TextRope)) {
+        if (text instanceof TextRope) {
+          const chunk = text.chunkAt(p);
+          s = chunk.text;
+          shift = chunk.start - chunk.offset;
+          segmentEnd = chunk.start + chunk.length;
+        }
+      }
+      const c = s.charCodeAt(p - shift);
       if (quote) {
         if (escaped) escaped = false;
         else if (c === 92) escaped = true;

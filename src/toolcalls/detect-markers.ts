@@ -412,7 +412,7 @@ export function classifyAt(buf: string, j: number, ctx: ScanContext): Candidate 
     if (buf.length - j < 10) return MAYBE;
     return { kind: "region", length: 9, spec: { dialect: "json", close: [], reopen: [], valueStart: jsonStart } };
   }
-  if (lineish && c === "A") {
+  if (c === "A" && (lineish || /\s/.test(ctx.prev))) {
     const a = action(buf, j, ctx);
     if (a.kind !== "no") return a;
   }
@@ -428,6 +428,7 @@ export function mayStartCandidate(c: string, lineish: boolean): boolean {
     case "`":
     case "{":
     case "f":
+    case "A":
       return true;
     case ">":
       return true;

@@ -7,10 +7,13 @@ const MAX_DEPTH = 256;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
 class Reader {
-  constructor(
-    readonly text: string,
-    public pos: number,
-  ) {}
+  readonly text: string;
+  pos: number;
+
+  constructor(text: string, pos: number) {
+    this.text = text;
+    this.pos = pos;
+  }
 
   skipSpace(): void {
     const t = this.text;

@@ -39,7 +39,11 @@ class PyReader {
   pos = 0;
   truncated = false;
 
-  constructor(readonly text: string) {}
+  readonly text: string;
+
+  constructor(text: string) {
+    this.text = text;
+  }
 
   atEnd(): boolean {
     return this.pos >= this.text.length;

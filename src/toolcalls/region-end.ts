@@ -4,6 +4,7 @@
 // answers null and the stream holds the region back.
 
 import { BalancedScanner } from "./balanced-scanner.ts";
+import type { TextRope } from "./text-rope.ts";
 
 export type Dialect =
   | "json"
@@ -59,33 +60,41 @@ export interface RegionEnd {
   rejected: boolean;
 }
 
-const isSpace = (c: string | undefined) => c === " " || c === "\n" || c === "\r" || c === "\t";
+const isSpace = (c: string) => c === " " || c === "\n" || c === "\r" || c === "\t";
+
+/** Look this far ahead for the start of the value before giving up on a soft end. */
+const VALUE_START_WINDOW = 512;
 
 export class RegionTracker {
+  readonly spec: RegionSpec;
+  private readonly markers: readonly string[];
+  private readonly longest: number;
+  private base = 0;
   private searchFrom = 0;
   private hit: { index: number; length: number } | null = null;
   private valueFrom = -1;
   private scanner: BalancedScanner | null = null;
   /** Where the last value ended while we wait to see what follows it. */
   private pendingEnd = -1;
-  private readonly markers: readonly string[];
-  private base = 0;
 
-  constructor(readonly spec: RegionSpec) {
+  constructor(spec: RegionSpec) {
+    this.spec = spec;
     this.markers = [...spec.close, ...spec.reopen];
+    this.longest = Math.max(0, ...this.markers.map((m) => m.length));
   }
 
-  private findMarker(body: string): void {
+  private findMarker(text: TextRope): void {
     if (this.hit || this.markers.length === 0) return;
+    const from = Math.max(this.base, this.searchFrom - this.longest + 1);
+    // Only the text that arrived since the last look, plus a marker's length before it.
+    const window = text.slice(from);
     let best: { index: number; length: number } | null = null;
     for (const m of this.markers) {
-      const i = body.indexOf(m, Math.max(this.base, this.searchFrom - m.length + 1));
-      if (i >= 0 && (!best || i < best.index)) {
-        best = { index: i, length: this.spec.close.includes(m) ? m.length : 0 };
-      }
+      const i = window.indexOf(m);
+      if (i >= 0 && (!best || from + i < best.index)) best = { index: from + i, length: this.spec.close.includes(m) ? m.length : 0 };
     }
     this.hit = best;
-    this.searchFrom = body.length;
+    this.searchFrom = text.length;
   }
 
   private atMarker(hit: { index: number; length: number }, cutOff: boolean): RegionEnd {
@@ -99,12 +108,11 @@ export class RegionTracker {
   }
 
   /**
-   * Where the region ends, or null to wait. `body` is `text` from `base` on (the text after the
-   * opening marker); the answer's offsets are relative to `base`.
+   * Where the region ends, or null to wait. The region's body is `text` from `base` on (the text
+   * after the opening marker); the answer's offsets are relative to `base`.
    */
-  advance(text: string, base: number, eof: boolean): RegionEnd | null {
+  advance(text: TextRope, base: number, eof: boolean): RegionEnd | null {
     this.base = base;
-    const body = text;
     const end = (at: number, cutOff: boolean): RegionEnd => ({
       bodyEnd: at - base,
       consumed: at - base,
@@ -112,10 +120,12 @@ export class RegionTracker {
       cutOff,
       rejected: false,
     });
-    this.findMarker(body);
+    this.findMarker(text);
     const { spec } = this;
     if (this.valueFrom === -1 && spec.valueStart) {
-      const v = spec.valueStart(body.slice(base, base + 512), eof);
+      const head = text.slice(base, base + VALUE_START_WINDOW);
+      let v = spec.valueStart(head, eof);
+      if (v === -1 && head.length >= VALUE_START_WINDOW) v = -2;
       this.valueFrom = v >= 0 ? base + v : v;
       if (this.valueFrom >= 0) this.scanner = new BalancedScanner(this.valueFrom);
     } else if (this.valueFrom === -1) this.valueFrom = -2;
@@ -123,35 +133,36 @@ export class RegionTracker {
     const hit = this.hit;
     if (this.valueFrom === -1) {
       if (hit) return this.atMarker(hit, false);
-      return eof ? end(body.length, true) : null;
+      return eof ? end(text.length, true) : null;
     }
     if (!this.scanner || (hit && hit.index <= this.valueFrom && this.pendingEnd < 0)) {
       if (hit) return this.atMarker(hit, false);
-      return eof ? end(body.length, false) : null;
+      return eof ? end(text.length, false) : null;
     }
 
     for (;;) {
       let valueEnd = this.pendingEnd;
       if (valueEnd < 0) {
-        valueEnd = this.scanner!.scan(body);
+        valueEnd = this.scanner.scan(text);
         if (hit && (valueEnd < 0 || valueEnd > hit.index)) return this.atMarker(hit, true);
-        if (valueEnd < 0) return eof ? end(body.length, true) : null;
+        if (valueEnd < 0) return eof ? end(text.length, true) : null;
         this.pendingEnd = valueEnd;
       }
       let k = valueEnd;
       if (spec.lineEnd) {
-        while (body[k] === " " || body[k] === "\t") k++;
-        if (k === body.length && !eof) return null;
-        const ok = k === body.length || body[k] === "\n" || body[k] === "\r";
+        while (text.charAt(k) === " " || text.charAt(k) === "\t") k++;
+        if (k === text.length && !eof) return null;
+        const ok = k === text.length || text.charAt(k) === "\n" || text.charAt(k) === "\r";
         return { ...end(valueEnd, false), rejected: !ok };
       }
-      while (isSpace(body[k])) k++;
+      while (k < text.length && isSpace(text.charAt(k))) k++;
       // A closing marker or another value may still follow.
-      if (k === body.length && !eof) return null;
+      if (k === text.length && !eof) return null;
       if (hit && hit.index === k) return this.atMarker(hit, false);
-      const rest = body.slice(k, k + 64);
+      const rest = text.slice(k, k + 64);
       if (!eof && this.markers.some((m) => m.startsWith(rest) && rest.length < m.length)) return null;
-      if (spec.multi && (body[k] === "{" || body[k] === "[")) {
+      const next = text.charAt(k);
+      if (spec.multi && (next === "{" || next === "[")) {
         this.scanner = new BalancedScanner(k);
         this.pendingEnd = -1;
         continue;

@@ -10,16 +10,20 @@ import type { RegionParse } from "./raw-call.ts";
 import { RegionTracker, type RegionSpec } from "./region-end.ts";
 import { parseRegion } from "./parse-region.ts";
 import { finalizeCall } from "./score-call.ts";
+import { TextRope } from "./text-rope.ts";
 import { ToolSet } from "./tool-set.ts";
 import type { RewriteOptions, ScoredToolCall, ToolCallReport, ToolDefinition } from "./types.ts";
 
 type Mode = "text" | "reasoning" | "region" | "fence" | "verbatim";
 
+/** Largest rejected region that is read again from its second character. */
+const RESCAN_LIMIT = 4096;
+
 const isSpace = (c: string | undefined): boolean => c === " " || c === "\n" || c === "\t" || c === "\r";
 
-/** Longest suffix of `text` that is a proper prefix of `marker`. */
-function heldSuffix(text: string, marker: string): number {
-  for (let n = Math.min(marker.length - 1, text.length); n > 0; n--) {
+/** Longest suffix of `text` (from `from` on) that is a proper prefix of `marker`. */
+function heldSuffix(text: string, from: number, marker: string): number {
+  for (let n = Math.min(marker.length - 1, text.length - from); n > 0; n--) {
     if (marker.startsWith(text.slice(text.length - n))) return n;
   }
   return 0;
@@ -29,11 +33,10 @@ function heldSuffix(text: string, marker: string): number {
  * The closing ``` of a code fence: three backticks not followed by a word character (that would
  * open a fence with a language). "wait" when the text ends right after them.
  */
-function findFenceClose(buf: string, from: number, eof: boolean): number | "wait" | null {
-  for (let i = buf.indexOf("```", from); i >= 0; i = buf.indexOf("```", i + 3)) {
-    const next = buf[i + 3];
-    if (next === undefined) return eof ? i : "wait";
-    if (!/\w/.test(next)) return i;
+function findFenceClose(text: { indexOf(s: string, from: number): number; charAt(i: number): string; length: number }, from: number, eof: boolean): number | "wait" | null {
+  for (let i = text.indexOf("```", from); i >= 0; i = text.indexOf("```", i + 3)) {
+    if (i + 3 >= text.length) return eof ? i : "wait";
+    if (!/\w/.test(text.charAt(i + 3))) return i;
   }
   return null;
 }
@@ -49,8 +52,14 @@ export class ToolCallStreamRewriter {
   private out: UpstreamEvent[] = [];
 
   private mode: Mode = "text";
-  /** Text not decided yet. In region and fence modes it starts with the candidate's marker. */
+  /** Text not decided yet is `buf` from `pos` on (text, reasoning and verbatim modes). */
   private buf = "";
+  private pos = 0;
+  /** A held region or fence, its opening marker included (region and fence modes). */
+  private held = new TextRope();
+  private heldHeader = 0;
+  private region: { spec: RegionSpec; tracker: RegionTracker } | null = null;
+  private searchFrom = 0;
   // Where the text cursor stands, described by what came before it.
   private atBoundary = true;
   private atLineStart = true;
@@ -63,10 +72,6 @@ export class ToolCallStreamRewriter {
   private reasoningStarted = false;
   private reasoningBlocks = 0;
   private reasoningClose = "";
-  private searchFrom = 0;
-  private region: { spec: RegionSpec; tracker: RegionTracker; header: number } | null = null;
-  private fenceHeader = 0;
-  private fenceClose = "```";
 
   constructor(tools: readonly ToolDefinition[] | ToolSet, options: RewriteOptions = {}) {
     this.tools = tools instanceof ToolSet ? tools : new ToolSet(tools, options.tool_choice);
@@ -77,7 +82,12 @@ export class ToolCallStreamRewriter {
   /** Feeds a text delta; returns the events it makes ready. */
   push(delta: string): UpstreamEvent[] {
     if (this.finished) throw new Error("ToolCallStreamRewriter: push() after flush()");
-    this.buf += delta;
+    if (this.mode === "region" || this.mode === "fence") this.held.append(delta);
+    else {
+      this.buf = this.pos === 0 ? this.buf + delta : this.buf.slice(this.pos) + delta;
+      this.searchFrom = Math.max(0, this.searchFrom - this.pos);
+      this.pos = 0;
+    }
     this.run(false);
     return this.drain();
   }
@@ -150,27 +160,27 @@ export class ToolCallStreamRewriter {
       tools: this.tools,
       atBoundary: this.atBoundary,
       atLineStart: this.atLineStart,
-      prev: i > 0 ? this.buf[i - 1]! : this.prev,
+      prev: i > this.pos ? this.buf[i - 1]! : this.prev,
       eof,
     };
   }
 
   private stepText(eof: boolean): boolean {
     const buf = this.buf;
-    let i = 0;
+    let i = this.pos;
     while (i < buf.length) {
       const c = buf[i]!;
       if (this.afterCall && (c === "," || c === ";")) {
         // A separator between two calls (`f(a=1), g(b=2)`, `{…}; {…}`) disappears with them.
         let k = i + 1;
         while (isSpace(buf[k])) k++;
-        if (k >= buf.length && !eof) return this.hold(i);
+        if (k >= buf.length && !eof) return this.emitPlain(i);
         if (k < buf.length) {
           const next = classifyAt(buf, k, { ...this.context(k, eof), atBoundary: true });
-          if (next.kind === "maybe") return this.hold(i);
+          if (next.kind === "maybe") return this.emitPlain(i);
           if (next.kind === "region" || next.kind === "fence") {
             this.emitPlain(i);
-            this.buf = this.buf.slice(k - i);
+            this.pos = k;
             this.pendingSpace = "";
             return this.enter(next);
           }
@@ -178,31 +188,21 @@ export class ToolCallStreamRewriter {
       } else if (this.afterCall && c === "]") {
         // The closing bracket of a call list whose opening one was missing.
         this.emitPlain(i);
-        this.buf = this.buf.slice(1);
+        this.pos = i + 1;
         this.prev = "]";
         return true;
-      } else {
-        const lineish = this.atBoundary || this.atLineStart;
-        if (mayStartCandidate(c, lineish)) {
-          const candidate = classifyAt(buf, i, this.context(i, eof));
-          if (candidate.kind === "maybe") return this.hold(i);
-          if (candidate.kind !== "no") {
-            this.emitPlain(i);
-            return this.enter(candidate);
-          }
+      } else if (mayStartCandidate(c, this.atBoundary || this.atLineStart)) {
+        const candidate = classifyAt(buf, i, this.context(i, eof));
+        if (candidate.kind === "maybe") return this.emitPlain(i);
+        if (candidate.kind !== "no") {
+          this.emitPlain(i);
+          return this.enter(candidate);
         }
       }
       this.track(c);
       i++;
     }
-    this.emitPlain(i);
-    return false;
-  }
-
-  /** Emits the text before `i` and waits for more. */
-  private hold(i: number): boolean {
-    this.emitPlain(i);
-    return false;
+    return this.emitPlain(i);
   }
 
   private track(c: string): void {
@@ -215,17 +215,19 @@ export class ToolCallStreamRewriter {
   }
 
   private trackAll(text: string): void {
-    for (const c of text) this.track(c);
+    for (let i = 0; i < text.length; i++) this.track(text[i]!);
     if (text.length > 0) this.prev = text[text.length - 1]!;
   }
 
-  /** Emits buf[0, i) as content; the cursor flags already describe it. */
-  private emitPlain(i: number): void {
-    if (i === 0) return;
-    const text = this.buf.slice(0, i);
-    this.buf = this.buf.slice(i);
-    this.prev = text[text.length - 1]!;
-    this.emitText(text);
+  /** Emits buf[pos, i) as content (the cursor flags already describe it) and waits for more. */
+  private emitPlain(i: number): false {
+    if (i > this.pos) {
+      const text = this.buf.slice(this.pos, i);
+      this.pos = i;
+      this.prev = text[text.length - 1]!;
+      this.emitText(text);
+    }
+    return false;
   }
 
   private emitText(text: string): void {
@@ -255,35 +257,48 @@ export class ToolCallStreamRewriter {
     this.atLineStart = true;
   }
 
+  /** Continues in text mode with `text` from `pos` on. */
+  private resume(text: string, pos: number): void {
+    this.buf = text;
+    this.pos = pos;
+    this.mode = "text";
+  }
+
+  private hold(header: number): void {
+    this.held = new TextRope(this.buf, this.pos);
+    this.heldHeader = header;
+    this.buf = "";
+    this.pos = 0;
+  }
+
   private enter(candidate: Candidate): boolean {
     switch (candidate.kind) {
       case "drop":
-        this.prev = this.buf[candidate.length - 1] ?? this.prev;
-        this.buf = this.buf.slice(candidate.length);
+        this.prev = this.buf[this.pos + candidate.length - 1] ?? this.prev;
+        this.pos += candidate.length;
         this.atNewBoundary();
         return true;
       case "reasoning":
-        this.buf = this.buf.slice(candidate.length);
+        this.pos += candidate.length;
         this.pendingSpace = "";
         this.enterReasoning(candidate.close);
         return true;
       case "region":
+        this.hold(candidate.length);
         this.mode = "region";
-        this.region = { spec: candidate.spec, tracker: new RegionTracker(candidate.spec), header: candidate.length };
+        this.region = { spec: candidate.spec, tracker: new RegionTracker(candidate.spec) };
         return true;
       case "fence":
+        this.hold(candidate.length);
         this.mode = "fence";
-        this.fenceHeader = candidate.length;
-        this.fenceClose = candidate.close;
         this.searchFrom = candidate.length;
         return true;
       case "verbatim": {
-        const header = this.buf.slice(0, candidate.length);
-        this.buf = this.buf.slice(candidate.length);
+        const header = this.buf.slice(this.pos, this.pos + candidate.length);
+        this.pos += candidate.length;
         this.trackAll(header);
         this.emitText(header);
         this.mode = "verbatim";
-        this.fenceClose = candidate.close;
         return true;
       }
       default:
@@ -298,7 +313,7 @@ export class ToolCallStreamRewriter {
     this.reasoningClose = close;
     this.reasoningStarted = false;
     this.pendingReasoningSpace = "";
-    this.searchFrom = 0;
+    this.searchFrom = this.pos;
   }
 
   private emitReasoning(text: string): void {
@@ -323,19 +338,19 @@ export class ToolCallStreamRewriter {
 
   private stepReasoning(eof: boolean): boolean {
     const close = this.reasoningClose;
-    const k = this.buf.indexOf(close, Math.max(0, this.searchFrom - close.length + 1));
+    const k = this.buf.indexOf(close, Math.max(this.pos, this.searchFrom - close.length + 1));
     if (k >= 0) {
-      this.emitReasoning(this.buf.slice(0, k));
-      this.buf = this.buf.slice(k + close.length);
+      this.emitReasoning(this.buf.slice(this.pos, k));
+      this.pos = k + close.length;
       this.pendingReasoningSpace = "";
       this.mode = "text";
       this.prev = close[close.length - 1]!;
       this.atNewBoundary();
       return true;
     }
-    const keep = eof ? 0 : heldSuffix(this.buf, close);
-    this.emitReasoning(this.buf.slice(0, this.buf.length - keep));
-    this.buf = this.buf.slice(this.buf.length - keep);
+    const keep = eof ? 0 : heldSuffix(this.buf, this.pos, close);
+    this.emitReasoning(this.buf.slice(this.pos, this.buf.length - keep));
+    this.pos = this.buf.length - keep;
     this.searchFrom = this.buf.length;
     if (eof) this.pendingReasoningSpace = "";
     return false;
@@ -344,19 +359,21 @@ export class ToolCallStreamRewriter {
   // ---- regions ------------------------------------------------------------------------------
 
   private stepRegion(eof: boolean): boolean {
-    const region = this.region!;
-    const end = region.tracker.advance(this.buf, region.header, eof);
+    const { spec, tracker } = this.region!;
+    const held = this.held;
+    const header = this.heldHeader;
+    const end = tracker.advance(held, header, eof);
     if (!end) return false;
-    const body = this.buf.slice(region.header, region.header + end.bodyEnd);
-    const text = this.buf.slice(0, region.header + end.consumed);
-    this.buf = this.buf.slice(region.header + end.consumed);
-    this.mode = "text";
     this.region = null;
-    if (end.rejected) return this.reject(text);
-    const parsed = parseRegion(region.spec, body, end.closed, this.tools);
-    if (!this.accept(parsed, region.spec.strict === true)) return this.reject(text);
-    this.prev = text[text.length - 1] ?? this.prev;
-    if (parsed!.rest !== undefined) this.buf = body.slice(parsed!.rest) + this.buf;
+    const consumed = header + end.consumed;
+    if (end.rejected) return this.reject(consumed);
+    const body = held.slice(header, header + end.bodyEnd);
+    const parsed = parseRegion(spec, body, end.closed, this.tools);
+    if (!this.accept(parsed, spec.strict === true)) return this.reject(consumed);
+    this.prev = held.charAt(consumed - 1) || this.prev;
+    const after = held.rest(consumed);
+    if (parsed!.rest !== undefined) this.resume(body.slice(parsed!.rest) + after.text.slice(after.pos), 0);
+    else this.resume(after.text, after.pos);
     return true;
   }
 
@@ -385,13 +402,27 @@ export class ToolCallStreamRewriter {
     return true;
   }
 
-  /** Not a call: its first character is text, and the rest is read again. */
-  private reject(text: string): boolean {
-    const first = text[0]!;
-    this.buf = text.slice(1) + this.buf;
+  /**
+   * The held region is not a call: its first character is text, and the rest is read again,
+   * since a call may start inside it. A large region is passed through whole instead, so nested
+   * brackets cannot make the work quadratic.
+   */
+  private reject(consumed: number): boolean {
+    const held = this.held;
+    if (consumed > RESCAN_LIMIT) {
+      const text = held.slice(0, consumed);
+      this.trackAll(text);
+      this.emitText(text);
+      const after = held.rest(consumed);
+      this.resume(after.text, after.pos);
+      return true;
+    }
+    const first = held.charAt(0);
     this.track(first);
     this.prev = first;
     this.emitText(first);
+    const after = held.rest(1);
+    this.resume(after.text, after.pos);
     return true;
   }
 
@@ -409,19 +440,20 @@ export class ToolCallStreamRewriter {
   // ---- code fences --------------------------------------------------------------------------
 
   private stepFence(eof: boolean): boolean {
-    const close = this.fenceClose;
-    const found = findFenceClose(this.buf, Math.max(this.fenceHeader, this.searchFrom), eof);
+    const held = this.held;
+    const header = this.heldHeader;
+    const found = findFenceClose(held, Math.max(header, this.searchFrom), eof);
     if (found === "wait" || (found === null && !eof)) {
-      this.searchFrom = found === "wait" ? this.buf.lastIndexOf("```") : Math.max(this.fenceHeader, this.buf.length - 2);
+      this.searchFrom = Math.max(header, held.length - 3);
       return false;
     }
-    const k = found ?? -1;
-    const bodyEnd = k < 0 ? this.buf.length : k;
-    const consumed = k < 0 ? this.buf.length : k + close.length;
-    const body = this.buf.slice(this.fenceHeader, bodyEnd);
-    const text = this.buf.slice(0, consumed);
-    this.buf = this.buf.slice(consumed);
-    this.mode = "text";
+    const closeAt = found ?? -1;
+    const bodyEnd = closeAt < 0 ? held.length : closeAt;
+    const consumed = closeAt < 0 ? held.length : closeAt + 3;
+    const body = held.slice(header, bodyEnd);
+    const text = held.slice(0, consumed);
+    const after = held.rest(consumed);
+    this.resume(after.text, after.pos);
 
     // The inside of the fence is a complete output of its own.
     const inner = new ToolCallStreamRewriter(this.tools);
@@ -438,7 +470,7 @@ export class ToolCallStreamRewriter {
       } else if (e.type === "reasoning") this.event(e);
     }
     for (const { call } of inner.calls) {
-      if (k < 0 && !call.problems.some((p) => p.code === "truncated")) {
+      if (closeAt < 0 && !call.problems.some((p) => p.code === "truncated")) {
         call.problems.push(problem("missing_closing_tag", "the closing ``` of the code fence is missing"));
         call.score = scoreOf(call.problems);
       }
@@ -452,19 +484,18 @@ export class ToolCallStreamRewriter {
   }
 
   private stepVerbatim(eof: boolean): boolean {
-    const close = this.fenceClose;
-    const found = findFenceClose(this.buf, 0, eof);
+    const found = findFenceClose(this.buf, this.pos, eof);
     if (typeof found === "number") {
-      const text = this.buf.slice(0, found + close.length);
-      this.buf = this.buf.slice(found + close.length);
+      const text = this.buf.slice(this.pos, found + 3);
+      this.pos = found + 3;
       this.trackAll(text);
       this.emitText(text);
       this.mode = "text";
       return true;
     }
-    const keep = found === "wait" ? this.buf.length - this.buf.lastIndexOf("```") : eof ? 0 : heldSuffix(this.buf, close);
-    const text = this.buf.slice(0, this.buf.length - keep);
-    this.buf = this.buf.slice(text.length);
+    const keep = found === "wait" ? this.buf.length - this.buf.lastIndexOf("```") : eof ? 0 : heldSuffix(this.buf, this.pos, "```");
+    const text = this.buf.slice(this.pos, this.buf.length - keep);
+    this.pos += text.length;
     this.trackAll(text);
     this.emitText(text);
     return false;

@@ -8,15 +8,16 @@ import type { JsonSchema, ToolChoice, ToolDefinition } from "./types.ts";
 import { createValidator } from "./validate-arguments.ts";
 
 export class PreparedTool {
+  readonly name: string;
   readonly folded: string;
+  private readonly parameters: JsonSchema | undefined;
   private normalized: JsonSchema | undefined;
   private compiled: Validator | null | undefined;
 
-  constructor(
-    readonly name: string,
-    private readonly parameters: JsonSchema | undefined,
-  ) {
+  constructor(name: string, parameters: JsonSchema | undefined) {
+    this.name = name;
     this.folded = foldName(name);
+    this.parameters = parameters;
   }
 
   /** Normalized on first use: most declared tools are never called. */
