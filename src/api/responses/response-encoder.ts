@@ -1,0 +1,266 @@
+import type { ErrorInfo, FinishReason, Timings, Usage, UpstreamEvent } from "../../stream/events.ts";
+import { randomId } from "../../stream/random-id.ts";
+import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
+
+type Json = Record<string, unknown>;
+
+/** One Responses stream event: `type` is also the SSE `event:` name. */
+export interface ResponseStreamEvent extends Json {
+  type: string;
+  sequence_number: number;
+}
+
+export interface ResponseMeta {
+  id: string;
+  createdAt: number;
+  /** The model name the client asked for. */
+  model: string;
+  /** Request fields echoed on the response object (instructions, tools, temperature, …). */
+  echo: Json;
+}
+
+interface OpenItem {
+  kind: "message" | "reasoning";
+  outputIndex: number;
+  id: string;
+  text: string;
+}
+
+interface Call {
+  outputIndex: number;
+  id: string;
+  callId: string;
+  name: string;
+  args: string;
+  announced: boolean;
+  done: boolean;
+}
+
+/**
+ * Internal events → Responses API stream events and the response object (pure). Text becomes one
+ * `message` item with one `output_text` part, reasoning a `reasoning` item with `reasoning_text`,
+ * each tool call a `function_call` item (announced once its name has settled, as in chat). A new
+ * kind of output closes the open item. The non-stream body is the same object, gathered.
+ */
+export class ResponseEncoder {
+  private seq = 0;
+  private began = false;
+  private readonly output: Json[] = [];
+  private open: OpenItem | null = null;
+  private readonly calls = new Map<number, Call>();
+  private finish: FinishReason | null = null;
+  private usage: Usage | null = null;
+  private timings: Timings | undefined;
+  private failedWith: ErrorInfo | null = null;
+  private ended = false;
+
+  constructor(
+    private readonly meta: ResponseMeta,
+    private readonly extension: () => SwitchyardExtension,
+  ) {}
+
+  get failed(): ErrorInfo | null {
+    return this.failedWith;
+  }
+
+  encode(event: UpstreamEvent): ResponseStreamEvent[] {
+    if (this.failedWith || this.ended) return [];
+    const out = this.begin();
+    switch (event.type) {
+      case "text":
+      case "reasoning": {
+        const kind = event.type === "text" ? "message" : "reasoning";
+        if (this.open?.kind !== kind) {
+          out.push(...this.closeAll());
+          out.push(...this.openItem(kind));
+        }
+        const item = this.open!;
+        item.text += event.delta;
+        const name = kind === "message" ? "response.output_text.delta" : "response.reasoning_text.delta";
+        out.push(this.ev(name, { item_id: item.id, output_index: item.outputIndex, content_index: 0, delta: event.delta, ...(kind === "message" ? { logprobs: [] } : {}) }));
+        return out;
+      }
+      case "toolCall":
+        out.push(...this.toolCall(event));
+        return out;
+      case "finish":
+        this.finish = event.reason;
+        out.push(...this.closeAll());
+        return out;
+      case "usage":
+        this.usage = event.usage;
+        this.timings = event.timings ?? this.timings;
+        return out;
+      case "error": {
+        this.failedWith = event.error;
+        const e = event.error;
+        out.push(this.ev("response.failed", { response: this.failedResponse(e) }));
+        out.push(this.ev("error", { code: e.code, message: e.message, param: e.param ?? null }));
+        return out;
+      }
+    }
+  }
+
+  /** The closing events once the upstream is done: open items closed, then completed or incomplete. */
+  end(): ResponseStreamEvent[] {
+    if (this.failedWith || this.ended) return [];
+    const out = [...this.begin(), ...this.closeAll()];
+    this.ended = true;
+    const response = this.response();
+    out.push(this.ev(response.status === "incomplete" ? "response.incomplete" : "response.completed", { response }));
+    return out;
+  }
+
+  /** The response object as it stands: final after `end()`. */
+  response(): Json {
+    const incomplete = this.finish === "length" ? "max_output_tokens" : this.finish === "content_filter" ? "content_filter" : null;
+    const status = !this.ended ? "in_progress" : incomplete ? "incomplete" : "completed";
+    return {
+      ...this.base(status),
+      incomplete_details: this.ended && incomplete ? { reason: incomplete } : null,
+      usage: this.ended ? usageJson(this.usage) : null,
+      ...(this.ended && this.timings ? { timings: this.timings } : {}),
+      ...(this.ended ? { x_switchyard: this.extension() } : {}),
+    };
+  }
+
+  /** The response object of a failed answer (stream `response.failed`, or a late non-stream failure). */
+  failedResponse(e: ErrorInfo): Json {
+    return { ...this.base("failed"), error: { code: e.code, message: e.message }, incomplete_details: null, usage: this.usage ? usageJson(this.usage) : null, x_switchyard: this.extension() };
+  }
+
+  private base(status: string): Json {
+    return {
+      id: this.meta.id,
+      object: "response",
+      created_at: this.meta.createdAt,
+      status,
+      error: null,
+      incomplete_details: null,
+      instructions: null,
+      max_output_tokens: null,
+      model: this.meta.model,
+      output: structuredClone(this.output),
+      parallel_tool_calls: true,
+      previous_response_id: null,
+      reasoning: { effort: null, summary: null },
+      store: false,
+      temperature: null,
+      text: { format: { type: "text" } },
+      tool_choice: "auto",
+      tools: [],
+      top_p: null,
+      truncation: "disabled",
+      user: null,
+      metadata: {},
+      ...this.meta.echo,
+    };
+  }
+
+  private begin(): ResponseStreamEvent[] {
+    if (this.began) return [];
+    this.began = true;
+    const response = this.response();
+    return [this.ev("response.created", { response }), this.ev("response.in_progress", { response })];
+  }
+
+  private openItem(kind: OpenItem["kind"]): ResponseStreamEvent[] {
+    const item: OpenItem = { kind, outputIndex: this.output.length, id: randomId(kind === "message" ? "msg_" : "rs_"), text: "" };
+    this.open = item;
+    const added =
+      kind === "message"
+        ? { id: item.id, type: "message", status: "in_progress", role: "assistant", content: [] }
+        : { id: item.id, type: "reasoning", summary: [], content: [] };
+    this.output.push(added);
+    const part = kind === "message" ? { type: "output_text", text: "", annotations: [], logprobs: [] } : { type: "reasoning_text", text: "" };
+    return [
+      this.ev("response.output_item.added", { output_index: item.outputIndex, item: structuredClone(added) }),
+      this.ev("response.content_part.added", { item_id: item.id, output_index: item.outputIndex, content_index: 0, part }),
+    ];
+  }
+
+  private closeOpen(): ResponseStreamEvent[] {
+    const item = this.open;
+    if (!item) return [];
+    this.open = null;
+    const where = { item_id: item.id, output_index: item.outputIndex, content_index: 0 };
+    if (item.kind === "message") {
+      const part = { type: "output_text", text: item.text, annotations: [], logprobs: [] };
+      const done = { id: item.id, type: "message", status: "completed", role: "assistant", content: [part] };
+      this.output[item.outputIndex] = done;
+      return [
+        this.ev("response.output_text.done", { ...where, text: item.text, logprobs: [] }),
+        this.ev("response.content_part.done", { ...where, part }),
+        this.ev("response.output_item.done", { output_index: item.outputIndex, item: structuredClone(done) }),
+      ];
+    }
+    const part = { type: "reasoning_text", text: item.text };
+    const done = { id: item.id, type: "reasoning", summary: [], content: [part], status: "completed" };
+    this.output[item.outputIndex] = done;
+    return [
+      this.ev("response.reasoning_text.done", { ...where, text: item.text }),
+      this.ev("response.content_part.done", { ...where, part }),
+      this.ev("response.output_item.done", { output_index: item.outputIndex, item: structuredClone(done) }),
+    ];
+  }
+
+  private toolCall(event: Extract<UpstreamEvent, { type: "toolCall" }>): ResponseStreamEvent[] {
+    let call = this.calls.get(event.index);
+    if (!call) {
+      const out = this.closeAll();
+      call = { outputIndex: -1, id: randomId("fc_"), callId: randomId("call_"), name: event.name ?? "", args: event.argumentsDelta, announced: false, done: false };
+      this.calls.set(event.index, call);
+      return out;
+    }
+    if (call.done) return []; // nothing may follow an item's done event
+    if (!call.announced) {
+      if (event.name) call.name = event.name; // a resent name replaces, never appends
+      call.args += event.argumentsDelta;
+      return !event.name && event.argumentsDelta !== "" ? this.announce(call) : [];
+    }
+    call.args += event.argumentsDelta;
+    if (event.argumentsDelta === "") return [];
+    return [this.ev("response.function_call_arguments.delta", { item_id: call.id, output_index: call.outputIndex, delta: event.argumentsDelta })];
+  }
+
+  private announce(call: Call): ResponseStreamEvent[] {
+    call.announced = true;
+    call.outputIndex = this.output.length;
+    const item = { id: call.id, type: "function_call", status: "in_progress", call_id: call.callId, name: call.name, arguments: "" };
+    this.output.push(item);
+    const out = [this.ev("response.output_item.added", { output_index: call.outputIndex, item: structuredClone(item) })];
+    if (call.args) out.push(this.ev("response.function_call_arguments.delta", { item_id: call.id, output_index: call.outputIndex, delta: call.args }));
+    return out;
+  }
+
+  /** Closes the open text/reasoning item and every call (announcing any still pending). */
+  private closeAll(): ResponseStreamEvent[] {
+    const out = this.closeOpen();
+    for (const call of this.calls.values()) {
+      if (call.done) continue;
+      if (!call.announced) out.push(...this.announce(call));
+      call.done = true;
+      const item = { id: call.id, type: "function_call", status: "completed", call_id: call.callId, name: call.name, arguments: call.args };
+      this.output[call.outputIndex] = item;
+      out.push(this.ev("response.function_call_arguments.done", { item_id: call.id, output_index: call.outputIndex, name: call.name, arguments: call.args }));
+      out.push(this.ev("response.output_item.done", { output_index: call.outputIndex, item: structuredClone(item) }));
+    }
+    return out;
+  }
+
+  private ev(type: string, body: Json): ResponseStreamEvent {
+    return { type, sequence_number: this.seq++, ...body };
+  }
+}
+
+function usageJson(u: Usage | null): Json {
+  const input = u?.promptTokens ?? 0;
+  const output = u?.completionTokens ?? 0;
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: u?.cachedTokens ?? 0 },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: input + output,
+  };
+}

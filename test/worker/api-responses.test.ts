@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { call, fixtureModel, grammar } from "./harness.ts";
+
+const ask = (extra: Record<string, unknown>) => ({ model: "any-name", input: "Say something.", temperature: 0, max_output_tokens: 200, ...extra });
+
+/** `event:`/`data:` SSE blocks → [{event, data}]. */
+async function readEvents(res: Response) {
+  const raw = await res.text();
+  const events: Array<{ event: string; data: any }> = [];
+  for (const block of raw.split("\n\n")) {
+    if (!block || block.startsWith(":")) continue;
+    const event = /^event: (.*)$/m.exec(block)?.[1] ?? "";
+    const data = /^data: (.*)$/m.exec(block)?.[1];
+    events.push({ event, data: data ? JSON.parse(data) : null });
+  }
+  return { events, raw };
+}
+
+describe("POST /v1/responses against a real llama-server", () => {
+  it("non-stream: one message item with the exact text, usage, the requested model", async () => {
+    const { res } = await call("/v1/responses", { json: ask({ grammar: grammar("Hello from responses!"), instructions: "Be nice." }) });
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(res.headers.get("x-switchyard-target")).toMatch(/^llama:/);
+    expect(body).toMatchObject({ object: "response", status: "completed", model: "any-name", instructions: "Be nice.", store: false, error: null });
+    expect(body.id).toMatch(/^resp_/);
+    expect(body.output).toHaveLength(1);
+    expect(body.output[0]).toMatchObject({ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Hello from responses!" }] });
+    expect(body.usage.output_tokens).toBeGreaterThan(0);
+    expect(body.usage.total_tokens).toBe(body.usage.input_tokens + body.usage.output_tokens);
+    expect(body.x_switchyard.attempts).toBe(1);
+  });
+
+  it("stream: named events in order, deltas add up, completed last, no [DONE]", async () => {
+    const want = "Streaming responses: ünïcödé ✓";
+    const { res } = await call("/v1/responses", { json: ask({ stream: true, grammar: grammar(want) }) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const { events, raw } = await readEvents(res);
+    expect(raw).not.toContain("[DONE]");
+    for (const e of events) expect(e.data.type).toBe(e.event);
+    expect(events.map((e) => e.data.sequence_number)).toEqual(events.map((_, i) => i));
+    const names = events.map((e) => e.event);
+    expect(names.slice(0, 4)).toEqual(["response.created", "response.in_progress", "response.output_item.added", "response.content_part.added"]);
+    expect(names.at(-1)).toBe("response.completed");
+    const text = events.filter((e) => e.event === "response.output_text.delta").map((e) => e.data.delta).join("");
+    expect(text).toBe(want);
+    const done = events.find((e) => e.event === "response.output_text.done")!;
+    expect(done.data.text).toBe(want);
+    const completed = events.at(-1)!.data.response;
+    expect(completed.output[0].content[0].text).toBe(want);
+    expect(completed.usage.output_tokens).toBeGreaterThan(0);
+  });
+
+  it("max_output_tokens cuts the answer: status incomplete, reason max_output_tokens", async () => {
+    const { res } = await call("/v1/responses", { json: ask({ max_output_tokens: 3, grammar: grammar("one two three four five six seven") }) });
+    const body = (await res.json()) as any;
+    expect(body.status).toBe("incomplete");
+    expect(body.incomplete_details).toEqual({ reason: "max_output_tokens" });
+  });
+
+  it("function calls from a native tool-call stream become function_call items", async () => {
+    const { res } = await call("/v1/responses", { json: ask({ model: "m", stream: true, tools: [{ type: "function", name: "get_weather", parameters: { type: "object" } }] }) }, fixtureModel("fixture/stream-native-tool-calls"));
+    const { events } = await readEvents(res);
+    const added = events.filter((e) => e.event === "response.output_item.added" && e.data.item.type === "function_call");
+    expect(added).toHaveLength(1);
+    const done = events.find((e) => e.event === "response.function_call_arguments.done")!;
+    const deltas = events.filter((e) => e.event === "response.function_call_arguments.delta").map((e) => e.data.delta).join("");
+    expect(deltas).toBe(done.data.arguments);
+    expect(JSON.parse(done.data.arguments)).toBeTypeOf("object");
+    const completed = events.at(-1)!;
+    expect(completed.event).toBe("response.completed");
+    const item = completed.data.response.output.find((i: any) => i.type === "function_call");
+    expect(item).toMatchObject({ status: "completed", name: added[0]!.data.item.name, call_id: expect.stringMatching(/^call_/) });
+  });
+
+  it("the agent loop: function_call + function_call_output reach llama-server as tool_calls and a tool message", async () => {
+    const { res } = await call("/v1/responses", {
+      json: ask({
+        grammar: grammar("It is sunny in Paris."),
+        input: [
+          { role: "user", content: "Weather in Paris?" },
+          { type: "function_call", call_id: "call_abc", name: "get_weather", arguments: '{"city":"Paris"}' },
+          { type: "function_call_output", call_id: "call_abc", output: '{"sky":"sunny"}' },
+        ],
+      }),
+    });
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.output[0].content[0].text).toBe("It is sunny in Paris.");
+  });
+
+  it("a mid-stream failure ends with response.failed and an error event", async () => {
+    const { res } = await call("/v1/responses", { json: ask({ model: "m", stream: true }) }, fixtureModel("fixture/stream-midstream-error-no-done"));
+    const { events } = await readEvents(res);
+    const names = events.map((e) => e.event);
+    expect(names.slice(-2)).toEqual(["response.failed", "error"]);
+    expect(names).not.toContain("response.completed");
+    expect(events.at(-2)!.data.response).toMatchObject({ status: "failed", error: { code: expect.any(String) } });
+  });
+
+  it("errors before anything is sent keep the OpenAI envelope and status", async () => {
+    const bad = await call("/v1/responses", { json: { model: "m" } });
+    expect(bad.res.status).toBe(400);
+    expect(((await bad.res.json()) as any).error).toMatchObject({ code: "missing_required_parameter", param: "input" });
+    const prev = await call("/v1/responses", { json: ask({ previous_response_id: "resp_x" }) });
+    expect(prev.res.status).toBe(400);
+    expect(((await prev.res.json()) as any).error).toMatchObject({ code: "unsupported_parameter", param: "previous_response_id" });
+    const loading = await call("/v1/responses", { json: ask({ model: "m", stream: true }) }, fixtureModel("behave/loading"));
+    expect(loading.res.status).toBe(503);
+    expect(((await loading.res.json()) as any).error.code).toBe("model_loading");
+  });
+});
