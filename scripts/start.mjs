@@ -2,7 +2,8 @@
 // `npm start -- <args>`: validates the configuration with the Worker's own schema, optionally starts a
 // local llama-server (LLAMA_MODEL=./model.gguf), then runs `wrangler dev` with every argument after
 // `--` passed through unchanged (plus SWITCHYARD_ENV=dev). Stops its children when it stops.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { unstable_readConfig, unstable_getVarsForDev } from "wrangler";
@@ -92,7 +93,17 @@ if (process.env.LLAMA_MODEL) {
 const where = `http://${argValue("--ip", "127.0.0.1")}:${argValue("--port", "8787")}`;
 log(config.models ? `serving ${Object.keys(config.models).join(", ")} on ${where}` : `serving every model name from ${config.llamaUrl} on ${where}`);
 
-const wrangler = spawn(resolve("node_modules/.bin/wrangler"), ["dev", "--var", "SWITCHYARD_ENV:dev", ...args], {
+// Browser sessions need a serve credential, in dev too. Without one, generate a token for this run; it
+// is printed only inside the page URL's fragment (never sent to the server in a URL).
+const serveArgs = [];
+if (!vars.SERVE_TOKEN) {
+  const token = randomBytes(24).toString("base64url");
+  serveArgs.push("--var", `SERVE_TOKEN:${token}`);
+  log(`serve from this browser: ${where}/#serve=${token}`);
+}
+execFileSync(process.execPath, ["worker/build.mjs"], { stdio: "inherit" });
+
+const wrangler = spawn(resolve("node_modules/.bin/wrangler"), ["dev", "--var", "SWITCHYARD_ENV:dev", ...serveArgs, ...args], {
   stdio: "inherit",
   env: { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env },
 });

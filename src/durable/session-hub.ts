@@ -199,6 +199,10 @@ export class SessionHub extends DurableObject<Env> {
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
     this.dropSession(ws, `disconnected (close code ${code})`);
+    // Complete the closing handshake, or the page waits for its close event until a timeout.
+    try {
+      ws.close(code === 1005 || code === 1006 ? 1000 : code, "closed");
+    } catch {}
   }
 
   override async webSocketError(ws: WebSocket): Promise<void> {

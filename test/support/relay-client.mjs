@@ -1,0 +1,71 @@
+// A session client written from docs/relay-protocol.md alone: gets a ticket with the serve token,
+// connects, says hello, pings, and serves relayed requests with any engine that has web-llm's
+// interface (`chat.completions.create`, `interruptGenerate`). Node 22 (global WebSocket) or a browser.
+
+export async function startRelayClient({ baseUrl, token, models, engine, pingIntervalMs }) {
+  const res = await fetch(`${baseUrl}/v1/sessions/ticket`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+  if (res.status !== 200) throw new Error(`ticket refused: ${res.status} ${await res.text()}`);
+  const { ticket } = await res.json();
+  const ws = new WebSocket(`${baseUrl.replace(/^http/, "ws")}/v1/sessions?ticket=${encodeURIComponent(ticket)}`);
+  const stats = { served: 0, failed: 0, cancelled: 0, running: new Set(), maxRunning: 0, requests: [], cancels: [], queue: 0 };
+  let timer;
+  const closed = new Promise((resolve) => ws.addEventListener("close", (e) => { clearInterval(timer); resolve({ code: e.code, reason: e.reason }); }));
+  const send = (msg) => ws.send(JSON.stringify(msg));
+
+  const welcome = await new Promise((resolve, reject) => {
+    ws.addEventListener("error", () => reject(new Error("socket error before welcome")), { once: true });
+    ws.addEventListener("open", () => send({ type: "hello", version: 1, models, agent: "relay-client.mjs" }), { once: true });
+    closed.then((c) => reject(new Error(`closed before welcome: ${c.code} ${c.reason}`)));
+    ws.addEventListener("message", function first(e) {
+      const msg = JSON.parse(e.data);
+      if (msg.type === "welcome") {
+        ws.removeEventListener("message", first);
+        resolve(msg);
+      }
+    });
+  });
+  timer = setInterval(() => ws.send('{"type":"ping"}'), pingIntervalMs ?? welcome.pingIntervalMs);
+
+  async function serve(msg) {
+    stats.requests.push(msg);
+    stats.running.add(msg.id);
+    stats.maxRunning = Math.max(stats.maxRunning, stats.running.size);
+    try {
+      let usage = null;
+      for await (const chunk of await engine.chat.completions.create(msg.body)) {
+        if (chunk.usage) usage = chunk.usage;
+        if (ws.readyState === WebSocket.OPEN) send({ type: "chunk", id: msg.id, data: chunk });
+      }
+      stats.served++;
+      if (ws.readyState === WebSocket.OPEN) send({ type: "done", id: msg.id, usage });
+    } catch (e) {
+      stats.failed++;
+      if (ws.readyState === WebSocket.OPEN) send({ type: "error", id: msg.id, kind: e?.name ?? "Error", message: String(e?.message ?? e) });
+    } finally {
+      stats.running.delete(msg.id);
+    }
+  }
+
+  ws.addEventListener("message", (e) => {
+    const msg = JSON.parse(e.data);
+    if (msg.type === "request") void serve(msg);
+    else if (msg.type === "cancel") {
+      stats.cancels.push(msg.id);
+      if (stats.running.has(msg.id)) {
+        stats.cancelled++;
+        engine.interruptGenerate();
+      }
+    } else if (msg.type === "queue") stats.queue = msg.waiting;
+  });
+
+  return {
+    welcome,
+    stats,
+    closed,
+    close() {
+      clearInterval(timer);
+      ws.close(1000, "done");
+      return closed;
+    },
+  };
+}

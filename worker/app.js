@@ -1,0 +1,141 @@
+// The Switchyard page: check WebGPU, pick a model that fits, load it with real progress (web-llm in a
+// module Web Worker), chat with it, and serve it for the team through the relay.
+import { checkWebGPU } from "./capabilities.js";
+import { describeError } from "./describe-error.js";
+import { modelsThatFit } from "./models.js";
+import { ServeSession } from "./serve.js";
+
+const WEB_LLM_URL = "/vendor/web-llm/index.js";
+const $ = (id) => document.getElementById(id);
+const state = { webllm: null, engine: null, model: null, caps: null, session: null, history: [] };
+
+function serveToken() {
+  const m = /(?:^|[#&])serve=([^&]+)/.exec(location.hash);
+  if (m) {
+    sessionStorage.setItem("switchyard.serve", decodeURIComponent(m[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem("switchyard.serve");
+}
+
+function show(id, text, cls) {
+  const el = $(id);
+  el.textContent = text;
+  if (cls !== undefined) el.className = cls;
+}
+
+async function main() {
+  const caps = await checkWebGPU();
+  state.caps = caps;
+  const list = $("gpu-sentences");
+  list.replaceChildren(...caps.sentences.map((s) => Object.assign(document.createElement("p"), { textContent: s })));
+  $("gpu").className = caps.ok ? "panel ok" : "panel bad";
+  if (!caps.ok) {
+    show("models-note", "No model can run in this browser, so none is offered.");
+    return;
+  }
+  try {
+    state.webllm = await import(WEB_LLM_URL);
+  } catch (e) {
+    show("models-note", `The web-llm library could not be loaded (${e.message}). Run npm install, then reload.`, "error");
+    return;
+  }
+  const models = modelsThatFit(state.webllm.prebuiltAppConfig.model_list, caps);
+  const select = $("model");
+  select.replaceChildren(
+    ...models.map((m) => Object.assign(document.createElement("option"), { value: m.id, textContent: `${m.id} — needs about ${m.vramMB} MB of GPU memory` })),
+  );
+  show("models-note", `${models.length} models fit this GPU, smallest first. The first load downloads the weights once; later loads come from the browser cache.`);
+  $("load").disabled = false;
+}
+
+async function load() {
+  const custom = $("custom-model").value.trim();
+  const id = custom || $("model").value;
+  $("load").disabled = true;
+  show("load-error", "");
+  show("progress-text", `Preparing ${id}…`);
+  $("progress").value = 0;
+  try {
+    const onProgress = (r) => {
+      $("progress").value = r.progress;
+      show("progress-text", r.text);
+    };
+    if (state.engine) {
+      state.session?.stop();
+      await state.engine.unload?.();
+      state.engine.setInitProgressCallback?.(onProgress);
+      await state.engine.reload(id);
+    } else {
+      const worker = new Worker("/llm-worker.js", { type: "module" });
+      state.engine = await state.webllm.CreateWebWorkerMLCEngine(worker, id, { initProgressCallback: onProgress });
+    }
+    state.model = id;
+    state.history = [];
+    $("progress").value = 1;
+    show("loaded", `Loaded: ${id}`);
+    $("chat").hidden = false;
+    $("serve-panel").hidden = false;
+    $("serve").disabled = !serveToken();
+    if (!serveToken()) show("serve-status", "To serve, open the link that `npm start` printed (it carries the serve token in the part after #).");
+  } catch (e) {
+    show("load-error", describeError(e), "error");
+    show("progress-text", "");
+  } finally {
+    $("load").disabled = false;
+  }
+}
+
+async function send(event) {
+  event.preventDefault();
+  const input = $("prompt");
+  const content = input.value.trim();
+  if (!content || !state.engine) return;
+  input.value = "";
+  state.history.push({ role: "user", content });
+  const log = $("log");
+  log.append(Object.assign(document.createElement("div"), { className: "user", textContent: content }));
+  const out = Object.assign(document.createElement("div"), { className: "assistant", textContent: "" });
+  log.append(out);
+  try {
+    let text = "";
+    for await (const chunk of await state.engine.chat.completions.create({ messages: state.history, stream: true })) {
+      text += chunk.choices?.[0]?.delta?.content ?? "";
+      out.textContent = text;
+      log.scrollTop = log.scrollHeight;
+    }
+    state.history.push({ role: "assistant", content: text });
+  } catch (e) {
+    out.className = "assistant error";
+    out.textContent = describeError(e);
+    state.history.pop();
+  }
+}
+
+function toggleServe() {
+  if (!$("serve").checked) {
+    state.session?.stop();
+    return;
+  }
+  state.session = new ServeSession({
+    baseUrl: location.origin,
+    token: serveToken(),
+    engine: state.engine,
+    model: state.model,
+    capabilities: { shaderF16: state.caps.shaderF16, adapter: `${state.caps.adapter?.vendor ?? ""} ${state.caps.adapter?.architecture ?? ""}`.trim(), maxBufferSize: state.caps.limits.maxBufferSize },
+    onChange: (s) => {
+      show("serve-status", s.message, `status ${s.state}`);
+      show("stat-served", String(s.served));
+      show("stat-rate", s.tokensPerSecond == null ? "–" : s.tokensPerSecond.toFixed(1));
+      show("stat-queue", `${s.running ? 1 : 0} running, ${s.waiting} waiting`);
+      if (s.state === "refused") $("serve").checked = false;
+    },
+  });
+  state.session.start();
+}
+
+$("load").addEventListener("click", load);
+$("chat-form").addEventListener("submit", send);
+$("serve").addEventListener("change", toggleServe);
+serveToken();
+main().catch((e) => show("models-note", describeError(e), "error"));

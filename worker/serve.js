@@ -1,0 +1,128 @@
+// The page's session client (docs/relay-protocol.md): ticket → WebSocket → hello, pings, one running
+// request per model (the hub guarantees it), interrupt + drain on cancel, reconnect with backoff.
+import { MAX_MESSAGE_BYTES, PING_TEXT, RELAY_VERSION, messageBytes, parseHubMessage } from "../src/schemas/relay.ts";
+import { errorParts } from "./describe-error.js";
+
+export class ServeSession {
+  constructor({ baseUrl, token, engine, model, capabilities, onChange }) {
+    Object.assign(this, { baseUrl, token, engine, model, capabilities, onChange });
+    this.stats = { state: "off", served: 0, failed: 0, tokensPerSecond: null, waiting: 0, running: null, message: "" };
+    this.wanted = false;
+    this.backoffMs = 1000;
+  }
+
+  set(patch) {
+    Object.assign(this.stats, patch);
+    this.onChange?.(this.stats);
+  }
+
+  start() {
+    this.wanted = true;
+    void this.connect();
+  }
+
+  stop() {
+    this.wanted = false;
+    clearTimeout(this.retryTimer);
+    clearInterval(this.pingTimer);
+    if (this.running) {
+      this.abandoned = this.running.id;
+      this.engine.interruptGenerate();
+    }
+    this.ws?.close(1000, "serving switched off");
+    this.set({ state: "off", message: "Not serving." });
+  }
+
+  async connect() {
+    this.set({ state: "connecting", message: "Connecting to Switchyard…" });
+    try {
+      const res = await fetch(`${this.baseUrl}/v1/sessions/ticket`, { method: "POST", headers: { authorization: `Bearer ${this.token}` } });
+      if (res.status === 401 || res.status === 403) {
+        const body = await res.json().catch(() => ({}));
+        this.wanted = false;
+        this.set({ state: "refused", message: `Switchyard refused this page: ${body.error?.message ?? res.status}` });
+        return;
+      }
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const { ticket } = await res.json();
+      const ws = new WebSocket(`${this.baseUrl.replace(/^http/, "ws")}/v1/sessions?ticket=${encodeURIComponent(ticket)}`);
+      this.ws = ws;
+      ws.onopen = () => this.send({ type: "hello", version: RELAY_VERSION, models: [this.model], capabilities: this.capabilities, agent: navigator.userAgent.slice(0, 200) });
+      ws.onmessage = (e) => this.onMessage(e.data);
+      ws.onclose = (e) => this.onClose(e);
+    } catch (e) {
+      this.retry(`Could not reach Switchyard (${e.message}).`);
+    }
+  }
+
+  onClose(e) {
+    clearInterval(this.pingTimer);
+    if (this.ws?.readyState !== WebSocket.OPEN) this.ws = null;
+    if (!this.wanted) return;
+    if (e.code === 4400) {
+      this.wanted = false;
+      this.set({ state: "refused", message: `Switchyard speaks another protocol version: ${e.reason}. Reload the page.` });
+      return;
+    }
+    this.retry(`The connection closed (${e.code}${e.reason ? `: ${e.reason}` : ""}).`);
+  }
+
+  retry(why) {
+    if (!this.wanted) return;
+    const wait = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, 30_000);
+    this.set({ state: "reconnecting", message: `${why} Reconnecting in ${Math.round(wait / 1000)} s.` });
+    this.retryTimer = setTimeout(() => this.connect(), wait);
+  }
+
+  send(msg) {
+    const text = JSON.stringify(msg);
+    if (messageBytes(text) > MAX_MESSAGE_BYTES) {
+      if (msg.id) this.ws?.send(JSON.stringify({ type: "error", id: msg.id, kind: "MessageTooLarge", message: "a chunk exceeded the relay's 1 MiB message limit" }));
+      return;
+    }
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(text);
+  }
+
+  onMessage(text) {
+    const parsed = parseHubMessage(String(text));
+    if (!parsed.ok) return;
+    const msg = parsed.message;
+    if (msg.type === "welcome") {
+      this.backoffMs = 1000;
+      clearInterval(this.pingTimer);
+      this.pingTimer = setInterval(() => this.ws?.readyState === WebSocket.OPEN && this.ws.send(PING_TEXT), msg.pingIntervalMs);
+      this.set({ state: "serving", message: `Serving ${this.model} for the team.` });
+    } else if (msg.type === "request") void this.serve(msg);
+    else if (msg.type === "cancel") {
+      if (this.running?.id === msg.id) this.engine.interruptGenerate();
+    } else if (msg.type === "queue") this.set({ waiting: msg.waiting });
+  }
+
+  async serve(msg) {
+    this.running = msg;
+    this.set({ running: msg.id });
+    try {
+      let usage = null;
+      const started = performance.now();
+      let tokens = 0;
+      for await (const chunk of await this.engine.chat.completions.create(msg.body)) {
+        if (chunk.usage) usage = chunk.usage;
+        if (chunk.choices?.[0]?.delta?.content) tokens++;
+        if (this.abandoned !== msg.id) this.send({ type: "chunk", id: msg.id, data: chunk });
+      }
+      if (this.abandoned === msg.id) return;
+      const secs = (performance.now() - started) / 1000;
+      const rate = usage?.extra?.decode_tokens_per_s ?? (secs > 0 ? tokens / secs : null);
+      this.send({ type: "done", id: msg.id, usage });
+      this.set({ served: this.stats.served + 1, tokensPerSecond: Number.isFinite(rate) ? rate : null });
+    } catch (e) {
+      const { kind, message } = errorParts(e);
+      this.send({ type: "error", id: msg.id, kind, message: message.slice(0, 4000) });
+      this.set({ failed: this.stats.failed + 1 });
+    } finally {
+      this.running = null;
+      this.set({ running: null });
+    }
+  }
+}
