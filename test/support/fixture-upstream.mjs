@@ -24,6 +24,10 @@ function chunk(id, delta, finish = null) {
 
 /** Scripted behaviours: each gets (req, res, arg, state). */
 const BEHAVIOURS = {
+  // A server whose template cannot call tools (its /props says so): answers like `paced`.
+  async "no-tool-template"(req, res, arg, state) {
+    return BEHAVIOURS.paced(req, res, arg, state);
+  },
   // Streams `arg` tokens ("tok0 tok1 …"), 20 ms apart, then finishes normally.
   async paced(req, res, arg, state) {
     const n = Number(arg ?? 10);
@@ -119,6 +123,10 @@ export async function startFixtureUpstream() {
     });
 
     const parts = url.pathname.split("/").filter(Boolean);
+    if (parts.at(-1) === "props") {
+      // A template without tool support (e.g. a base model's) unless the path says otherwise.
+      return json(res, { chat_template_caps: { supports_tool_calls: !url.pathname.includes("no-tool-template") }, total_slots: 1 });
+    }
     try {
       if (parts[0] === "fixture") return await replay(res, parts.slice(1), state);
       if (parts[0] === "behave") {

@@ -136,6 +136,22 @@ describe("tool calls in the chat path", () => {
     expect(sent.grammar).toContain("get_weather");
   });
 
+  it("prompt mode is the default for a server whose template cannot call tools (/props), native otherwise", async () => {
+    const sent = async (path: string) => {
+      await fetch(`${FIXTURE_URL}/_reset`, { method: "POST" });
+      const cfg = configWith({ m: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/${path}` }] } });
+      await (await call("/v1/chat/completions", { json: { model: "m", messages: [{ role: "user", content: "hi" }], tools } }, cfg)).res.text();
+      const reqs = await received();
+      return JSON.parse(reqs.find((r) => r.path.endsWith("/chat/completions"))!.body);
+    };
+    const prompt = await sent("behave/no-tool-template/2");
+    expect(prompt.tools).toBeUndefined();
+    expect(prompt.grammar).toContain("get_weather");
+    const native = await sent("behave/paced/2");
+    expect(native.tools).toHaveLength(2);
+    expect(native.grammar).toBeUndefined();
+  });
+
   it("plain text is not held back: the first content frame arrives while the upstream is still streaming", async () => {
     // 20 tokens 20 ms apart; with tools declared, the first word must not wait for the end.
     const { res } = await call("/v1/chat/completions", { json: { model: "m", stream: true, messages: [{ role: "user", content: "hi" }], tools } }, fixtureModel("behave/paced/20"));
