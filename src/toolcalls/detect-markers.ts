@@ -111,6 +111,7 @@ const CALL_MARKERS: Array<[string, Build]> = [
   ["<tools>", region("json", ["</tools>"])],
   ["<json>", region("json", ["</json>"])],
   ["<JSON>", region("json", ["</JSON>"])],
+  ["<xml>", region("auto", ["</xml>"])],
   ["<response>", region("json", ["</response>"], { multi: false })],
   ["[TOOL_CALLS]", region("mistral", [], { valueStart: mistralStart, multi: false })],
 ];
