@@ -1,0 +1,111 @@
+// The serving page in real headless Chromium (Debian's chromium, WebGPU through SwiftShader, no
+// shader-f16), against `npm start` with a dead llama.cpp upstream. No model weights exist here, so
+// the serving test replaces the vendored web-llm module with test/fakes/fake-web-llm.mjs (only this
+// test's route does that; nothing in public/ can select it). The real web-llm module is loaded for
+// the capability check, the model list and its error path (a bogus model id → ModelNotFoundError).
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import OpenAI from "openai";
+import { chromium } from "playwright-core";
+import { freePort } from "../support/llama-server.mjs";
+import { startSwitchyard } from "../support/switchyard-dev.mjs";
+
+const CHROMIUM = "/usr/bin/chromium";
+const FLAGS = ["--headless=new", "--no-sandbox", "--enable-unsafe-webgpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const MODEL = "SmolLM2-360M-Instruct-q4f32_1-MLC";
+const TOKEN = "page-serve-token";
+const FAKE = new URL("../fakes/fake-web-llm.mjs", import.meta.url).pathname;
+const SHOTS = process.env.SWITCHYARD_SCREENSHOTS ?? "/tmp";
+let proxy, browser;
+
+before(async () => {
+  const dead = `http://127.0.0.1:${await freePort()}`;
+  [proxy, browser] = await Promise.all([
+    startSwitchyard({ vars: { SERVE_TOKEN: TOKEN, SWITCHYARD_CONFIG: { models: { team: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: MODEL }] } } } } }),
+    chromium.launch({ executablePath: CHROMIUM, args: FLAGS }),
+  ]);
+});
+
+after(async () => {
+  await browser?.close();
+  await proxy?.stop();
+});
+
+describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chromium is not installed (apt-get install chromium)" }, () => {
+  it("checks WebGPU, lists q4f32 models, loads, chats, and serves a relayed request end to end", async () => {
+    const context = await browser.newContext({ viewport: { width: 900, height: 1100 } });
+    await context.route("**/vendor/web-llm/index.js", (route) => route.fulfill({ path: FAKE, contentType: "text/javascript" }));
+    const page = await context.newPage();
+    await page.goto(`${proxy.url}/#serve=${TOKEN}`);
+    await page.waitForSelector("#gpu.ok");
+    const sentences = await page.textContent("#gpu-sentences");
+    assert.match(sentences, /WebGPU works here, with google swiftshader/);
+    assert.match(sentences, /does not support 16-bit shaders \(shader-f16\), so only q4f32 models are listed/);
+    assert.equal(new URL(page.url()).hash, "", "the token leaves the address bar");
+    const options = await page.$$eval("#model option", (os) => os.map((o) => o.value));
+    assert.deepEqual(options, ["SmolLM2-360M-Instruct-q4f32_1-MLC", "Qwen2.5-0.5B-Instruct-q4f32_1-MLC"]);
+
+    await page.click("#load");
+    await page.waitForSelector("#loaded:has-text('Loaded:')");
+    assert.equal(await page.$eval("#progress", (p) => p.value), 1);
+    assert.match(await page.textContent("#progress-text"), /Finish loading on WebGPU/);
+
+    await page.fill("#prompt", "echo: The chat box streams.");
+    await page.click("#chat-form button");
+    await page.waitForSelector("#log .assistant:has-text('The chat box streams.')");
+
+    await page.check("#serve");
+    await page.waitForSelector("#serve-status:has-text('Serving')");
+    const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: "dev", maxRetries: 0 });
+    const { data: stream, response } = await client.chat.completions.create({ model: "team", stream: true, messages: [{ role: "user", content: "echo: Answered by a browser tab." }] }).withResponse();
+    let text = "";
+    for await (const c of stream) text += c.choices[0]?.delta?.content ?? "";
+    assert.equal(text, "Answered by a browser tab.");
+    assert.equal(response.headers.get("x-switchyard-target"), `browser:${MODEL}`);
+    await page.waitForSelector("#stat-served:has-text('1')");
+    assert.notEqual(await page.textContent("#stat-rate"), "–");
+    await page.screenshot({ path: `${SHOTS}/switchyard-page-serving.png`, fullPage: true });
+
+    await page.uncheck("#serve");
+    await page.waitForSelector("#serve-status:has-text('Not serving')");
+    const gone = await fetch(`${proxy.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "team", messages: [{ role: "user", content: "hi" }] }) });
+    assert.equal(gone.status, 503);
+    await context.close();
+  });
+
+  it("real web-llm: the capability check, the model list, and a bogus model id shown as a sentence", async () => {
+    const context = await browser.newContext({ viewport: { width: 900, height: 800 } });
+    const page = await context.newPage();
+    await page.goto(proxy.url);
+    await page.waitForSelector("#gpu.ok");
+    await page.waitForSelector("#model option", { state: "attached" });
+    const options = await page.$$eval("#model option", (os) => os.map((o) => o.value));
+    assert.equal(options[0], "SmolLM2-360M-Instruct-q4f32_1-MLC", "smallest first");
+    assert.ok(options.every((id) => !/q\d+f16/.test(id)), "no f16 models without shader-f16");
+    await page.click("details summary");
+    await page.fill("#custom-model", "bogus-model-id");
+    await page.click("#load");
+    await page.waitForSelector("#load-error:has-text('ModelNotFoundError')");
+    const error = await page.textContent("#load-error");
+    assert.match(error, /^That did not work: web-llm does not know this model id; pick one from the list\. \(ModelNotFoundError: Cannot find model record in appConfig for bogus-model-id/);
+    assert.doesNotMatch(error, /\n\s+at /);
+    await page.screenshot({ path: `${SHOTS}/switchyard-page-bogus-model.png`, fullPage: true });
+    await context.close();
+  });
+
+  it("without WebGPU the page says so and offers nothing to download", async () => {
+    const context = await browser.newContext({ viewport: { width: 900, height: 600 } });
+    await context.addInitScript(() => delete Object.getPrototypeOf(navigator).gpu);
+    const page = await context.newPage();
+    const fetched = [];
+    page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
+    await page.goto(proxy.url);
+    await page.waitForSelector("#gpu.bad");
+    assert.match(await page.textContent("#gpu-sentences"), /does not offer WebGPU/);
+    assert.equal(await page.$$eval("#model option", (os) => os.length), 0);
+    assert.ok(!fetched.includes("/vendor/web-llm/index.js"), "web-llm is not even fetched");
+    await page.screenshot({ path: `${SHOTS}/switchyard-page-no-webgpu.png`, fullPage: true });
+    await context.close();
+  });
+});
