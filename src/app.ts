@@ -8,6 +8,7 @@ import { chatCompletions } from "./routes/chat-completions.ts";
 import { listModels } from "./routes/models.ts";
 import { rewriteToolCallsRoute } from "./routes/tool-calls-rewrite.ts";
 import { responses } from "./routes/responses.ts";
+import { messages } from "./routes/messages.ts";
 import { connectSession, issueSessionTicket } from "./routes/sessions.ts";
 
 export function createApp(): Hono<AppEnv> {
@@ -31,6 +32,7 @@ export function createApp(): Hono<AppEnv> {
   app.get("/v1/models", listModels);
   app.post("/v1/tool_calls/rewrite", rewriteToolCallsRoute);
   app.post("/v1/responses", responses);
+  app.post("/v1/messages", messages);
   app.get("/v1/sessions", connectSession);
   app.post("/v1/sessions/ticket", issueSessionTicket);
   app.all("/v1/chat/completions", () => {

@@ -1,0 +1,42 @@
+import type { ProxyError } from "../../errors/proxy-error.ts";
+import type { ErrorInfo } from "../../stream/events.ts";
+
+/** Anthropic's error type for a status (its documented set; 503 is how it says "overloaded"). */
+export function anthropicErrorType(status: number): string {
+  switch (status) {
+    case 400:
+    case 405:
+    case 422:
+      return "invalid_request_error";
+    case 401:
+      return "authentication_error";
+    case 403:
+      return "permission_error";
+    case 404:
+      return "not_found_error";
+    case 413:
+      return "request_too_large";
+    case 429:
+      return "rate_limit_error";
+    case 503:
+    case 529:
+      return "overloaded_error";
+    case 504:
+      return "timeout_error";
+    default:
+      return status >= 400 && status < 500 ? "invalid_request_error" : "api_error";
+  }
+}
+
+/** `{"type":"error","error":{"type","message"}}`; Switchyard's stable `code` rides along in `error.code`. */
+export function anthropicErrorBody(e: ErrorInfo): { type: "error"; error: { type: string; message: string; code: string } } {
+  return { type: "error", error: { type: anthropicErrorType(e.status), message: e.message, code: e.code } };
+}
+
+export function anthropicErrorResponse(err: ProxyError, headers?: HeadersInit): Response {
+  const h = new Headers(headers);
+  h.set("content-type", "application/json");
+  if (err.retryAfter !== undefined) h.set("retry-after", String(err.retryAfter));
+  if (err.attempts !== undefined) h.set("x-switchyard-attempts", String(err.attempts));
+  return new Response(JSON.stringify(anthropicErrorBody(err.toInfo())), { status: err.status, headers: h });
+}
