@@ -16,7 +16,7 @@ export interface Config {
     commitMs: number;
     heartbeatMs: number;
   };
-  toolCalls: { minScore: number };
+  toolCalls: { minScore: number; models: Record<string, { minScore: number }> };
 }
 
 export const DEFAULTS = {
@@ -116,7 +116,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
         commitMs: t.commitMs ?? DEFAULTS.timeouts.commitMs,
         heartbeatMs: t.heartbeatMs ?? DEFAULTS.timeouts.heartbeatMs,
       },
-      toolCalls: { minScore: input.toolCalls?.minScore ?? DEFAULTS.minScore },
+      toolCalls: { minScore: input.toolCalls?.minScore ?? DEFAULTS.minScore, models: input.toolCalls?.models ?? {} },
     },
   };
 }
@@ -129,4 +129,9 @@ export function isPrivateHost(hostname: string): boolean {
   if (!m) return false;
   const [a, b] = [Number(m[1]), Number(m[2])];
   return a === 127 || a === 10 || a === 0 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127);
+}
+
+/** The minimum tool-call score for a model (0: no policy). */
+export function minToolCallScore(config: Config, model: string): number {
+  return config.toolCalls.models[model]?.minScore ?? config.toolCalls.minScore;
 }

@@ -8,6 +8,8 @@ import type { StreamStart } from "../stream/sse-response.ts";
 import type { SwitchyardExtension } from "../stream/switchyard-extension.ts";
 import { pullThrough } from "../stream/pull-through.ts";
 import { createToolCallTransform, type ToolCallReport, type ToolDefinition } from "../toolcalls/index.ts";
+import { applyToolCallPolicy, type RewrittenAttempt } from "./tool-call-policy.ts";
+import { minToolCallScore } from "../config/config.ts";
 import { BrowserUpstream } from "../upstreams/browser/browser-upstream.ts";
 import { LlamaUpstream } from "../upstreams/llama/llama-upstream.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
@@ -46,32 +48,72 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
   c.req.raw.signal?.addEventListener?.("abort", abort, { once: true });
 
   let started: Started | undefined;
-  let toolCallReports: ToolCallReport[] = [];
-  const extension = (): SwitchyardExtension => ({
-    target: started?.target.name ?? "",
-    attempts: started?.attempts ?? 0,
-    ...(started ? { timings: { first_event_ms: started.firstEventAt - started.startedAt, total_ms: Date.now() - started.startedAt } } : {}),
-    ...(toolCallReports.length ? { tool_calls: toolCallReports.map(({ index, id, score, problems }) => ({ index, id, score, problems })) } : {}),
-  });
-
-  const start: Promise<StreamStart> = runAttempts(targets, {
+  let attempts = 0;
+  let reports: () => ToolCallReport[] = () => [];
+  let belowMinScore = false;
+  const minScore = minToolCallScore(config, request.model);
+  const extension = (): SwitchyardExtension => {
+    const scores = reports();
+    return {
+      target: started?.target.name ?? "",
+      attempts,
+      ...(started ? { timings: { first_event_ms: started.firstEventAt - started.startedAt, total_ms: Date.now() - started.startedAt } } : {}),
+      ...(scores.length ? { tool_calls: scores.map(({ index, id, score, problems }) => ({ index, id, score, problems })) } : {}),
+      ...(belowMinScore || (minScore > 0 && scores.some((r) => r.score < minScore)) ? { policy: "below_min_score" } : {}),
+    };
+  };
+  const attemptOptions = (upstream: (t: Target) => Upstream) => ({
     request,
     requestId,
     config,
     env: c.env as unknown as Record<string, unknown>,
     signal: work.signal,
-    upstreamFor,
-  }).then(async (s) => {
-    started = s;
-    const headers = { "x-switchyard-target": s.target.name, "x-switchyard-attempts": String(s.attempts) };
-    const rewriter = toolCallRewriter(request, (reports) => (toolCallReports = reports));
-    if (!rewriter) return { first: s.first, events: s.events, headers };
-    // Tool calls written as text become real tool_calls; plain text still flows at once.
-    const events = pullThrough(s.first, s.events, rewriter);
-    const first = await events.next();
-    if (!first) throw new ProxyError({ status: 502, code: "upstream_error", message: `${s.target.name} ended its answer without sending anything.` });
-    return { first, events, headers };
+    upstreamFor: upstream,
   });
+  const headersOf = () => ({ "x-switchyard-target": started?.target.name ?? "", "x-switchyard-attempts": String(attempts) });
+  const rewrites = Boolean(request.tools?.length) && request.tool_choice !== "none";
+
+  // One target (or the whole plan), its events through the tool-call rewriter.
+  const startRewritten = async (plan: Target[], upstream: (t: Target) => Upstream): Promise<RewrittenAttempt> => {
+    const s = await runAttempts(plan, attemptOptions(upstream));
+    const transform = createToolCallTransform(request.tools as ToolDefinition[], {
+      ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}),
+      ...(request.parallel_tool_calls != null ? { parallel_tool_calls: request.parallel_tool_calls } : {}),
+    });
+    // Tool calls written as text become real tool_calls; plain text still flows at once.
+    const events = pullThrough(s.first, s.events, transform);
+    const first = await events.next();
+    if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${s.target.name} ended its answer without sending anything.` });
+    return { target: s.target, first, events, reports: () => transform.toolCalls, started: s } as RewrittenAttempt & { started: Started };
+  };
+
+  const start: Promise<StreamStart> = (async () => {
+    if (!rewrites) {
+      const s = await runAttempts(targets, attemptOptions(upstreamFor));
+      started = s;
+      attempts = s.attempts;
+      return { first: s.first, events: s.events, headers: headersOf() };
+    }
+    if (minScore <= 0) {
+      const a = (await startRewritten(targets, upstreamFor)) as RewrittenAttempt & { started: Started };
+      started = a.started;
+      attempts = a.started.attempts;
+      reports = a.reports;
+      return { first: a.first, events: a.events, headers: headersOf() };
+    }
+    const outcome = await applyToolCallPolicy({
+      targets,
+      minScore,
+      stream: request.stream === true,
+      start: (target, constrained) => startRewritten([target], constrained ? promptModeUpstreamFor : upstreamFor),
+    });
+    const a = outcome.attempt as RewrittenAttempt & { started: Started };
+    started = a.started;
+    attempts = outcome.attempts;
+    reports = a.reports;
+    belowMinScore = outcome.belowMinScore;
+    return { first: a.first, events: a.events, headers: headersOf() };
+  })();
 
   return {
     start,
@@ -92,12 +134,7 @@ export function upstreamFor(target: Target): Upstream {
   return new BrowserUpstream(target.name, target);
 }
 
-/** The text → tool_calls rewriter for a request that declares tools (none when it cannot call any). */
-function toolCallRewriter(request: ChatRequest, onReports: (reports: ToolCallReport[]) => void): TransformStream<UpstreamEvent, UpstreamEvent> | null {
-  if (!request.tools?.length || request.tool_choice === "none") return null;
-  return createToolCallTransform(request.tools as ToolDefinition[], {
-    ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}),
-    ...(request.parallel_tool_calls != null ? { parallel_tool_calls: request.parallel_tool_calls } : {}),
-    onToolCalls: onReports,
-  });
+/** The constrained retry: the same llama-server in prompt mode (tools in the prompt, a grammar). */
+function promptModeUpstreamFor(target: Target): Upstream {
+  return target.kind === "llama" ? new LlamaUpstream(target.name, { ...target, tools: "prompt" }) : upstreamFor(target);
 }

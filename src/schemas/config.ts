@@ -54,9 +54,13 @@ export const TimeoutsSchema = z.strictObject({
   heartbeatMs: z.optional(positiveMs),
 });
 
+const score = z.number().check(z.gte(0), z.lte(1));
+
 export const ToolCallsConfigSchema = z.strictObject({
   /** Calls scoring below this are retried or flagged (see docs/tool-calls.md). */
-  minScore: z.optional(z.number().check(z.gte(0), z.lte(1))),
+  minScore: z.optional(score),
+  /** Per-model minimum scores, overriding minScore. */
+  models: z.optional(z.record(z.string(), z.strictObject({ minScore: score }))),
 });
 
 export const ConfigSchema = z.strictObject({

@@ -24,6 +24,16 @@ function chunk(id, delta, finish = null) {
 
 /** Scripted behaviours: each gets (req, res, arg, state). */
 const BEHAVIOURS = {
+  // Streams the URL-encoded text `arg` as content, a few characters per frame, then finishes.
+  async say(req, res, arg) {
+    const text = decodeURIComponent(arg ?? "");
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(chunk("chatcmpl-say", { role: "assistant", content: null }));
+    for (let i = 0; i < text.length; i += 5) res.write(chunk("chatcmpl-say", { content: text.slice(i, i + 5) }));
+    res.write(chunk("chatcmpl-say", {}, "stop"));
+    res.write(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: 5, prompt_tokens: 3, total_tokens: 8 } })}\n\n`);
+    res.end("data: [DONE]\n\n");
+  },
   // A server whose template cannot call tools (its /props says so): answers like `paced`.
   async "no-tool-template"(req, res, arg, state) {
     return BEHAVIOURS.paced(req, res, arg, state);

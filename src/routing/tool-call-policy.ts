@@ -1,0 +1,120 @@
+import { ProxyError } from "../errors/proxy-error.ts";
+import type { EventPull } from "../stream/event-source.ts";
+import type { UpstreamEvent } from "../stream/events.ts";
+import type { ToolCallReport } from "../toolcalls/index.ts";
+import type { Target } from "./target.ts";
+
+/** One started attempt, its events already through the tool-call rewriter. */
+export interface RewrittenAttempt {
+  target: Target;
+  first: UpstreamEvent;
+  events: EventPull;
+  /** Scores so far (complete once the finish event has passed). */
+  reports(): ToolCallReport[];
+}
+
+export interface PolicyOutcome {
+  attempt: RewrittenAttempt;
+  /** Targets tried, retries included. */
+  attempts: number;
+  belowMinScore: boolean;
+}
+
+/**
+ * The minimum-score policy: a call scoring below `minScore` gets one constrained retry on the same
+ * target (prompt mode with a grammar built from the tools), then the next target; if none does
+ * better, the best answer is delivered with its scores and flagged. A stream is only retried while
+ * nothing but held-back call text exists (its first event is the call); otherwise it is delivered
+ * and flagged.
+ */
+export async function applyToolCallPolicy(opts: {
+  targets: Target[];
+  minScore: number;
+  stream: boolean;
+  start(target: Target, constrained: boolean): Promise<RewrittenAttempt>;
+}): Promise<PolicyOutcome> {
+  type Step = { t: Target; constrained: boolean };
+  const steps = opts.targets.flatMap((t: Target): Step[] =>
+    t.kind === "llama" ? [{ t, constrained: false }, { t, constrained: true }] : [{ t, constrained: false }],
+  );
+  let best: { attempt: RewrittenAttempt; score: number; attempts: number } | null = null;
+  let last: ProxyError | undefined;
+  let attempts = 0;
+  for (const step of steps) {
+    attempts++;
+    let attempt: RewrittenAttempt;
+    try {
+      attempt = await opts.start(step.t, step.constrained);
+    } catch (e) {
+      const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: String(e) });
+      if (!err.retryable) {
+        err.attempts = attempts;
+        throw err;
+      }
+      last = err;
+      continue;
+    }
+    if (opts.stream && attempt.first.type !== "toolCall") {
+      // Text already flows to the client: deliver, and flag at the end if a call scores low.
+      return { attempt, attempts, belowMinScore: false };
+    }
+    const buffered = opts.stream ? await bufferUntilFirstCallScored(attempt) : await bufferAll(attempt);
+    const score = lowestScore(buffered.reports());
+    if (score >= opts.minScore) return { attempt: buffered, attempts, belowMinScore: false };
+    if (!best || score > best.score) {
+      best?.attempt.events.cancel();
+      best = { attempt: buffered, score, attempts };
+    } else {
+      buffered.events.cancel();
+    }
+  }
+  if (best) return { attempt: best.attempt, attempts, belowMinScore: true };
+  const err = last ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." });
+  err.attempts = attempts;
+  throw err;
+}
+
+function lowestScore(reports: ToolCallReport[]): number {
+  return reports.length ? Math.min(...reports.map((r) => r.score)) : 1;
+}
+
+/** Non-stream: the whole answer, replayable. */
+async function bufferAll(attempt: RewrittenAttempt): Promise<RewrittenAttempt> {
+  const events = [attempt.first];
+  for (let e = await attempt.events.next(); e; e = await attempt.events.next()) events.push(e);
+  return { ...attempt, events: replay(events.slice(1)) };
+}
+
+/**
+ * Stream whose first event is a call: the call is complete (the rewriter emits it once parsed), so
+ * its score is known after the events that belong to it; read on until the next call or the end.
+ */
+async function bufferUntilFirstCallScored(attempt: RewrittenAttempt): Promise<RewrittenAttempt> {
+  const events: UpstreamEvent[] = [];
+  let e: UpstreamEvent | null;
+  for (;;) {
+    e = await attempt.events.next();
+    if (!e) break;
+    events.push(e);
+    if (e.type !== "toolCall" || e.index !== (attempt.first as { index: number }).index) break;
+  }
+  const rest = attempt.events;
+  const queue = [...events];
+  return {
+    ...attempt,
+    events: {
+      async next() {
+        return queue.length ? queue.shift()! : rest.next();
+      },
+      cancel: () => rest.cancel(),
+    },
+  };
+}
+
+function replay(events: UpstreamEvent[]): EventPull {
+  let i = 0;
+  return {
+    next: async () => (i < events.length ? events[i++]! : null),
+    cancel: () => {},
+  };
+}
