@@ -1,0 +1,36 @@
+// The answer to "what starts here?" at one position of a model's output, and what the question
+// needs to know about the text before that position.
+
+import type { RegionSpec } from "./region-end.ts";
+import type { ToolSet } from "./tool-set.ts";
+
+export type Candidate =
+  | { kind: "no" }
+  | { kind: "maybe" }
+  | { kind: "region"; length: number; spec: RegionSpec }
+  | { kind: "reasoning"; length: number; close: string }
+  /** A marker with no content of its own: a stray `</think>`, `<|END_RESPONSE|>`, `>>>all\n`. */
+  | { kind: "drop"; length: number }
+  /** A code fence that holds no call: passed through as it is, closing fence included. */
+  | { kind: "verbatim"; length: number; close: string }
+  /** A code fence that may hold calls: read as a whole once closed. */
+  | { kind: "fence"; length: number; close: string };
+
+export interface ScanContext {
+  tools: ToolSet;
+  /** Only whitespace since the output started, a reasoning block ended, or a call ended. */
+  atBoundary: boolean;
+  /** Only spaces since the last newline. */
+  atLineStart: boolean;
+  /** The character before the position looked at ("" at the start of the output). */
+  prev: string;
+  eof: boolean;
+}
+
+export const NO: Candidate = { kind: "no" };
+export const MAYBE: Candidate = { kind: "maybe" };
+
+export const skipSpace = (t: string, i: number): number => {
+  while (i < t.length && /\s/.test(t[i]!)) i++;
+  return i;
+};
