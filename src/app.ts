@@ -5,10 +5,12 @@ import { errorResponse, toProxyError } from "./errors/error-envelope.ts";
 import { ProxyError } from "./errors/proxy-error.ts";
 import { randomId } from "./stream/random-id.ts";
 import { chatCompletions } from "./routes/chat-completions.ts";
-import { listModels } from "./routes/models.ts";
+import { getModel, listModels } from "./routes/models.ts";
 import { rewriteToolCallsRoute } from "./routes/tool-calls-rewrite.ts";
 import { responses } from "./routes/responses.ts";
 import { messages } from "./routes/messages.ts";
+import { completions } from "./routes/completions.ts";
+import { embeddings } from "./routes/embeddings.ts";
 import { connectSession, issueSessionTicket } from "./routes/sessions.ts";
 
 export function createApp(): Hono<AppEnv> {
@@ -30,9 +32,12 @@ export function createApp(): Hono<AppEnv> {
   app.post("/v1/chat/completions", chatCompletions);
   app.post("/chat/completions", chatCompletions);
   app.get("/v1/models", listModels);
+  app.get("/v1/models/:id{.+}", getModel);
   app.post("/v1/tool_calls/rewrite", rewriteToolCallsRoute);
   app.post("/v1/responses", responses);
   app.post("/v1/messages", messages);
+  app.post("/v1/completions", completions);
+  app.post("/v1/embeddings", embeddings);
   app.get("/v1/sessions", connectSession);
   app.post("/v1/sessions/ticket", issueSessionTicket);
   app.all("/v1/chat/completions", () => {

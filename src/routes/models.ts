@@ -14,10 +14,34 @@ interface ModelEntry {
 /** `GET /v1/models`: the declared models, or in zero config the models the llama-server reports. */
 export async function listModels(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
+  if (config.models) return c.json({ object: "list", data: declaredModels(config.models) });
+  return c.json({ object: "list", data: await upstreamModels(config.llamaUrl, config.timeouts.responseStartMs) });
+}
+
+/**
+ * `GET /v1/models/{id}`: a declared model, else 404 `model_not_found`. In zero config every name is
+ * served by the llama-server, so any id answers: its own entry if the server lists it.
+ */
+export async function getModel(c: Context<AppEnv>): Promise<Response> {
+  const config = loadConfig(c.env);
+  const id = c.req.param("id") ?? "";
   if (config.models) {
-    const data: ModelEntry[] = Object.keys(config.models).map((id) => ({ id, object: "model", created: 0, owned_by: "switchyard" }));
-    return c.json({ object: "list", data });
+    const entry = declaredModels(config.models).find((m) => m.id === id);
+    if (!entry) {
+      throw new ProxyError({ status: 404, code: "model_not_found", param: "model", message: `The model "${id}" does not exist here. GET /v1/models lists the available ones.` });
+    }
+    return c.json(entry);
   }
+  const listed = (await upstreamModels(config.llamaUrl, config.timeouts.responseStartMs)).find((m) => m.id === id);
+  return c.json(listed ?? { id, object: "model", created: 0, owned_by: "llamacpp" });
+}
+
+function declaredModels(models: Record<string, unknown>): ModelEntry[] {
+  return Object.keys(models).map((id) => ({ id, object: "model", created: 0, owned_by: "switchyard" }));
+}
+
+async function upstreamModels(llamaUrl: string, responseStartMs: number): Promise<ModelEntry[]> {
+  const config = { llamaUrl, timeouts: { responseStartMs } };
   const base = config.llamaUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
   let res: Response;
   try {
@@ -33,8 +57,7 @@ export async function listModels(c: Context<AppEnv>): Promise<Response> {
     throw new ProxyError({ status: 502, code: "upstream_error", message: `The llama-server at ${new URL(config.llamaUrl).origin} answered HTTP ${res.status} to /v1/models.` });
   }
   const body = (await res.json().catch(() => ({}))) as { data?: Array<{ id?: unknown; created?: unknown }> };
-  const data: ModelEntry[] = (body.data ?? [])
+  return (body.data ?? [])
     .filter((m): m is { id: string; created?: unknown } => typeof m.id === "string")
     .map((m) => ({ id: m.id, object: "model", created: typeof m.created === "number" ? m.created : 0, owned_by: "llamacpp" }));
-  return c.json({ object: "list", data });
 }

@@ -1,0 +1,46 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env.ts";
+import { TextCompletionEncoder } from "../api/completions/text-completion-encoder.ts";
+import { startRun, unableUpstream } from "../api/start-run.ts";
+import { unsupported, validateBody } from "../api/validate-body.ts";
+import { loadConfig } from "../config/load-config.ts";
+import { readJsonBody } from "../http/read-json-body.ts";
+import { CompletionsRequestSchema } from "../schemas/completions-request.ts";
+import { jsonResponse } from "../stream/json-response.ts";
+import { randomId } from "../stream/random-id.ts";
+import { sseResponse } from "../stream/sse-response.ts";
+import { LlamaCompletionsUpstream } from "../upstreams/llama/llama-completions-upstream.ts";
+
+/** `POST /v1/completions` (OpenAI legacy text completions), stream and non-stream, on llama targets. */
+export async function completions(c: Context<AppEnv>): Promise<Response> {
+  const config = loadConfig(c.env);
+  const request = validateBody(CompletionsRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+  if (request.n != null && request.n !== 1) throw unsupported("n", "Only n=1 is supported; send one request per completion.");
+  if (request.best_of != null && request.best_of !== 1) throw unsupported("best_of", "Only best_of=1 is supported.");
+  const multi = Array.isArray(request.prompt) && request.prompt.length > 1 && request.prompt.every((p) => typeof p === "string" || Array.isArray(p));
+  if (multi) throw unsupported("prompt", "Send one prompt per request (a string, or one token array).");
+  if (request.stream_options && !request.stream) throw unsupported("stream_options", "stream_options is only allowed when stream is true.");
+
+  const body = { ...request };
+  const run = startRun(c, config, request.model, (t) => (t.kind === "llama" ? new LlamaCompletionsUpstream(t.name, t, body) : unableUpstream(t, "/v1/completions")));
+  const meta = { id: randomId("cmpl-"), created: Math.floor(Date.now() / 1000), model: request.model, includeUsage: request.stream_options?.include_usage === true };
+  const encoder = new TextCompletionEncoder(meta, () => run.extension());
+  if (request.stream) {
+    const frame = (chunks: Record<string, unknown>[]) => chunks.map((x) => `data: ${JSON.stringify(x)}\n\n`).join("");
+    return sseResponse({
+      ...run.common,
+      encoder: {
+        encode: (e) => frame(encoder.encode(e)),
+        end: () => frame(encoder.end()) + "data: [DONE]\n\n",
+        get failed() {
+          return encoder.failed !== null;
+        },
+      },
+    });
+  }
+  return jsonResponse({
+    ...run.common,
+    aggregator: { push: (e) => void encoder.encode(e), get failed() { return encoder.failed; } },
+    result: () => (encoder.end(), encoder.completion()),
+  });
+}

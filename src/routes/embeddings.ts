@@ -1,0 +1,46 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env.ts";
+import { validateBody } from "../api/validate-body.ts";
+import { loadConfig } from "../config/load-config.ts";
+import { ProxyError } from "../errors/proxy-error.ts";
+import { readJsonBody } from "../http/read-json-body.ts";
+import { planTargets } from "../routing/plan-targets.ts";
+import { EmbeddingsRequestSchema } from "../schemas/embeddings-request.ts";
+import { fetchLlamaEmbeddings } from "../upstreams/llama/llama-embeddings.ts";
+
+/**
+ * `POST /v1/embeddings`: passed through to the model's llama targets in order, failing over on
+ * retryable errors; browser targets are skipped (no_capacity). The requested model name is echoed.
+ */
+export async function embeddings(c: Context<AppEnv>): Promise<Response> {
+  const config = loadConfig(c.env);
+  const request = validateBody(EmbeddingsRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+  const targets = planTargets(config, request.model);
+  const requestId = c.get("requestId");
+  const signal = c.req.raw.signal ?? new AbortController().signal;
+  let last: ProxyError | undefined;
+  let attempts = 0;
+  for (const target of targets) {
+    attempts++;
+    if (target.kind !== "llama") {
+      last = new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, retryable: true, message: `${target.name} cannot serve embeddings, and no other target for this model could.` });
+      continue;
+    }
+    try {
+      const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, env: c.env as unknown as Record<string, unknown> };
+      const body = await fetchLlamaEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);
+      const headers = { "x-switchyard-target": target.name, "x-switchyard-attempts": String(attempts) };
+      return c.json({ ...body, model: request.model, x_switchyard: { target: target.name, attempts } }, 200, headers);
+    } catch (e) {
+      const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} failed: ${String(e)}` });
+      if (!err.retryable) {
+        err.attempts = attempts;
+        throw err;
+      }
+      last = err;
+    }
+  }
+  const err = last ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." });
+  err.attempts = attempts;
+  throw err;
+}

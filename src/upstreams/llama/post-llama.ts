@@ -1,0 +1,73 @@
+import { ProxyError } from "../../errors/proxy-error.ts";
+import { fetchFresh } from "../../http/fetch-fresh.ts";
+import type { LlamaTarget } from "../../schemas/config.ts";
+import type { AttemptContext } from "../upstream.ts";
+import { mapLlamaError } from "./map-llama-error.ts";
+
+/** `<base>/v1<path>` for a llama-server base URL given with or without its trailing `/v1`. */
+export function llamaUrl(base: string, path: string): string {
+  const trimmed = base.replace(/\/+$/, "");
+  return `${trimmed.endsWith("/v1") ? trimmed : `${trimmed}/v1`}${path}`;
+}
+
+/** A request body for a target: its `model` override, then its `strip` and `set` edits. */
+export function targetBody(body: Record<string, unknown>, model: string, target: Pick<LlamaTarget, "model" | "strip" | "set">): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...body, model: target.model ?? model };
+  for (const key of target.strip ?? []) delete out[key];
+  for (const [key, value] of Object.entries(target.set ?? {})) out[key] = value;
+  return out;
+}
+
+/**
+ * POSTs a JSON body to one of llama-server's OpenAI endpoints (completions, embeddings) with the
+ * same rules as chat: only Switchyard's own headers and the target's key go upstream, the response
+ * must start within `responseStartMs`, the client leaving aborts it, and a non-2xx answer becomes
+ * the mapped ProxyError (retryable ones let the router fail over).
+ */
+export async function postLlama(target: LlamaTarget, name: string, path: string, body: unknown, ctx: AttemptContext, accept: string): Promise<Response> {
+  const headers = new Headers({ "content-type": "application/json", accept, "x-request-id": ctx.requestId });
+  if (target.apiKeySecret) {
+    const key = ctx.env[target.apiKeySecret];
+    if (typeof key !== "string" || key === "") {
+      throw new ProxyError({
+        status: 500,
+        type: "server_error",
+        code: "config_error",
+        retryable: true,
+        message: `The secret "${target.apiKeySecret}" named by ${name}'s apiKeySecret is not set. Run \`wrangler secret put ${target.apiKeySecret}\` (or add it to .dev.vars).`,
+      });
+    }
+    headers.set("authorization", `Bearer ${key}`);
+  }
+  const abort = new AbortController();
+  const onClientAbort = () => abort.abort();
+  ctx.signal.addEventListener("abort", onClientAbort, { once: true });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.abort();
+  }, ctx.responseStartMs);
+  let res: Response;
+  try {
+    res = await fetchFresh(llamaUrl(target.url, path), { method: "POST", headers, body: JSON.stringify(body), signal: abort.signal });
+  } catch (e) {
+    ctx.signal.removeEventListener("abort", onClientAbort);
+    if (timedOut && !ctx.signal.aborted) {
+      throw new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} sent no response within ${ctx.responseStartMs} ms (timeouts.responseStartMs).` });
+    }
+    if (ctx.signal.aborted) throw new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
+    throw new ProxyError({
+      status: 502,
+      code: "upstream_unreachable",
+      retryable: true,
+      message: `Could not reach ${name} (${e instanceof Error ? e.message.slice(0, 200) : String(e)}). Check that llama-server is running and that its URL (${new URL(target.url).origin}) is reachable from the Worker.`,
+    });
+  } finally {
+    clearTimeout(timer);
+  }
+  if (!res.ok || !res.body) {
+    const text = await res.text().catch(() => "");
+    throw mapLlamaError(res.status, text, res.headers.get("content-type"), name);
+  }
+  return res;
+}
