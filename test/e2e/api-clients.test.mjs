@@ -1,0 +1,215 @@
+// End to end: /v1/responses, /v1/messages, /v1/completions and /v1/embeddings through the launcher +
+// `wrangler dev`, driven by the real clients: the official `openai` client, the AI SDK's default
+// OpenAI provider (which speaks the Responses API) and the official Anthropic client.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+import { createOpenAI } from "@ai-sdk/openai";
+import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
+import { startLlamaServer } from "../support/llama-server.mjs";
+import { startFixtureUpstream } from "../support/fixture-upstream.mjs";
+import { grammar, startSwitchyard } from "../support/switchyard-dev.mjs";
+
+let llama, embedder, fixtures, proxy, openai, anthropic;
+
+before(async () => {
+  [llama, embedder, fixtures] = await Promise.all([
+    startLlamaServer({ parallel: 2, args: ["-t", "1"] }),
+    startLlamaServer({ parallel: 1, args: ["-t", "1", "--embeddings", "--pooling", "mean"] }),
+    startFixtureUpstream(),
+  ]);
+  proxy = await startSwitchyard({
+    vars: {
+      SWITCHYARD_CONFIG: {
+        models: {
+          tiny: { targets: [{ kind: "llama", url: llama.url }] },
+          embed: { targets: [{ kind: "browser", model: "none" }, { kind: "llama", url: embedder.url }] },
+          tools: { targets: [{ kind: "llama", url: `${fixtures.url}/fixture/stream-native-tool-calls` }] },
+        },
+      },
+    },
+  });
+  openai = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: "not-needed-in-dev", maxRetries: 0 });
+  anthropic = new Anthropic({ baseURL: proxy.url, apiKey: "not-needed-in-dev", maxRetries: 0 });
+});
+
+after(async () => {
+  await proxy?.stop();
+  await Promise.all([llama?.stop(), embedder?.stop(), fixtures?.close()]);
+});
+
+const weatherTool = { type: "function", name: "get_weather", description: "Weather for a city", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
+
+describe("openai client: responses.create", () => {
+  it("non-stream: output_text is the exact text, usage counted", async () => {
+    const res = await openai.responses.create({ model: "tiny", input: "Say it.", instructions: "Be brief.", max_output_tokens: 100, temperature: 0, grammar: grammar("Responses end to end.") });
+    assert.equal(res.object, "response");
+    assert.equal(res.status, "completed");
+    assert.equal(res.output_text, "Responses end to end.");
+    assert.equal(res.model, "tiny");
+    assert.ok(res.usage.output_tokens > 0);
+  });
+
+  it("stream: text deltas add up, the stream ends with response.completed", async () => {
+    const want = "Streaming the Responses API ✓";
+    const stream = await openai.responses.create({ model: "tiny", input: "Say it.", stream: true, max_output_tokens: 100, temperature: 0, grammar: grammar(want) });
+    let text = "";
+    const types = [];
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === "response.output_text.delta") text += event.delta;
+    }
+    assert.equal(text, want);
+    assert.equal(types[0], "response.created");
+    assert.equal(types.at(-1), "response.completed");
+  });
+
+  it("function-call round trip: function_call item out, function_call_output back in", async () => {
+    const first = await openai.responses.create({ model: "tools", input: "Weather in Paris?", tools: [weatherTool] });
+    const call = first.output.find((i) => i.type === "function_call");
+    assert.equal(call.name, "get_weather");
+    assert.deepEqual(JSON.parse(call.arguments), { city: "Paris" });
+    assert.match(call.call_id, /^call_/);
+
+    const input = [{ role: "user", content: "Weather in Paris?" }, ...first.output, { type: "function_call_output", call_id: call.call_id, output: '{"sky":"sunny"}' }];
+    const second = await openai.responses.create({ model: "tiny", input, max_output_tokens: 100, grammar: grammar("Sunny in Paris.") });
+    assert.equal(second.output_text, "Sunny in Paris.");
+  });
+
+  it("stream of a function call: arguments deltas and done", async () => {
+    const stream = await openai.responses.create({ model: "tools", input: "Weather?", tools: [weatherTool], stream: true });
+    let args = "";
+    let done;
+    for await (const e of stream) {
+      if (e.type === "response.function_call_arguments.delta") args += e.delta;
+      if (e.type === "response.function_call_arguments.done") done = e.arguments;
+    }
+    assert.equal(args, done);
+    assert.deepEqual(JSON.parse(done), { city: "Paris" });
+  });
+
+  it("previous_response_id is refused with a typed 400 that says what to send", async () => {
+    await assert.rejects(openai.responses.create({ model: "tiny", input: "x", previous_response_id: "resp_123" }), (e) => {
+      assert.ok(e instanceof OpenAI.BadRequestError);
+      assert.equal(e.code, "unsupported_parameter");
+      assert.equal(e.param, "previous_response_id");
+      return true;
+    });
+  });
+});
+
+describe("openai client: embeddings.create and completions.create", () => {
+  it("embeddings from a llama-server started with --embeddings, after skipping a browser target", async () => {
+    const { data: res, response } = await openai.embeddings.create({ model: "embed", input: ["hello", "world"], encoding_format: "float" }).withResponse();
+    assert.equal(res.model, "embed");
+    assert.equal(res.data.length, 2);
+    assert.ok(res.data[0].embedding.length > 0);
+    assert.equal(typeof res.data[0].embedding[0], "number");
+    assert.equal(response.headers.get("x-switchyard-attempts"), "2");
+  });
+
+  it("embeddings from a server without --embeddings: a typed 400 naming the fix", async () => {
+    await assert.rejects(openai.embeddings.create({ model: "tiny", input: "hello" }), (e) => {
+      assert.ok(e instanceof OpenAI.BadRequestError);
+      assert.equal(e.code, "embeddings_not_supported");
+      return true;
+    });
+  });
+
+  it("text completions, stream and not", async () => {
+    const res = await openai.completions.create({ model: "tiny", prompt: "Once", max_tokens: 50, grammar: grammar(" upon a time.") });
+    assert.equal(res.choices[0].text, " upon a time.");
+    const stream = await openai.completions.create({ model: "tiny", prompt: "Once", max_tokens: 50, stream: true, grammar: grammar(" in a stream.") });
+    let text = "";
+    for await (const c of stream) text += c.choices[0]?.text ?? "";
+    assert.equal(text, " in a stream.");
+  });
+});
+
+describe("AI SDK default OpenAI provider (Responses API)", () => {
+  // The random-weight model needs a literal grammar to say something exact: add it to each body.
+  const withGrammar = (text) => (url, init) => fetch(url, { ...init, body: JSON.stringify({ ...JSON.parse(init.body), grammar: grammar(text) }) });
+  const provider = (text) => createOpenAI({ baseURL: `${proxy.url}/v1`, apiKey: "not-needed-in-dev", ...(text ? { fetch: withGrammar(text) } : {}) });
+
+  it("generateText", async () => {
+    const result = await generateText({ model: provider("AI SDK says hi.")("tiny"), prompt: "Say hi.", maxOutputTokens: 100, maxRetries: 0 });
+    assert.equal(result.text, "AI SDK says hi.");
+    assert.equal(result.finishReason, "stop");
+    assert.ok(result.usage.outputTokens > 0);
+  });
+
+  it("streamText", async () => {
+    const result = streamText({ model: provider("Streamed by the AI SDK.")("tiny"), prompt: "Say it.", maxOutputTokens: 100, maxRetries: 0 });
+    let text = "";
+    for await (const delta of result.textStream) text += delta;
+    assert.equal(text, "Streamed by the AI SDK.");
+    assert.equal(await result.finishReason, "stop");
+  });
+
+  it("a tool loop: the tool call is executed and its result goes back as function_call_output", async () => {
+    let executed;
+    const result = await generateText({
+      model: provider()("tools"),
+      prompt: "Weather in Paris?",
+      tools: { get_weather: tool({ inputSchema: jsonSchema(weatherTool.parameters), execute: async (input) => ((executed = input), { sky: "sunny" }) }) },
+      stopWhen: stepCountIs(2),
+      maxRetries: 0,
+      providerOptions: { openai: { store: false } },
+    });
+    assert.deepEqual(executed, { city: "Paris" });
+    assert.equal(result.steps.length, 2);
+    const sent = (await (await fetch(`${fixtures.url}/_requests`)).json()).at(-1);
+    const toolMessage = JSON.parse(sent.body).messages.find((m) => m.role === "tool");
+    assert.match(toolMessage.content, /sunny/);
+  });
+});
+
+describe("Anthropic client: messages", () => {
+  it("non-stream: a message with the exact text", async () => {
+    const msg = await anthropic.messages.create({ model: "tiny", max_tokens: 100, system: "Be brief.", messages: [{ role: "user", content: "Say it." }], grammar: grammar("Messages end to end.") });
+    assert.equal(msg.type, "message");
+    assert.equal(msg.content[0].text, "Messages end to end.");
+    assert.equal(msg.stop_reason, "end_turn");
+    assert.ok(msg.usage.output_tokens > 0);
+  });
+
+  it("stream: the SDK's stream helper assembles the final message", async () => {
+    const want = "Anthropic streaming ✓";
+    const stream = anthropic.messages.stream({ model: "tiny", max_tokens: 100, messages: [{ role: "user", content: "Say it." }], grammar: grammar(want) });
+    let text = "";
+    stream.on("text", (t) => (text += t));
+    const final = await stream.finalMessage();
+    assert.equal(text, want);
+    assert.equal(final.content[0].text, want);
+    assert.equal(final.stop_reason, "end_turn");
+  });
+
+  it("tool use round trip: tool_use out, tool_result back in", async () => {
+    const tools = [{ name: "get_weather", input_schema: weatherTool.parameters }];
+    const first = await anthropic.messages.create({ model: "tools", max_tokens: 100, tools, messages: [{ role: "user", content: "Weather in Paris?" }] });
+    assert.equal(first.stop_reason, "tool_use");
+    const use = first.content.find((b) => b.type === "tool_use");
+    assert.deepEqual(use.input, { city: "Paris" });
+    const second = await anthropic.messages.create({
+      model: "tiny",
+      max_tokens: 100,
+      grammar: grammar("Sunny."),
+      messages: [
+        { role: "user", content: "Weather in Paris?" },
+        { role: "assistant", content: first.content },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: use.id, content: "sunny" }] },
+      ],
+    });
+    assert.equal(second.content[0].text, "Sunny.");
+  });
+
+  it("typed errors: unknown model → NotFoundError with Anthropic's error shape", async () => {
+    await assert.rejects(anthropic.messages.create({ model: "nope", max_tokens: 10, messages: [{ role: "user", content: "x" }] }), (e) => {
+      assert.ok(e instanceof Anthropic.NotFoundError);
+      assert.equal(e.error.type, "error");
+      assert.equal(e.error.error.type, "not_found_error");
+      return true;
+    });
+  });
+});
