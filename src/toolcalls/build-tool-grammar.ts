@@ -32,7 +32,9 @@ export function buildToolCallGrammar(tools: readonly ToolDefinition[], options: 
     `array ::= "[" ws (value (ws "," ws value)*)? ws "]"`,
     `string ::= "\\"" ([^"\\\\\\x7F\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4}))* "\\""`,
     `number ::= "-"? ([0-9] | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [-+]? [0-9]+)?`,
-    `ws ::= [ \\t\\n]{0,20}`,
+    // As llama.cpp's own JSON grammar: a space or one line break with some indentation, so a small
+    // model cannot fill its budget with whitespace.
+    `ws ::= | " " | "\\n" [ \\t]{0,20}`,
   );
   return rules.join("\n") + "\n";
 }
