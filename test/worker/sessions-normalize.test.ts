@@ -1,0 +1,99 @@
+import { describe, expect, it } from "vitest";
+import { adaptForWebLlm } from "../../src/upstreams/browser/adapt-for-web-llm.ts";
+import { mapWebLlmError, webLlmErrorGroup } from "../../src/upstreams/browser/map-web-llm-error.ts";
+import { normalizeWebLlmChunk } from "../../src/upstreams/browser/normalize-web-llm-chunk.ts";
+import { parseHubMessage, parsePageMessage } from "../../src/schemas/relay.ts";
+// @ts-expect-error: plain JS module without types
+import { FakeEngine } from "../fakes/fake-web-llm.mjs";
+
+const U = "browser:M";
+
+async function chunksOf(body: Record<string, unknown>, engine = new FakeEngine()) {
+  engine.loaded ??= "M";
+  const out: any[] = [];
+  for await (const c of await engine.chat.completions.create(body)) out.push(c);
+  return out;
+}
+
+describe("web-llm 0.2.86's chunk sequence, normalized", () => {
+  it("role on every chunk and empty content carry nothing; the finish and usage chunks become finish and usage", async () => {
+    const chunks = await chunksOf({ model: "M", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "echo: a b" }] });
+    expect(chunks[0].choices[0].delta).toEqual({ content: "", role: "assistant" });
+    expect(chunks.at(-2).choices[0]).toEqual({ delta: {}, finish_reason: "stop", index: 0 });
+    expect(chunks.at(-1).choices).toEqual([]);
+    expect(chunks.some((c) => "usage" in c && c.choices.length)).toBe(false);
+    const events = chunks.flatMap((c) => normalizeWebLlmChunk(c, U));
+    expect(events.map((e) => e.type)).toEqual(["text", "text", "finish", "usage"]);
+    const usage = events.at(-1) as any;
+    expect(usage.usage).toEqual({ promptTokens: expect.any(Number), completionTokens: 2 });
+    expect(Object.keys(usage.timings).sort()).toEqual(["predicted_ms", "predicted_n", "predicted_per_second", "prompt_ms", "prompt_n", "prompt_per_second"]);
+  });
+
+  it("finish_reason abort (an interrupt) becomes an error, never a finish", () => {
+    const events = normalizeWebLlmChunk({ choices: [{ delta: {}, finish_reason: "abort", index: 0 }] }, U);
+    expect(events).toEqual([{ type: "error", error: expect.objectContaining({ code: "upstream_error", status: 502 }) }]);
+  });
+
+  it("NaN and Infinity rates in usage.extra are left out of timings", () => {
+    const [e] = normalizeWebLlmChunk({ choices: [], usage: { prompt_tokens: 3, completion_tokens: 0, extra: { prefill_tokens_per_s: Infinity, decode_tokens_per_s: NaN } } }, U) as any[];
+    expect(e.timings).toEqual({ prompt_n: 3, predicted_n: 0 });
+  });
+
+  it("the fake engine interrupts engine-wide and clears the flag when the next request takes the lock", async () => {
+    const engine = new FakeEngine({ tokenDelayMs: 5 });
+    engine.loaded = "M";
+    const words = Array.from({ length: 40 }, (_, i) => `w${i}`).join(" ");
+    const a = await engine.chat.completions.create({ stream: true, messages: [{ role: "user", content: `echo: ${words}` }] });
+    const b = await engine.chat.completions.create({ stream: true, messages: [{ role: "user", content: "echo: next" }] });
+    const seenA: any[] = [];
+    for await (const c of a) {
+      seenA.push(c);
+      if (seenA.length === 3) engine.interruptGenerate();
+    }
+    expect(seenA.at(-1).choices[0].finish_reason).toBe("abort");
+    const seenB: any[] = [];
+    for await (const c of b) seenB.push(c);
+    expect(seenB.at(-1).choices[0].finish_reason).toBe("stop");
+  });
+});
+
+describe("web-llm error names → outcomes", () => {
+  it.each([
+    ["ContextWindowSizeExceededError", 400, "context_length_exceeded", false],
+    ["MessageOrderError", 400, "upstream_error", false],
+    ["InvalidResponseFormatGrammarError", 400, "upstream_error", false],
+    ["WebGPUNotAvailableError", 503, "no_capacity", true],
+    ["DeviceLostError", 503, "no_capacity", true],
+    ["ModelNotFoundError", 503, "no_capacity", true],
+    ["ModelNotLoadedError", 503, "model_loading", true],
+    ["SessionLost", 502, "upstream_error", true],
+    ["SomethingNew", 502, "upstream_error", true],
+  ])("%s → %i %s", (kind, status, code, retryable) => {
+    const e = mapWebLlmError(kind, "msg", U);
+    expect([e.status, e.code, e.retryable]).toEqual([status, code, retryable]);
+  });
+
+  it("web-llm's plain Errors are recognised by their message", () => {
+    expect(webLlmErrorGroup("Error", "Unable to find a compatible GPU. This issue might be because your computer doesn't have a GPU")).toBe("capability");
+  });
+});
+
+describe("adaptation and the relay schemas", () => {
+  it("keeps unknown fields, sets the loaded model, never sends n", () => {
+    const body = adaptForWebLlm({ model: "team", messages: [{ role: "user", content: "hi" }], n: 1, seed: 3, repetition_penalty: 1.1 } as never, "M");
+    expect(body).toMatchObject({ model: "M", seed: 3, repetition_penalty: 1.1, stream: true, stream_options: { include_usage: true } });
+    expect("n" in body).toBe(false);
+  });
+
+  it("image parts are refused (retryable: another target may take them)", () => {
+    expect(() => adaptForWebLlm({ model: "t", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "x" } }] }] } as never, "M")).toThrow(/text models only/);
+  });
+
+  it("validates both directions and measures size in UTF-8 bytes", () => {
+    expect(parsePageMessage('{"type":"hello","version":1,"models":["M"]}').ok).toBe(true);
+    expect(parsePageMessage('{"type":"hello","version":1,"models":[]}').ok).toBe(false);
+    expect(parseHubMessage('{"type":"request","id":"r","body":{"messages":[],"stream":true}}').ok).toBe(true);
+    const big = parsePageMessage(JSON.stringify({ type: "ping", pad: "é".repeat(600_000) }));
+    expect(big).toMatchObject({ ok: false, tooBig: true });
+  });
+});
