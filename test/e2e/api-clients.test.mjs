@@ -26,6 +26,7 @@ before(async () => {
           tiny: { targets: [{ kind: "llama", url: llama.url }] },
           embed: { targets: [{ kind: "browser", model: "none" }, { kind: "llama", url: embedder.url }] },
           tools: { targets: [{ kind: "llama", url: `${fixtures.url}/fixture/stream-native-tool-calls` }] },
+          endless: { targets: [{ kind: "llama", url: `${fixtures.url}/behave/endless` }] },
         },
       },
     },
@@ -212,4 +213,30 @@ describe("Anthropic client: messages", () => {
       return true;
     });
   });
+});
+
+describe("a client that leaves a stream", () => {
+  const bodies = {
+    "/v1/responses": { model: "endless", input: "go on", stream: true },
+    "/v1/messages": { model: "endless", max_tokens: 100000, messages: [{ role: "user", content: "go on" }], stream: true },
+    "/v1/completions": { model: "endless", prompt: "go on", stream: true },
+  };
+  for (const [path, body] of Object.entries(bodies)) {
+    it(`${path}: the upstream is stopped within 1 s`, async () => {
+      const requestId = `leave-${path.split("/").pop()}-${Date.now()}`;
+      const ac = new AbortController();
+      const res = await fetch(`${proxy.url}${path}`, { method: "POST", headers: { "content-type": "application/json", "x-request-id": requestId }, body: JSON.stringify(body), signal: ac.signal });
+      assert.equal(res.status, 200);
+      await res.body.getReader().read();
+      const abortedAt = Date.now();
+      ac.abort();
+      let ms = Infinity;
+      for (let i = 0; i < 40 && ms === Infinity; i++) {
+        const hit = (await (await fetch(`${fixtures.url}/_closed`)).json()).find((c) => c.requestId === requestId);
+        if (hit) ms = hit.at - abortedAt;
+        else await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.ok(ms <= 1000, `upstream closed after ${ms} ms`);
+    });
+  }
 });
