@@ -5,11 +5,15 @@
 // unstable_startWorker (the wrangler dev pipeline on real workerd, without file watching, so edits
 // elsewhere cannot reload it mid-run) and a session client from test/support/relay-client.mjs; both
 // clocks are this process's.
-//   npx node bench/relay-overhead.mjs [--requests 20] [--chunks 50] [--gap-ms 10] [--write docs/benchmarks.md]
+//   npx node bench/relay-overhead.mjs [--requests 20] [--chunks 50] [--gap-ms 10] [--runtime miniflare|dev] [--write docs/benchmarks.md]
 import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { performance } from "node:perf_hooks";
 import { startRelayClient } from "../test/support/relay-client.mjs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { unstable_startWorker } from "wrangler";
 
 const arg = (name, def) => {
@@ -20,6 +24,8 @@ const REQUESTS = Number(arg("requests", 20));
 const CHUNKS = Number(arg("chunks", 50));
 const GAP_MS = Number(arg("gap-ms", 10));
 const WRITE = arg("write", null);
+/** `miniflare`: one workerd, no dev proxy in front (closer to production); `dev`: wrangler's dev pipeline. */
+const RUNTIME = arg("runtime", "miniflare");
 const MODEL = "Bench-q4f32_1-MLC";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -81,6 +87,35 @@ function sseUpstream(sentAt) {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
+async function startDev(vars) {
+  const bindings = Object.fromEntries(Object.entries(vars).map(([k, value]) => [k, { type: "plain_text", value }]));
+  const worker = await unstable_startWorker({
+    config: "wrangler.toml",
+    bindings,
+    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false, logLevel: "warn" },
+  });
+  await worker.ready;
+  return { url: (await worker.url).origin, stop: () => worker.dispose() };
+}
+
+async function startMiniflare(vars) {
+  mkdirSync(".wrangler", { recursive: true });
+  const out = mkdtempSync(join(".wrangler", "bench-"));
+  execFileSync(process.execPath, ["node_modules/wrangler/bin/wrangler.js", "deploy", "--dry-run", "--outdir", out], { stdio: "ignore" });
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      host: "127.0.0.1",
+      port: 0,
+      modules: true,
+      scriptPath: join(out, "index.js"),
+      compatibilityDate: "2026-10-01",
+      durableObjects: { SESSION_HUB: { className: "SessionHub", useSQLite: true } },
+      bindings: vars,
+    }),
+  );
+  return { url: (await mf.ready).origin, stop: async () => { await mf.dispose(); rmSync(out, { recursive: true, force: true }); } };
+}
+
 /** Per-chunk latency of `model` through the running proxy, measured against `sentAt`. */
 async function measure(proxy, model, sentAt, prefix) {
   const lat = [];
@@ -110,17 +145,8 @@ async function throughProxy() {
   const sentAt = new Map();
   const upstream = await sseUpstream(sentAt);
   const config = { models: { b: { targets: [{ kind: "browser", model: MODEL }] }, h: { targets: [{ kind: "llama", url: `http://127.0.0.1:${upstream.address().port}` }] } } };
-  const worker = await unstable_startWorker({
-    config: "wrangler.toml",
-    bindings: {
-      SERVE_TOKEN: { type: "plain_text", value: token },
-      SWITCHYARD_ENV: { type: "plain_text", value: "dev" },
-      SWITCHYARD_CONFIG: { type: "plain_text", value: JSON.stringify(config) },
-    },
-    dev: { server: { hostname: "127.0.0.1", port: 0 }, inspector: false, persist: false, watch: false, logLevel: "warn" },
-  });
-  await worker.ready;
-  const proxy = { url: (await worker.url).origin, stop: () => worker.dispose() };
+  const vars = { SERVE_TOKEN: token, SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify(config) };
+  const proxy = RUNTIME === "dev" ? await startDev(vars) : await startMiniflare(vars);
   for (let i = 0; i < 50 && (await fetch(`${proxy.url}/health`).catch(() => null))?.status !== 200; i++) await sleep(100);
   const session = await startRelayClient({ baseUrl: proxy.url, token, models: [MODEL], engine: benchEngine(sentAt) });
   try {
@@ -139,19 +165,19 @@ const table = [
   "| path | chunks | p50 ms | p99 ms | max ms |",
   "|---|---|---|---|---|",
   row("direct: in-process engine → consumer", d),
-  row("HTTP upstream: SSE server → Worker → SSE client (wrangler dev)", http),
-  row("relayed: session → SessionHub → Worker → SSE client (wrangler dev)", rl),
+  row(`HTTP upstream: SSE server → Worker → SSE client (${RUNTIME})`, http),
+  row(`relayed: session → SessionHub → Worker → SSE client (${RUNTIME})`, rl),
 ].join("\n");
 const summary = [
   `Relay overhead per chunk against the direct engine: p50 ${(pct(rl, 50) - pct(d, 50)).toFixed(2)} ms, p99 ${(pct(rl, 99) - pct(d, 99)).toFixed(2)} ms.`,
-  `The relay hop alone (relayed minus the same chunks from an HTTP upstream through the same wrangler dev): p50 ${(pct(rl, 50) - pct(http, 50)).toFixed(2)} ms, p99 ${(pct(rl, 99) - pct(http, 99)).toFixed(2)} ms.`,
-  `(${REQUESTS} requests × ${CHUNKS} chunks, ${GAP_MS} ms apart, after 2 warm-up requests per path.)`,
+  `The relay hop alone (relayed minus the same chunks from an HTTP upstream through the same runtime): p50 ${(pct(rl, 50) - pct(http, 50)).toFixed(2)} ms, p99 ${(pct(rl, 99) - pct(http, 99)).toFixed(2)} ms.`,
+  `(${REQUESTS} requests × ${CHUNKS} chunks, ${GAP_MS} ms apart, after 2 warm-up requests per path; runtime: ${RUNTIME}.)`,
 ].join(" ");
 console.log(table);
 console.log(summary);
 
 if (WRITE) {
-  const head = existsSync(WRITE) && readFileSync(WRITE, "utf8").includes("## Relay overhead") ? "" : "\n## Relay overhead\n\nPer-chunk latency from the engine yielding a chunk to the client reading its SSE frame, measured by `bench/relay-overhead.mjs` on the development machine (2 shared cores). Both proxied paths include the wrangler dev pipeline and Node's fetch; the HTTP-upstream row is the same Worker serving the same chunks from a llama-server stand-in, so the difference between the last two rows is the relay hop itself (WebSocket → Durable Object → Worker).\n";
+  const head = existsSync(WRITE) && readFileSync(WRITE, "utf8").includes("## Relay overhead") ? "" : "\n## Relay overhead\n\nPer-chunk latency from the engine yielding a chunk to the client reading its SSE frame, measured by `bench/relay-overhead.mjs` on the development machine (2 shared cores). Both proxied paths include workerd, the Worker's own pipeline and Node's fetch (with `--runtime dev` also wrangler dev's proxy, twice for the relay: the session's WebSocket and the client's SSE); the HTTP-upstream row is the same Worker serving the same chunks from a llama-server stand-in, so the difference between the last two rows is the relay hop itself (WebSocket → Durable Object → Worker).\n";
   if (!existsSync(WRITE)) appendFileSync(WRITE, "# Benchmarks\n");
-  appendFileSync(WRITE, `${head}\n\`npx node bench/relay-overhead.mjs --requests ${REQUESTS} --chunks ${CHUNKS} --gap-ms ${GAP_MS} --write ${WRITE}\` (${new Date().toISOString().slice(0, 10)})\n\n${table}\n\n${summary}\n`);
+  appendFileSync(WRITE, `${head}\n\`npx node bench/relay-overhead.mjs --requests ${REQUESTS} --chunks ${CHUNKS} --gap-ms ${GAP_MS} --runtime ${RUNTIME} --write ${WRITE}\` (${new Date().toISOString().slice(0, 10)})\n\n${table}\n\n${summary}\n`);
 }
