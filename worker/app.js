@@ -31,7 +31,7 @@ async function main() {
   list.replaceChildren(...caps.sentences.map((s) => Object.assign(document.createElement("p"), { textContent: s })));
   $("gpu").className = caps.ok ? "panel ok" : "panel bad";
   if (!caps.ok) {
-    show("models-note", "No model can run in this browser, so none is offered.");
+    $("models-panel").hidden = true;
     return;
   }
   try {

@@ -11,6 +11,11 @@ export class ServeSession {
     this.backoffMs = 1000;
   }
 
+  stopPings() {
+    this.pingTimer?.stop();
+    this.pingTimer = null;
+  }
+
   set(patch) {
     Object.assign(this.stats, patch);
     this.onChange?.(this.stats);
@@ -24,7 +29,7 @@ export class ServeSession {
   stop() {
     this.wanted = false;
     clearTimeout(this.retryTimer);
-    clearInterval(this.pingTimer);
+    this.stopPings();
     if (this.running) {
       this.abandoned = this.running.id;
       this.engine.interruptGenerate();
@@ -56,7 +61,7 @@ export class ServeSession {
   }
 
   onClose(e) {
-    clearInterval(this.pingTimer);
+    this.stopPings();
     if (this.ws?.readyState !== WebSocket.OPEN) this.ws = null;
     if (!this.wanted) return;
     if (e.code === 4400) {
@@ -90,8 +95,8 @@ export class ServeSession {
     const msg = parsed.message;
     if (msg.type === "welcome") {
       this.backoffMs = 1000;
-      clearInterval(this.pingTimer);
-      this.pingTimer = setInterval(() => this.ws?.readyState === WebSocket.OPEN && this.ws.send(PING_TEXT), msg.pingIntervalMs);
+      this.stopPings();
+      this.pingTimer = heartbeat(msg.pingIntervalMs, () => this.ws?.readyState === WebSocket.OPEN && this.ws.send(PING_TEXT));
       this.set({ state: "serving", message: `Serving ${this.model} for the team.` });
     } else if (msg.type === "request") void this.serve(msg);
     else if (msg.type === "cancel") {
@@ -124,5 +129,21 @@ export class ServeSession {
       this.running = null;
       this.set({ running: null });
     }
+  }
+}
+
+/**
+ * Calls `tick` every `ms`, from a tiny dedicated Worker: browsers throttle timers in background tabs
+ * (Chrome to once a minute), which would let the hub declare a serving tab dead.
+ */
+function heartbeat(ms, tick) {
+  try {
+    const url = URL.createObjectURL(new Blob([`setInterval(() => postMessage(0), ${Number(ms)});`], { type: "text/javascript" }));
+    const worker = new Worker(url);
+    worker.onmessage = tick;
+    return { stop: () => (worker.terminate(), URL.revokeObjectURL(url)) };
+  } catch {
+    const id = setInterval(tick, ms);
+    return { stop: () => clearInterval(id) };
   }
 }
