@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { FakeSession } from "../fakes/fake-session.ts";
-import { call, configWith, readSse, text } from "./harness.ts";
+import { FIXTURE_URL, call, configWith, readSse, text } from "./harness.ts";
 
 const TOKEN = "serve-secret-for-tests";
 let n = 0;
@@ -145,6 +145,22 @@ describe("register and relay", () => {
     expect(res.headers.get("x-switchyard-target")).toBe(`browser:${model}`);
     expect(res.headers.get("x-switchyard-attempts")).toBe("2");
     expect(text((await readSse(res)).frames)).toBe("Served after failover.");
+    s.ws.close();
+  });
+
+  it.each([
+    ["loading (503 model_loading)", "fixture/loading-503"],
+    ["timing out (no response headers)", "behave/stall-headers/5000"],
+  ])("fails over from a llama.cpp upstream that is %s", async (_why, path) => {
+    const model = uniqueModel();
+    const s = await serving(model);
+    const { res } = await call(
+      "/v1/chat/completions",
+      { json: ask("echo: The tab took over.") },
+      { ...configWith({ m: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/${path}` }, { kind: "browser", model }] } }, { timeouts: { responseStartMs: 300, commitMs: 1000 } }), SERVE_TOKEN: TOKEN },
+    );
+    expect(res.headers.get("x-switchyard-target")).toBe(`browser:${model}`);
+    expect(text((await readSse(res)).frames)).toBe("The tab took over.");
     s.ws.close();
   });
 
