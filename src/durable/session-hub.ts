@@ -299,14 +299,41 @@ export class SessionHub extends DurableObject<Env> {
     this.send(sessionId, JSON.stringify({ type: "queue", model, waiting }));
   }
 
+  /**
+   * A session is gone: its running requests end with an error; waiting ones (the page never saw them)
+   * move to another live session with the model, or end with an error if there is none.
+   */
   private dropSession(ws: WebSocket, why: string): void {
     const att = ws.deserializeAttachment() as SessionAttachment | null;
     if (!att) return;
+    const moved = new Set<string>();
     for (const r of [...this.relays.values()]) {
       if (r.sessionId !== att.sessionId) continue;
+      const other = r.state === "queued" ? this.leastBusy(r.model, att.sessionId) : undefined;
+      if (other) {
+        r.sessionId = other.sessionId;
+        moved.add(`${other.sessionId}\n${r.model}`);
+        continue;
+      }
       this.write(r, JSON.stringify({ type: "error", id: r.id, kind: "SessionLost", message: `The browser session ${why}.` }));
       this.finish(r);
     }
+    for (const key of moved) {
+      const [sessionId, model] = key.split("\n") as [string, string];
+      this.startNext(sessionId, model);
+      this.sendQueue(sessionId, model);
+    }
+  }
+
+  private leastBusy(model: string, except: string): { sessionId: string; load: number } | undefined {
+    let best: { sessionId: string; load: number } | undefined;
+    for (const ws of this.ctx.getWebSockets()) {
+      const att = ws.deserializeAttachment() as SessionAttachment | null;
+      if (!att || att.sessionId === except || !att.ready || ws.readyState !== WebSocket.OPEN || !att.models.includes(model)) continue;
+      const load = this.load(att.sessionId, model);
+      if (!best || load < best.load) best = { sessionId: att.sessionId, load };
+    }
+    return best;
   }
 
   private refuse(ws: WebSocket, code: number, reason: string): void {

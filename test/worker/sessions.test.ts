@@ -302,6 +302,23 @@ describe("cancellation", () => {
   });
 });
 
+describe("a session that drops", () => {
+  it("hands its waiting requests (never sent to it) to another session with the model", async () => {
+    const model = uniqueModel();
+    const a = await serving(model, { auto: false });
+    const running = call("/v1/chat/completions", { json: ask("echo: lost") }, browserOnly(model));
+    await a.next((m) => m.type === "request");
+    const waiting = call("/v1/chat/completions", { json: ask("echo: moved over") }, browserOnly(model));
+    await a.next((m) => m.type === "queue" && m.waiting === 1);
+    const b = await serving(model);
+    a.ws.close(1001, "tab closed");
+    expect(text((await readSse((await waiting).res)).frames)).toBe("moved over");
+    // The running one ends with an error: a 502 before the commit grace period, an error frame after it.
+    expect(await (await running).res.text()).toContain("disconnected");
+    b.ws.close();
+  });
+});
+
 describe("hibernation and liveness", () => {
   it("sessions survive hibernation: after eviction the same socket still serves; pings are auto-answered", async () => {
     const model = uniqueModel();
