@@ -22,3 +22,4 @@ export { isFloatText, toJsonValue, type JsonNode, type JsonValue } from "./json-
 export { buildToolPrompt, type ToolPromptOptions } from "./build-tool-prompt.ts";
 export { buildToolCallSchema } from "./build-tool-schema.ts";
 export { buildToolCallGrammar } from "./build-tool-grammar.ts";
+export { applyPromptMode, type PromptModeConstraint } from "./apply-prompt-mode.ts";

@@ -164,19 +164,33 @@ describe("register and relay", () => {
     s.ws.close();
   });
 
-  it("503 no_capacity with Retry-After when no session serves the model; tools skip browser targets", async () => {
+  it("503 no_capacity with Retry-After when no session serves the model", async () => {
     const none = await call("/v1/chat/completions", { json: ask("hi") }, browserOnly(uniqueModel()));
     expect(none.res.status).toBe(503);
     expect(none.res.headers.get("retry-after")).toBe("5");
     expect((await none.res.json<any>()).error.code).toBe("no_capacity");
+  });
 
+  it("tools: the session gets prompt mode (no tools, a described system prompt, a json_object schema) and its text becomes tool_calls", async () => {
     const model = uniqueModel();
     const s = await serving(model);
-    const tools = [{ type: "function", function: { name: "f", parameters: { type: "object" } } }];
-    const withTools = await call("/v1/chat/completions", { json: ask("hi", { tools }) }, browserOnly(model));
-    expect(withTools.res.status).toBe(503);
-    expect((await withTools.res.json<any>()).error.message).toContain("tools");
-    expect(s.inbox.some((m) => m.type === "request")).toBe(false);
+    const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+    const reply = '{"tool_call": {"name": "get_weather", "arguments": {"city": "Paris"}}}';
+    for (const stream of [true, false]) {
+      const { res } = await call("/v1/chat/completions", { json: ask(`echo: ${reply}`, { tools, stream }) }, browserOnly(model));
+      expect(res.status).toBe(200);
+      const calls = stream
+        ? (await readSse(res)).frames.flatMap((f) => f.choices?.[0]?.delta?.tool_calls ?? [])
+        : ((await res.json<any>()).choices[0].message.tool_calls as any[]);
+      expect(calls[0].function.name).toBe("get_weather");
+      expect(JSON.parse(calls.map((c: any) => c.function.arguments).join(""))).toEqual({ city: "Paris" });
+    }
+    const sent = s.inbox.find((m) => m.type === "request")!.body;
+    expect(sent.tools).toBeUndefined();
+    expect(sent.messages[0].role).toBe("system");
+    expect(sent.messages[0].content).toContain("get_weather");
+    expect(sent.response_format.type).toBe("json_object");
+    expect(JSON.parse(sent.response_format.schema)).toBeTypeOf("object");
     s.ws.close();
   });
 

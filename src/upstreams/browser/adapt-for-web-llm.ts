@@ -1,5 +1,6 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatMessage, ChatRequest } from "../../schemas/chat-request.ts";
+import { applyPromptMode } from "../../toolcalls/apply-prompt-mode.ts";
 
 /**
  * Pure: an OpenAI chat request → a body web-llm 0.2.86 accepts (docs/relay-protocol.md, "request").
@@ -29,9 +30,11 @@ export function adaptForWebLlm(req: ChatRequest, model: string): Record<string, 
     body.response_format = schema === undefined ? { type: "json_object" } : { type: "json_object", schema: JSON.stringify(schema) };
   }
 
+  if (req.tools?.length || req.tool_choice) applyToolMode(body, req, model);
+
   const system: string[] = [];
   const rest: Record<string, unknown>[] = [];
-  for (const m of req.messages) {
+  for (const m of body.messages as ChatMessage[]) {
     const content = flattenContent(m);
     if (m.role === "system" || m.role === "developer") {
       if (content !== "") system.push(content);
@@ -42,6 +45,36 @@ export function adaptForWebLlm(req: ChatRequest, model: string): Record<string, 
   body.messages = system.length ? [{ role: "system", content: system.join("\n\n") }, ...rest] : rest;
   return body;
 }
+
+/**
+ * web-llm's own tool calling exists only for the Hermes models in `functionCallingModelIds`, and
+ * there it refuses a custom system prompt (CustomSystemPromptError) and any response_format
+ * (CustomResponseFormatError). So those models get native tools when the request has neither, and
+ * everything else gets prompt mode: tools described in the system prompt, the reply constrained by
+ * `json_object` with a schema built from them. Either way the reply arrives as text (web-llm streams
+ * the Hermes JSON array as content too) and the tool-call rewriter turns it into scored calls.
+ */
+function applyToolMode(body: Record<string, unknown>, req: ChatRequest, model: string): void {
+  const hasSystem = req.messages.some((m) => m.role === "system" || m.role === "developer");
+  const hasFormat = (req as Record<string, unknown>).response_format != null;
+  const choice = req.tool_choice;
+  if (WEB_LLM_FUNCTION_CALLING_MODELS.has(model) && !hasSystem && !hasFormat && choice !== "none") {
+    if (choice && typeof choice === "object" && req.tools) body.tools = req.tools.filter((t) => t.function.name === choice.function.name);
+    delete body.tool_choice; // never read by web-llm
+    delete body.parallel_tool_calls;
+    return;
+  }
+  applyPromptMode(body, req, "json_object");
+}
+
+/** web-llm 0.2.86's `functionCallingModelIds`: the only models it accepts `tools` for. */
+export const WEB_LLM_FUNCTION_CALLING_MODELS = new Set([
+  "Hermes-2-Pro-Llama-3-8B-q4f16_1-MLC",
+  "Hermes-2-Pro-Llama-3-8B-q4f32_1-MLC",
+  "Hermes-2-Pro-Mistral-7B-q4f16_1-MLC",
+  "Hermes-3-Llama-3.1-8B-q4f32_1-MLC",
+  "Hermes-3-Llama-3.1-8B-q4f16_1-MLC",
+]);
 
 function flattenContent(m: ChatMessage): string {
   const c = m.content;

@@ -23,9 +23,6 @@ export class BrowserUpstream implements Upstream {
   ) {}
 
   async open(request: ChatRequest, ctx: AttemptContext): Promise<ReadableStream<UpstreamEvent>> {
-    if (request.tools?.length) {
-      throw new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, retryable: true, message: `${this.name} does not take requests with tools yet.` });
-    }
     const body = adaptForWebLlm(request, this.target.model);
     const hub = sessionHub(ctx.env);
     const id = randomId("rl_", 16);

@@ -8,7 +8,7 @@ export interface WebLlmChunk {
     delta?: {
       role?: string;
       content?: string | null;
-      tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: string } }>;
+      tool_calls?: unknown;
     };
   }>;
   usage?: { prompt_tokens?: number; completion_tokens?: number; extra?: Record<string, unknown> } | null;
@@ -27,15 +27,9 @@ export function normalizeWebLlmChunk(chunk: WebLlmChunk, upstream: string): Upst
     const delta = choice.delta;
     if (delta) {
       if (typeof delta.content === "string" && delta.content !== "") events.push({ type: "text", delta: delta.content });
-      (delta.tool_calls ?? []).forEach((tc, i) => {
-        events.push({
-          type: "toolCall",
-          index: tc.index ?? i,
-          ...(tc.id ? { id: tc.id } : {}),
-          ...(tc.function?.name ? { name: tc.function.name } : {}),
-          argumentsDelta: tc.function?.arguments ?? "",
-        });
-      });
+      // web-llm's final `tool_calls` delta (Hermes models) repeats the JSON array it already
+      // streamed as content; the tool-call rewriter reads that content and scores the calls, so
+      // the repeat is dropped rather than announced twice.
     }
     if (choice.finish_reason === "abort") {
       events.push({

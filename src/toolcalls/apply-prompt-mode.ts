@@ -1,5 +1,14 @@
-import type { ChatMessage, ChatRequest } from "../../schemas/chat-request.ts";
-import { buildToolCallGrammar, buildToolPrompt, type ToolDefinition } from "../../toolcalls/index.ts";
+import type { ChatMessage, ChatRequest } from "../schemas/chat-request.ts";
+import { buildToolCallGrammar } from "./build-tool-grammar.ts";
+import { buildToolPrompt } from "./build-tool-prompt.ts";
+import { buildToolCallSchema } from "./build-tool-schema.ts";
+import type { ToolDefinition } from "./types.ts";
+
+/**
+ * How the reply is constrained: a GBNF `grammar` (llama.cpp), or web-llm's
+ * `response_format: {type: "json_object", schema: "<JSON Schema as a string>"}`.
+ */
+export type PromptModeConstraint = "grammar" | "json_object";
 
 /**
  * Prompt mode, for servers whose chat template cannot call tools (llama-server then drops `tools`
@@ -8,7 +17,7 @@ import { buildToolCallGrammar, buildToolPrompt, type ToolDefinition } from "../.
  * `grammar`, `json_schema` or `response_format`, which wins. The rewriter then reads the reply. Past
  * tool calls and results in the history become text the template can render. Pure.
  */
-export function applyPromptMode(body: Record<string, unknown>, request: ChatRequest): void {
+export function applyPromptMode(body: Record<string, unknown>, request: ChatRequest, constraint: PromptModeConstraint = "grammar"): void {
   const tools = (request.tools ?? []) as ToolDefinition[];
   delete body.tools;
   delete body.tool_choice;
@@ -30,9 +39,13 @@ export function applyPromptMode(body: Record<string, unknown>, request: ChatRequ
     messages.unshift({ role: "system", content: prompt });
   }
   const clientConstraint = body.grammar != null || body.json_schema != null || body.response_format != null;
-  if (!clientConstraint) {
+  if (clientConstraint) return;
+  if (constraint === "grammar") {
     const grammar = buildToolCallGrammar(tools, options);
     if (grammar) body.grammar = grammar;
+  } else {
+    const schema = buildToolCallSchema(tools, options);
+    if (schema) body.response_format = { type: "json_object", schema: JSON.stringify(schema) };
   }
 }
 
