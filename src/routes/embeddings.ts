@@ -21,11 +21,12 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
   let last: ProxyError | undefined;
   let attempts = 0;
   for (const target of targets) {
-    attempts++;
     if (target.kind !== "llama") {
-      last = new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, retryable: true, message: `${target.name} cannot serve embeddings, and no other target for this model could.` });
+      // Skipped, not tried: it never masks why a server before it failed.
+      last ??= new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, retryable: true, message: `${target.name} cannot serve embeddings, and no other target for this model could.` });
       continue;
     }
+    attempts++;
     try {
       const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, env: c.env as unknown as Record<string, unknown> };
       const body = await fetchLlamaEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);

@@ -3,6 +3,7 @@ import { loadConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { AppEnv } from "../app-env.ts";
 import { fetchFresh } from "../http/fetch-fresh.ts";
+import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
 
 interface ModelEntry {
   id: string;
@@ -11,11 +12,35 @@ interface ModelEntry {
   owned_by: string;
 }
 
-/** `GET /v1/models`: the declared models, or in zero config the models the llama-server reports. */
+/**
+ * `GET /v1/models`: the declared models, or in zero config the models the llama-server reports plus
+ * those of connected browser sessions (each is served with the session as a fallback). A llama-server
+ * that cannot be reached is an error only when no session serves anything either.
+ */
 export async function listModels(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
   if (config.models) return c.json({ object: "list", data: declaredModels(config.models) });
-  return c.json({ object: "list", data: await upstreamModels(config.llamaUrl, config.timeouts.responseStartMs) });
+  const [upstream, browser] = await Promise.all([
+    upstreamModels(config.llamaUrl, config.timeouts.responseStartMs).then(
+      (data) => ({ ok: true as const, data }),
+      (error: unknown) => ({ ok: false as const, error }),
+    ),
+    browserModels(c.env as unknown as Record<string, unknown>),
+  ]);
+  if (!upstream.ok && browser.length === 0) throw upstream.error;
+  const data = upstream.ok ? [...upstream.data] : [];
+  for (const m of browser) if (!data.some((d) => d.id === m.id)) data.push(m);
+  return c.json({ object: "list", data });
+}
+
+async function browserModels(env: Record<string, unknown>): Promise<ModelEntry[]> {
+  try {
+    const sessions = await sessionHub(env).sessions();
+    const ids = new Set(sessions.flatMap((s) => s.models));
+    return [...ids].map((id) => ({ id, object: "model", created: 0, owned_by: "browser-session" }));
+  } catch {
+    return [];
+  }
 }
 
 /**
