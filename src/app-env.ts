@@ -1,5 +1,14 @@
+import type { KeyRecord } from "./auth/key-record.ts";
+import type { Meter } from "./auth/meter.ts";
+
 /** Hono's environment for this app: Worker bindings plus per-request variables. */
 export interface AppEnv {
   Bindings: Env;
-  Variables: { requestId: string };
+  Variables: {
+    requestId: string;
+    /** The caller's team key (unset in open mode). */
+    principal?: KeyRecord;
+    /** Limits and usage of a keyed request (unset in open mode). */
+    meter?: Meter;
+  };
 }

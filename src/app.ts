@@ -12,6 +12,11 @@ import { messages } from "./routes/messages.ts";
 import { completions } from "./routes/completions.ts";
 import { embeddings } from "./routes/embeddings.ts";
 import { connectSession, issueSessionTicket } from "./routes/sessions.ts";
+import { authMiddleware } from "./auth/middleware.ts";
+import { corsMiddleware } from "./auth/cors.ts";
+import { authMode } from "./auth/principal.ts";
+import { adminUsage, createKey, listKeys, revokeKey } from "./routes/admin.ts";
+import { ownUsage } from "./routes/usage.ts";
 
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -24,9 +29,14 @@ export function createApp(): Hono<AppEnv> {
     c.res.headers.set("x-request-id", id);
   });
 
-  app.get("/health", (c) => {
+  app.use(corsMiddleware());
+  app.use(authMiddleware());
+
+  app.get("/health", async (c) => {
     loadConfig(c.env);
-    return c.json({ status: "ok" });
+    // Public: status and how requests are authenticated, nothing more.
+    const auth = await authMode(c.env);
+    return c.json({ status: "ok", auth, ...(auth === "open" && c.env.SWITCHYARD_ENV === "dev" ? { note: "dev mode with no API keys: serving without keys" } : {}) });
   });
 
   app.post("/v1/chat/completions", chatCompletions);
@@ -40,6 +50,12 @@ export function createApp(): Hono<AppEnv> {
   app.post("/v1/embeddings", embeddings);
   app.get("/v1/sessions", connectSession);
   app.post("/v1/sessions/ticket", issueSessionTicket);
+  app.post("/v1/admin/keys", createKey);
+  app.get("/v1/admin/keys", listKeys);
+  app.delete("/v1/admin/keys/:id", revokeKey);
+  app.post("/v1/admin/keys/:id/revoke", revokeKey);
+  app.get("/v1/admin/usage", adminUsage);
+  app.get("/v1/usage", ownUsage);
   app.all("/v1/chat/completions", () => {
     throw new ProxyError({ status: 405, code: "method_not_allowed", message: "Use POST for /v1/chat/completions." });
   });

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { meterRun } from "../auth/meter.ts";
 import type { AppEnv } from "../app-env.ts";
 import type { Config } from "../config/config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
@@ -15,7 +16,8 @@ import type { Upstream } from "../upstreams/upstream.ts";
  * `startChat` for endpoints whose upstream request is not a chat request (text completions): the
  * same plan, attempts, failover, timeouts and abort, with the caller's upstream for each target.
  */
-export function startRun(c: Context<AppEnv>, config: Config, model: string, upstreamFor: (target: Target) => Upstream): ChatRun {
+export function startRun(c: Context<AppEnv>, config: Config, model: string, upstreamFor: (target: Target) => Upstream, prompt?: () => unknown): ChatRun {
+  c.get("meter")?.checkModel(model);
   const targets = planTargets(config, model);
   const requestId = c.get("requestId");
   const work = new AbortController();
@@ -30,10 +32,10 @@ export function startRun(c: Context<AppEnv>, config: Config, model: string, upst
   });
   // The upstreams made by `upstreamFor` carry their own request; this one only names the model.
   const request: ChatRequest = { model, messages: [] };
-  const start: Promise<StreamStart> = runAttempts(targets, { request, requestId, config, env: c.env as unknown as Record<string, unknown>, signal: work.signal, upstreamFor }).then((s) => {
+  const start: Promise<StreamStart> = meterRun(c, model, prompt ?? (() => ""), () => runAttempts(targets, { request, requestId, config, env: c.env as unknown as Record<string, unknown>, signal: work.signal, upstreamFor }).then((s) => {
     started = s;
     return { first: s.first, events: s.events, headers: { "x-switchyard-target": s.target.name, "x-switchyard-attempts": String(s.attempts) } };
-  });
+  }));
   return {
     start,
     extension,

@@ -17,6 +17,8 @@ export interface Config {
     heartbeatMs: number;
   };
   toolCalls: { minScore: number; models: Record<string, { minScore: number }> };
+  /** CORS for browser clients, or null: no CORS headers (same-origin only). */
+  cors: { origins: string[]; maxAgeSeconds: number } | null;
 }
 
 export const DEFAULTS = {
@@ -117,6 +119,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
         heartbeatMs: t.heartbeatMs ?? DEFAULTS.timeouts.heartbeatMs,
       },
       toolCalls: { minScore: input.toolCalls?.minScore ?? DEFAULTS.minScore, models: input.toolCalls?.models ?? {} },
+      cors: input.cors ? { origins: input.cors.origins, maxAgeSeconds: input.cors.maxAgeSeconds ?? 600 } : null,
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { meterRun } from "../auth/meter.ts";
 import type { AppEnv } from "../app-env.ts";
 import type { Config } from "../config/config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
@@ -38,6 +39,7 @@ export interface ChatRun {
  * resulting events in its own wire format. Throws model_not_found before anything starts.
  */
 export function startChat(c: Context<AppEnv>, config: Config, request: ChatRequest): ChatRun {
+  c.get("meter")?.checkModel(request.model);
   const targets = planTargets(config, request.model);
   const requestId = c.get("requestId");
 
@@ -87,7 +89,8 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     return { target: s.target, first, events, reports: () => transform.toolCalls, started: s } as RewrittenAttempt & { started: Started };
   };
 
-  const start: Promise<StreamStart> = (async () => {
+  // Usage and the stream slot of a keyed request follow the events (src/auth/meter.ts).
+  const start: Promise<StreamStart> = meterRun(c, request.model, () => request.messages, async () => {
     if (!rewrites) {
       const s = await runAttempts(targets, attemptOptions(upstreamFor));
       started = s;
@@ -113,7 +116,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     reports = a.reports;
     belowMinScore = outcome.belowMinScore;
     return { first: a.first, events: a.events, headers: headersOf() };
-  })();
+  });
 
   return {
     start,

@@ -63,11 +63,20 @@ export const ToolCallsConfigSchema = z.strictObject({
   models: z.optional(z.record(z.string(), z.strictObject({ minScore: score }))),
 });
 
+export const CorsSchema = z.strictObject({
+  /** Origins allowed to call the API from a browser, e.g. ["https://app.example.com"]; ["*"] for any. */
+  origins: z.array(z.string().check(z.regex(/^(\*|https?:\/\/[^/\s]+)$/))).check(z.minLength(1)),
+  /** How long a browser may cache a preflight answer, in seconds (default 600). */
+  maxAgeSeconds: z.optional(z.int().check(z.gte(0))),
+});
+
 export const ConfigSchema = z.strictObject({
   models: z.optional(z.record(z.string().check(z.minLength(1)), ModelSchema)),
   limits: z.optional(LimitsSchema),
   timeouts: z.optional(TimeoutsSchema),
   toolCalls: z.optional(ToolCallsConfigSchema),
+  /** CORS for browser clients; off unless set (see docs/security.md). */
+  cors: z.optional(CorsSchema),
 });
 
 export type LlamaTarget = z.infer<typeof LlamaTargetSchema>;

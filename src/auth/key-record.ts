@@ -1,0 +1,34 @@
+import type { KeyLimits } from "./limit-math.ts";
+import type { Scope } from "./scopes.ts";
+
+/** A team key as stored and listed: everything but the secret (only its hash is kept, elsewhere). */
+export interface KeyRecord {
+  id: string;
+  name: string;
+  scopes: Scope[];
+  /** Model allow-list; null: every model. */
+  models: string[] | null;
+  limits: KeyLimits;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export interface UsageRow {
+  day: string;
+  model: string;
+  backend: string;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  errors: number;
+}
+
+/** One request's outcome, reported when it ends. */
+export interface UsageReport {
+  leaseId?: string;
+  model: string;
+  backend: string;
+  promptTokens: number;
+  completionTokens: number;
+  error: boolean;
+}

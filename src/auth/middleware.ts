@@ -1,0 +1,75 @@
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../app-env.ts";
+import { anthropicErrorResponse } from "../api/messages/anthropic-error.ts";
+import { errorResponse, toProxyError } from "../errors/error-envelope.ts";
+import { ProxyError } from "../errors/proxy-error.ts";
+import { keyGate } from "./key-directory.ts";
+import type { KeyRecord } from "./key-record.ts";
+import { Meter } from "./meter.ts";
+import { authenticate } from "./principal.ts";
+import { routeKind, scopeFor, type RouteKind } from "./scopes.ts";
+
+/**
+ * Authentication, limits and usage for every API route. Session routes check their own serve
+ * credential (a ticket needs none), admin routes call requireAdmin; everything else is authenticated
+ * here, admitted by the key's KeyGate when the key has limits (the one awaited Durable Object call),
+ * and metered: generating routes through the pipeline's hook, the others when the route returns.
+ */
+export function authMiddleware(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const path = new URL(c.req.url).pathname;
+    const kind = routeKind(c.req.method, path);
+    if (kind === "public" || kind === "serve" || kind === "admin" || c.req.method === "OPTIONS") return next();
+    try {
+      const principal = await authenticate(c, scopeFor(kind));
+      if (principal.kind === "open") {
+        if (kind === "self") throw new ProxyError({ status: 401, code: "missing_api_key", message: "Usage is kept per key: send your key as Authorization: Bearer <key>." });
+        return next();
+      }
+      c.set("principal", principal.key);
+      if (kind === "self") return next();
+      const meter = await admit(c, principal.key, kind);
+      c.set("meter", meter);
+      if (c.req.method === "GET" && path.startsWith("/v1/models/")) meter.checkModel(decodeURIComponent(path.slice("/v1/models/".length)));
+    } catch (e) {
+      const err = toProxyError(e);
+      return path === "/v1/messages" ? anthropicErrorResponse(err, { "x-request-id": c.get("requestId") }) : errorResponse(err);
+    }
+    const meter = c.get("meter")!;
+    try {
+      await next();
+    } finally {
+      await afterRoute(c, meter, path);
+    }
+  };
+}
+
+async function admit(c: Context<AppEnv>, key: KeyRecord, kind: RouteKind): Promise<Meter> {
+  const gate = keyGate(c.env, key.id);
+  const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
+  const { rpm, concurrency, tokensPerDay } = key.limits;
+  if (rpm === undefined && concurrency === undefined && tokensPerDay === undefined) return new Meter(key, gate, undefined, waitUntil);
+  const lease = kind === "generate" && concurrency !== undefined;
+  const admission = await gate.admit(key.limits, lease);
+  if (!admission.ok) {
+    if (admission.code === "invalid_api_key") throw new ProxyError({ status: 401, code: "invalid_api_key", message: admission.message });
+    throw new ProxyError({ status: 429, code: admission.code, retryAfter: admission.retryAfter, message: admission.message });
+  }
+  return new Meter(key, gate, admission.leaseId, waitUntil);
+}
+
+/** Records routes that started no metered run; filters the model list to the key's allow-list. */
+async function afterRoute(c: Context<AppEnv>, meter: Meter, path: string): Promise<void> {
+  const res = c.res;
+  if (path === "/v1/embeddings" && res.ok) {
+    const body = (await res.clone().json().catch(() => null)) as { model?: string; usage?: { prompt_tokens?: number } } | null;
+    meter.routeEnded(res, { model: body?.model ?? "", promptTokens: body?.usage?.prompt_tokens ?? 0 });
+    return;
+  }
+  meter.routeEnded(res);
+  if (path === "/v1/models" && res.ok && meter.key.models) {
+    const body = (await res.json()) as { object: string; data: Array<{ id: string }> };
+    const allowed = new Set(meter.key.models);
+    c.res = new Response(JSON.stringify({ ...body, data: body.data.filter((m) => allowed.has(m.id)) }), { status: res.status, headers: res.headers });
+  }
+}

@@ -1,0 +1,87 @@
+import { DurableObject } from "cloudflare:workers";
+import type { KeyRecord } from "../auth/key-record.ts";
+import type { Scope } from "../auth/scopes.ts";
+
+interface KeyRow extends Record<string, SqlStorageValue> {
+  id: string;
+  name: string;
+  scopes: string;
+  models: string | null;
+  rpm: number | null;
+  concurrency: number | null;
+  tokens_per_day: number | null;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+/**
+ * The team's keys (one instance, "keys"). Holds only SHA-256 hashes of the secrets: the Worker hashes
+ * a presented key and asks for the record. Isolates cache answers for a few seconds (src/auth/key-cache.ts).
+ */
+export class KeyStore extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS keys (
+      id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, models TEXT,
+      rpm INTEGER, concurrency INTEGER, tokens_per_day INTEGER, created_at INTEGER NOT NULL, revoked_at INTEGER)`);
+  }
+
+  create(record: KeyRecord, hash: string): KeyRecord {
+    this.ctx.storage.sql.exec(
+      "INSERT INTO keys (id, name, hash, scopes, models, rpm, concurrency, tokens_per_day, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+      record.id,
+      record.name,
+      hash,
+      JSON.stringify(record.scopes),
+      record.models ? JSON.stringify(record.models) : null,
+      record.limits.rpm ?? null,
+      record.limits.concurrency ?? null,
+      record.limits.tokensPerDay ?? null,
+      record.createdAt,
+    );
+    return record;
+  }
+
+  /** The record for a key's hash (revoked ones too, so the caller can say so), and how many keys are active. */
+  lookup(hash: string): { record: KeyRecord | null; activeKeys: number } {
+    const row = this.ctx.storage.sql.exec<KeyRow>("SELECT * FROM keys WHERE hash = ?", hash).toArray()[0];
+    return { record: row ? toRecord(row) : null, activeKeys: this.activeKeys() };
+  }
+
+  activeKeys(): number {
+    return Number(this.ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM keys WHERE revoked_at IS NULL").one().n);
+  }
+
+  list(): KeyRecord[] {
+    return this.ctx.storage.sql.exec<KeyRow>("SELECT * FROM keys ORDER BY created_at, id").toArray().map(toRecord);
+  }
+
+  get(id: string): KeyRecord | null {
+    const row = this.ctx.storage.sql.exec<KeyRow>("SELECT * FROM keys WHERE id = ?", id).toArray()[0];
+    return row ? toRecord(row) : null;
+  }
+
+  /** Marks a key revoked; returns its hash so the caller can drop it from caches, or null if unknown. */
+  revoke(id: string, now: number): { record: KeyRecord; hash: string } | null {
+    const row = this.ctx.storage.sql.exec<KeyRow & { hash: string }>("SELECT * FROM keys WHERE id = ?", id).toArray()[0];
+    if (!row) return null;
+    if (row.revoked_at === null) this.ctx.storage.sql.exec("UPDATE keys SET revoked_at = ? WHERE id = ?", now, id);
+    return { record: { ...toRecord(row), revokedAt: row.revoked_at ?? now }, hash: row.hash };
+  }
+}
+
+function toRecord(row: KeyRow): KeyRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    scopes: JSON.parse(row.scopes) as Scope[],
+    models: row.models ? (JSON.parse(row.models) as string[]) : null,
+    limits: {
+      ...(row.rpm !== null ? { rpm: row.rpm } : {}),
+      ...(row.concurrency !== null ? { concurrency: row.concurrency } : {}),
+      ...(row.tokens_per_day !== null ? { tokensPerDay: row.tokens_per_day } : {}),
+    },
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}

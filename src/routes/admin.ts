@@ -1,0 +1,113 @@
+import type { Context } from "hono";
+import * as z from "zod/mini";
+import type { AppEnv } from "../app-env.ts";
+import { forgetCached, keyGate, keyStore } from "../auth/key-directory.ts";
+import { generateKey, generateKeyId, hashKey } from "../auth/key-format.ts";
+import type { KeyRecord, UsageRow } from "../auth/key-record.ts";
+import { requireAdmin } from "../auth/principal.ts";
+import { SCOPES } from "../auth/scopes.ts";
+import { describeIssue, formatPath } from "../config/describe-issues.ts";
+import { ProxyError } from "../errors/proxy-error.ts";
+import { readJsonBody } from "../http/read-json-body.ts";
+
+const positive = z.int().check(z.positive());
+
+const CreateKeySchema = z.strictObject({
+  name: z.string().check(z.minLength(1), z.maxLength(100)),
+  scopes: z.array(z.enum(SCOPES)).check(z.minLength(1)),
+  models: z.optional(z.nullable(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
+  limits: z.optional(z.strictObject({ rpm: z.optional(positive), concurrency: z.optional(positive), tokensPerDay: z.optional(positive) })),
+});
+
+/** `POST /v1/admin/keys`: a new key, shown once in this answer and stored only as its hash. */
+export async function createKey(c: Context<AppEnv>): Promise<Response> {
+  await requireAdmin(c);
+  const body = await readJsonBody(c.req.raw, 64 * 1024);
+  const parsed = CreateKeySchema.safeParse(body);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const { message } = describeIssue(issue as never, body);
+    throw new ProxyError({
+      status: 400,
+      code: "invalid_request",
+      param: formatPath(issue.path) || null,
+      message: `Invalid key: ${message}. Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?}}.`,
+    });
+  }
+  const input = parsed.data;
+  const key = generateKey();
+  const record: KeyRecord = {
+    id: generateKeyId(),
+    name: input.name,
+    scopes: [...new Set(input.scopes)],
+    models: input.models ? [...new Set(input.models)] : null,
+    limits: input.limits ?? {},
+    createdAt: Date.now(),
+    revokedAt: null,
+  };
+  await keyStore(c.env).create(record, await hashKey(key));
+  forgetCached(c.env);
+  return c.json({ ...publicRecord(record), key }, 201, { "cache-control": "no-store" });
+}
+
+/** `GET /v1/admin/keys`: every key, revoked ones included; never a secret. */
+export async function listKeys(c: Context<AppEnv>): Promise<Response> {
+  await requireAdmin(c);
+  const keys = await keyStore(c.env).list();
+  return c.json({ object: "list", data: keys.map(publicRecord) });
+}
+
+/** `DELETE /v1/admin/keys/:id` (or `POST …/revoke`): refused from the next request on. */
+export async function revokeKey(c: Context<AppEnv>): Promise<Response> {
+  await requireAdmin(c);
+  const id = c.req.param("id") ?? "";
+  const revoked = await keyStore(c.env).revoke(id, Date.now());
+  if (!revoked) throw new ProxyError({ status: 404, code: "key_not_found", param: "id", message: `No key with id "${id}". GET /v1/admin/keys lists them.` });
+  await keyGate(c.env, id).revoke();
+  forgetCached(c.env, revoked.hash);
+  return c.json(publicRecord(revoked.record));
+}
+
+/** `GET /v1/admin/usage[?key=id][&since=YYYY-MM-DD]`: usage of every key (or one), per day, model and backend. */
+export async function adminUsage(c: Context<AppEnv>): Promise<Response> {
+  await requireAdmin(c);
+  const only = c.req.query("key");
+  const since = sinceDay(c.req.query("since"));
+  const keys = (await keyStore(c.env).list()).filter((k) => !only || k.id === only);
+  if (only && keys.length === 0) throw new ProxyError({ status: 404, code: "key_not_found", param: "key", message: `No key with id "${only}".` });
+  const data = await Promise.all(keys.map(async (k) => ({ key: publicRecord(k), ...summarize(await keyGate(c.env, k.id).usage(since)) })));
+  return c.json({ object: "list", since: since ?? null, data });
+}
+
+export function sinceDay(value: string | undefined): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) throw new ProxyError({ status: 400, code: "invalid_request", param: "since", message: "since must be a day, YYYY-MM-DD (UTC)." });
+  return value;
+}
+
+/** Rows per day, model and backend, plus totals. */
+export function summarize(rows: UsageRow[]) {
+  const totals = { requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 };
+  for (const r of rows) {
+    totals.requests += r.requests;
+    totals.prompt_tokens += r.promptTokens;
+    totals.completion_tokens += r.completionTokens;
+    totals.errors += r.errors;
+  }
+  return {
+    totals,
+    usage: rows.map((r) => ({ day: r.day, model: r.model, backend: r.backend, requests: r.requests, prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, errors: r.errors })),
+  };
+}
+
+export function publicRecord(k: KeyRecord) {
+  return {
+    id: k.id,
+    name: k.name,
+    scopes: k.scopes,
+    models: k.models,
+    limits: k.limits,
+    created_at: new Date(k.createdAt).toISOString(),
+    revoked_at: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
+  };
+}

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { chargedTokens, dayOf, decideAdmission, positiveInt, secondsUntilNextDay } from "../../../src/auth/limit-math.ts";
+
+const NOW = Date.UTC(2026, 4, 1, 23, 59, 0);
+
+describe("admission", () => {
+  it("admits under every limit", () => {
+    expect(decideAdmission({ hits: [], leases: 0, tokensToday: 0 }, { rpm: 1, concurrency: 1, tokensPerDay: 1 }, NOW, true)).toEqual({ ok: true });
+    expect(decideAdmission({ hits: [1, 2, 3], leases: 9, tokensToday: 9 }, {}, NOW, true)).toEqual({ ok: true });
+  });
+
+  it("refuses over rpm with Retry-After until the oldest counted hit leaves the window", () => {
+    const hits = [NOW - 59_000, NOW - 30_000, NOW - 1_000];
+    const d = decideAdmission({ hits, leases: 0, tokensToday: 0 }, { rpm: 3 }, NOW, false);
+    expect(d).toMatchObject({ ok: false, code: "rate_limit_exceeded", retryAfter: 1 });
+    const d2 = decideAdmission({ hits, leases: 0, tokensToday: 0 }, { rpm: 2 }, NOW, false);
+    expect(d2).toMatchObject({ ok: false, retryAfter: 30 });
+  });
+
+  it("refuses over concurrency only when a slot is wanted", () => {
+    expect(decideAdmission({ hits: [], leases: 2, tokensToday: 0 }, { concurrency: 2 }, NOW, true)).toMatchObject({ ok: false, code: "concurrency_limit_exceeded" });
+    expect(decideAdmission({ hits: [], leases: 2, tokensToday: 0 }, { concurrency: 2 }, NOW, false)).toEqual({ ok: true });
+  });
+
+  it("refuses over tokens per day until midnight UTC", () => {
+    const d = decideAdmission({ hits: [], leases: 0, tokensToday: 100 }, { tokensPerDay: 100 }, NOW, true);
+    expect(d).toMatchObject({ ok: false, code: "tokens_per_day_exceeded", retryAfter: 60 });
+    expect(dayOf(NOW)).toBe("2026-05-01");
+    expect(secondsUntilNextDay(NOW)).toBe(60);
+  });
+});
+
+describe("charged tokens", () => {
+  it("uses the upstream's count when it reported one", () => {
+    expect(chargedTokens({ reported: { promptTokens: 10, completionTokens: 5 }, promptChars: 999, completionChars: 999, completionDeltas: 99 })).toEqual({ promptTokens: 10, completionTokens: 5 });
+  });
+  it("estimates an aborted or failed stream from what it generated", () => {
+    expect(chargedTokens({ promptChars: 400, completionChars: 40, completionDeltas: 3 })).toEqual({ promptTokens: 100, completionTokens: 10 });
+    expect(chargedTokens({ promptChars: 400, completionChars: 8, completionDeltas: 7 })).toEqual({ promptTokens: 100, completionTokens: 7 });
+  });
+  it("charges nothing for a request that never reached a model", () => {
+    expect(chargedTokens({ promptChars: 400, completionChars: 0, completionDeltas: 0 })).toEqual({ promptTokens: 0, completionTokens: 0 });
+  });
+});
+
+it("reads positive integer limits", () => {
+  expect(positiveInt("60")).toBe(60);
+  expect(positiveInt(4)).toBe(4);
+  expect(positiveInt("0")).toBeUndefined();
+  expect(positiveInt("1.5")).toBeUndefined();
+  expect(positiveInt("")).toBeUndefined();
+});
