@@ -60,3 +60,16 @@ export const text = (frames: Array<Record<string, any>>) => frames.map((f) => f.
 export async function received(): Promise<Array<{ path: string; headers: Record<string, string>; body: string }>> {
   return (await fetch(`${FIXTURE_URL}/_requests`)).json();
 }
+
+/** Variables for a keyed deployment of its own: a fresh key store (KEY_STORE_NAME) and an ADMIN_TOKEN. */
+export function keyedVars(extra: Record<string, unknown> = {}) {
+  return { KEY_STORE_NAME: `t-${crypto.randomUUID()}`, ADMIN_TOKEN: `adm-${crypto.randomUUID()}`, ...extra } as Record<string, unknown> & { ADMIN_TOKEN: string };
+}
+
+/** Creates a team key through the admin API; returns `{id, key, name, scopes, …}`. */
+export async function createKey(vars: Record<string, unknown>, body: Record<string, unknown>): Promise<{ id: string; key: string; name: string; scopes: string[] }> {
+  const { res, done } = await call("/v1/admin/keys", { json: body, headers: { authorization: `Bearer ${vars.ADMIN_TOKEN}` } }, vars);
+  await done();
+  if (res.status !== 201) throw new Error(`createKey: ${res.status} ${await res.text()}`);
+  return res.json();
+}
