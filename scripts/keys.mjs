@@ -1,0 +1,139 @@
+#!/usr/bin/env node
+// `npm run keys -- <command>`: manage a Switchyard's team keys over its admin API (/v1/admin/*).
+//   create --name alice --scopes chat,serve [--models m1,m2] [--rpm 60] [--concurrency 4] [--tokens-per-day 200000]
+//   list · revoke <id> · usage [<id>] [--since YYYY-MM-DD]
+//   --json prints machine-readable output (use `npm run -s keys -- …` to keep npm's banner out of it).
+// Reads SWITCHYARD_URL (default http://127.0.0.1:8787) and SWITCHYARD_ADMIN_TOKEN. Against a local
+// `npm start`, the token the launcher generated (.wrangler/admin-token.<port>) is used when none is set.
+import { readFileSync } from "node:fs";
+
+const USAGE = `usage: npm run keys -- <command> [options]
+  create --name <name> --scopes chat,serve,admin [--models m1,m2] [--rpm N] [--concurrency N] [--tokens-per-day N]
+  list
+  revoke <id>
+  usage [<id>] [--since YYYY-MM-DD]
+options: --json (machine-readable output)
+environment: SWITCHYARD_URL (default http://127.0.0.1:8787), SWITCHYARD_ADMIN_TOKEN`;
+
+function parseArgs(argv) {
+  const flags = {};
+  const positional = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a.startsWith("--")) {
+      const eq = a.indexOf("=");
+      const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
+      if (name === "json" || name === "help") flags[name] = true;
+      else flags[name] = eq > 0 ? a.slice(eq + 1) : argv[++i];
+    } else positional.push(a);
+  }
+  return { flags, positional };
+}
+
+function fail(message, code = 1) {
+  process.stderr.write(`keys: ${message}\n`);
+  process.exit(code);
+}
+
+function limit(flags, name) {
+  if (flags[name] === undefined) return undefined;
+  const n = Number(flags[name]);
+  if (!Number.isInteger(n) || n <= 0) fail(`--${name} must be a positive integer`);
+  return n;
+}
+
+function adminToken(base) {
+  if (process.env.SWITCHYARD_ADMIN_TOKEN) return process.env.SWITCHYARD_ADMIN_TOKEN;
+  const url = new URL(base);
+  if (["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)) {
+    try {
+      return readFileSync(`.wrangler/admin-token.${url.port || "80"}`, "utf8").trim();
+    } catch {}
+  }
+  fail("set SWITCHYARD_ADMIN_TOKEN to the deployment's ADMIN_TOKEN (or an admin key).");
+}
+
+async function api(base, token, method, path, body) {
+  let res;
+  try {
+    res = await fetch(new URL(path, base), {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  } catch (e) {
+    fail(`could not reach ${base} (${e.cause?.code ?? e.message}). Is SWITCHYARD_URL right, and is the proxy running?`);
+  }
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    fail(`${method} ${path} answered HTTP ${res.status} without JSON. Is SWITCHYARD_URL a Switchyard?`);
+  }
+  if (!res.ok) fail(`${json.error?.message ?? `HTTP ${res.status}`} (${json.error?.code ?? res.status})`);
+  return json;
+}
+
+const pad = (rows) => {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  return rows.map((r) => r.map((v, i) => String(v).padEnd(widths[i])).join("  ").trimEnd()).join("\n");
+};
+const limitsText = (l) => [l.rpm && `${l.rpm} rpm`, l.concurrency && `${l.concurrency} streams`, l.tokensPerDay && `${l.tokensPerDay} tokens/day`].filter(Boolean).join(", ") || "-";
+
+async function main() {
+  const { flags, positional } = parseArgs(process.argv.slice(2));
+  const [command, arg] = positional;
+  if (!command || flags.help) {
+    process.stdout.write(USAGE + "\n");
+    process.exit(command || flags.help ? 0 : 1);
+  }
+  const base = process.env.SWITCHYARD_URL || "http://127.0.0.1:8787";
+  const token = adminToken(base);
+  const out = (human, json) => process.stdout.write((flags.json ? JSON.stringify(json, null, 2) : human) + "\n");
+
+  switch (command) {
+    case "create": {
+      if (!flags.name) fail("create needs --name");
+      const scopes = String(flags.scopes ?? "chat").split(",").map((s) => s.trim()).filter(Boolean);
+      const models = flags.models ? String(flags.models).split(",").map((s) => s.trim()).filter(Boolean) : undefined;
+      const limits = { rpm: limit(flags, "rpm"), concurrency: limit(flags, "concurrency"), tokensPerDay: limit(flags, "tokens-per-day") };
+      const created = await api(base, token, "POST", "/v1/admin/keys", { name: flags.name, scopes, ...(models ? { models } : {}), limits: JSON.parse(JSON.stringify(limits)) });
+      out(
+        `created key ${created.id} "${created.name}" (${created.scopes.join(", ")})\n\n  ${created.key}\n\nThis is the only time the key is shown: hand it to ${created.name} now. Use it as Authorization: Bearer <key> (or x-api-key) against ${base}/v1.`,
+        { id: created.id, key: created.key, name: created.name, scopes: created.scopes, models: created.models, limits: created.limits },
+      );
+      return;
+    }
+    case "list": {
+      const { data } = await api(base, token, "GET", "/v1/admin/keys");
+      out(
+        data.length
+          ? pad([["ID", "NAME", "SCOPES", "MODELS", "LIMITS", "CREATED", "STATUS"], ...data.map((k) => [k.id, k.name, k.scopes.join(","), k.models ? k.models.join(",") : "*", limitsText(k.limits), k.created_at.slice(0, 10), k.revoked_at ? "revoked" : "active"])])
+          : "no keys yet: npm run keys -- create --name <name> --scopes chat",
+        data,
+      );
+      return;
+    }
+    case "revoke": {
+      if (!arg) fail("revoke needs a key id (npm run keys -- list shows them)");
+      const k = await api(base, token, "DELETE", `/v1/admin/keys/${encodeURIComponent(arg)}`);
+      out(`revoked ${k.id} "${k.name}"`, k);
+      return;
+    }
+    case "usage": {
+      const q = new URLSearchParams();
+      if (arg) q.set("key", arg);
+      if (flags.since) q.set("since", flags.since);
+      const u = await api(base, token, "GET", `/v1/admin/usage${q.size ? `?${q}` : ""}`);
+      const rows = [["KEY", "DAY", "MODEL", "BACKEND", "REQUESTS", "PROMPT", "COMPLETION", "ERRORS"]];
+      for (const d of u.data) for (const r of d.usage) rows.push([d.key.name, r.day, r.model, r.backend, r.requests, r.prompt_tokens, r.completion_tokens, r.errors]);
+      out(rows.length > 1 ? pad(rows) : "no usage recorded yet", u.data);
+      return;
+    }
+    default:
+      fail(`unknown command "${command}"\n${USAGE}`);
+  }
+}
+
+await main();
