@@ -59,7 +59,7 @@ export async function miniflareSwitchyard(script, vars) {
   return { url: (await mf.ready).origin, stop: () => mf.dispose() };
 }
 
-export async function miniflarePassthrough(upstream) {
+export async function miniflarePassthrough(vars) {
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: "127.0.0.1",
@@ -67,7 +67,7 @@ export async function miniflarePassthrough(upstream) {
       modules: true,
       scriptPath: join(ROOT, "bench/passthrough-worker/index.js"),
       compatibilityDate: COMPAT,
-      bindings: { UPSTREAM: upstream },
+      bindings: vars,
     }),
   );
   return { url: (await mf.ready).origin, stop: () => mf.dispose() };
@@ -119,8 +119,8 @@ export function devSwitchyard(build, vars) {
   return wranglerDev({ script: build.script, config: join(ROOT, "wrangler.toml"), vars, tmp: build.dir, name: "switchyard", probe: "/health" });
 }
 
-export function devPassthrough(build, upstream) {
-  return wranglerDev({ script: join(ROOT, "bench/passthrough-worker/index.js"), config: join(ROOT, "bench/passthrough-worker/wrangler.toml"), vars: { UPSTREAM: upstream }, tmp: build.dir, name: "passthrough", probe: "/fast/v1/models" });
+export function devPassthrough(build, vars) {
+  return wranglerDev({ script: join(ROOT, "bench/passthrough-worker/index.js"), config: join(ROOT, "bench/passthrough-worker/wrangler.toml"), vars, tmp: build.dir, name: "passthrough", probe: "/fast/v1/models" });
 }
 
 const PORTKEY_DIR = join(ROOT, "bench/portkey");

@@ -1,0 +1,130 @@
+// Turns bench/run.mjs's results into the "Proxy overhead" section of docs/benchmarks.md (between
+// markers, so a re-run replaces it and leaves the other sections alone).
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { pct } from "./client.mjs";
+
+const START = "<!-- proxy-overhead:start (written by npm run bench) -->";
+const END = "<!-- proxy-overhead:end -->";
+const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "—");
+const sgn = (x, d = 2) => (Number.isFinite(x) ? (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(d) : "—");
+const med = (xs) => pct(xs, 50);
+const kb = (b) => `${(b / 1024).toFixed(1)} KiB`;
+
+function latencyTable(set) {
+  const d = set.direct;
+  const rows = ["| path | non-stream p50 | p99 | added p50 | added p99 | first frame p50 | p99 | added p50 | added p99 |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"];
+  for (const [name, v] of Object.entries(set)) {
+    const j50 = pct(v.json, 50), j99 = pct(v.json, 99), s50 = pct(v.first, 50), s99 = pct(v.first, 99);
+    const isD = name === "direct";
+    rows.push(`| ${name} | ${f(j50)} | ${f(j99)} | ${isD ? "—" : sgn(j50 - pct(d.json, 50))} | ${isD ? "—" : sgn(j99 - pct(d.json, 99))} | ${f(s50)} | ${f(s99)} | ${isD ? "—" : sgn(s50 - pct(d.first, 50))} | ${isD ? "—" : sgn(s99 - pct(d.first, 99))} |`);
+  }
+  return rows.join("\n");
+}
+
+/** Switchyard's own cost (minus the pass-through in the same runtime) against Portkey's added p50. */
+function ownCost(set, label, targets) {
+  const d = set.direct, pk = set["Portkey gateway, Node"];
+  const rows = [];
+  for (const rt of ["Miniflare", "wrangler dev"]) {
+    const sy = set[`Switchyard, ${rt}`], pt = set[`pass-through, ${rt}`];
+    if (!sy || !pt || !pk) continue;
+    for (const [what, k] of [["non-stream", "json"], ["first frame", "first"]]) {
+      const own = med(sy[k]) - med(pt[k]);
+      const peer = med(pk[k]) - med(d[k]);
+      const ratio = own / peer;
+      const met = ratio <= 0.2;
+      targets.push({ what: `own cost ≤ 1/5 of Portkey's added p50, ${what}, ${label}, ${rt}`, met, detail: `${sgn(own)} ms vs ${f(peer)} ms (${f(ratio)}×)` });
+      rows.push(`| ${label} | ${rt} | ${what} | ${f(med(pt[k]) - med(d[k]))} | ${sgn(own)} | ${f(med(sy[k]) - med(d[k]))} | ${f(peer)} | ${f(ratio)} | ${met ? "yes" : "no"} |`);
+    }
+  }
+  return rows;
+}
+
+/** 95 % bootstrap interval of median(a) − median(b) (deterministic resampling). */
+function medianDiffInterval(a, b, n = 400) {
+  let seed = 12345;
+  const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
+  const draw = (xs) => pct(Array.from(xs, () => xs[Math.floor(rnd() * xs.length)]), 50);
+  const d = Array.from({ length: n }, () => draw(a) - draw(b));
+  return [pct(d, 2.5), pct(d, 97.5)];
+}
+
+export function renderReport(r) {
+  const targets = [];
+  const m = r.machine;
+  const out = [];
+  out.push("## Proxy overhead", "", START, "");
+  out.push(`\`${r.command}\` — ${m.date}; ${m.cores} × ${m.cpu}, Node ${m.node}, workerd ${m.workerd} (wrangler ${m.wrangler}), Portkey gateway ${r.portkey.gateway} (hono ${r.portkey.hono}, @hono/node-server ${r.portkey.nodeServer}, @hono/node-ws ${r.portkey.nodeWs}); load average ${m.loadStart} at the start, ${m.loadEnd} at the end (1, 5, 15 min; the cores are shared with other engineers' test runs).`);
+  out.push("");
+  out.push("All paths ran side by side in one session, round-robin per request (the order rotates every round). Times are ms from the client sending the request: to the whole body (non-stream) or to the first body bytes (stream). \"Added\" is the path's percentile minus the same percentile going straight to the upstream. The pass-through is a Worker that returns `fetch(upstream).body` (bench/passthrough-worker): what the runtime itself costs. Switchyard runs the bundle `wrangler deploy --dry-run` builds (minified); Portkey's gateway runs on Node (it has no Miniflare/wrangler dev variant here, so its rows are the same process in both runtimes' comparisons).");
+  out.push("");
+  out.push(`### Added latency, fast upstream (a Node server speaking llama-server's protocol, 16 tokens; ${r.rounds} rounds)`, "", latencyTable(r.fast), "");
+  if (r.llama) out.push(`### Added latency, real llama-server (tiny test model, max_tokens 4; ${r.llamaRounds} rounds)`, "", latencyTable(r.llama), "", "Switchyard's first frame is the first token (llama-server's role-only first chunk carries no event), while the others pass that empty chunk on as soon as it comes.", "");
+
+  const rows = ["| upstream | runtime | request | pass-through added p50 (runtime floor) | Switchyard own cost p50 (minus pass-through) | Switchyard added p50 | Portkey added p50 | own cost ÷ Portkey | ≤ 0.2 |", "|---|---|---|---:|---:|---:|---:|---:|---|"];
+  rows.push(...ownCost(r.fast, "fast", targets));
+  if (r.llama) rows.push(...ownCost(r.llama, "llama-server", targets));
+  out.push("### Switchyard's own cost against the peer", "", rows.join("\n"), "");
+
+  const pd = r.paced.direct;
+  const paced = ["| path | frame delay p50 | p99 | added p50 | added p99 | gap p50 | gap p99 | added gap p50 | added gap p99 |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"];
+  for (const [name, v] of Object.entries(r.paced)) {
+    const isD = name === "direct";
+    paced.push(`| ${name} | ${f(pct(v.delay, 50), 3)} | ${f(pct(v.delay, 99), 3)} | ${isD ? "—" : sgn(pct(v.delay, 50) - pct(pd.delay, 50), 3)} | ${isD ? "—" : sgn(pct(v.delay, 99) - pct(pd.delay, 99), 3)} | ${f(pct(v.gap, 50), 3)} | ${f(pct(v.gap, 99), 3)} | ${isD ? "—" : sgn(pct(v.gap, 50) - pct(pd.gap, 50), 3)} | ${isD ? "—" : sgn(pct(v.gap, 99) - pct(pd.gap, 99), 3)} |`);
+  }
+  out.push(`### Paced stream (40 frames 5 ms apart; ${r.paced.direct.delay.length} frames per path)`, "", "Frame delay: from the upstream's write to the client's read of that frame. Gap: between consecutive frames at the client (the upstream's is 5 ms).", "", paced.join("\n"), "");
+  for (const rt of ["Miniflare", "wrangler dev"]) {
+    const sy = r.paced[`Switchyard, ${rt}`], pt = r.paced[`pass-through, ${rt}`];
+    if (!sy || !pt) continue;
+    const g50 = pct(sy.gap, 50) - pct(pt.gap, 50), g99 = pct(sy.gap, 99) - pct(pt.gap, 99);
+    const [lo, hi] = medianDiffInterval(sy.gap, pt.gap);
+    targets.push({ what: `added gap between frames not measurable (Switchyard minus pass-through, ${rt})`, met: lo <= 0 && hi >= 0, detail: `gap p50 ${sgn(g50, 3)} ms (95 % bootstrap interval of the difference of medians ${sgn(lo, 3)} … ${sgn(hi, 3)} ms${lo <= 0 && hi >= 0 ? ", includes 0" : ""}), p99 ${sgn(g99, 3)} ms; frame delay p50 ${sgn(pct(sy.delay, 50) - pct(pt.delay, 50), 3)} ms` });
+  }
+
+  const fd = r.flood.direct;
+  const flood = ["| path | frames/s, no tools (median) | ÷ direct | frames/s, with tools (median) | ÷ direct |", "|---|---:|---:|---:|---:|"];
+  for (const [name, v] of Object.entries(r.flood)) flood.push(`| ${name} | ${f(med(v.plain), 0)} | ${f(med(v.plain) / med(fd.plain))} | ${f(med(v.tools), 0)} | ${f(med(v.tools) / med(fd.tools))} |`);
+  out.push(`### Throughput (1,000 frames as fast as the upstream can write them; ${r.flood.direct.plain.length} rounds)`, "", "Upstream frames delivered per second of the whole request. With tools, the request carries `tools` and the stream is the 1,000-token answer with reasoning, prose and two calls written as text, which Switchyard rewrites into `tool_calls`; the others pass it through.", "", flood.join("\n"), "");
+
+  const levels = Object.keys(r.concurrency);
+  const conc = [`| path | ${levels.map((n) => `${n}: errors`).join(" | ")} | ${levels.map((n) => `${n}: p99 / added p99`).join(" | ")} |`, `|---|${levels.map(() => "---:").join("|")}|${levels.map(() => "---:").join("|")}|`];
+  for (const name of Object.keys(r.concurrency[levels[0]])) {
+    const errs = levels.map((n) => { const c = r.concurrency[n][name]; return `${c.errors}/${c.total}`; });
+    const lat = levels.map((n) => { const c = r.concurrency[n][name], d = r.concurrency[n].direct; const p = pct(c.latency, 99); return name === "direct" ? f(p, 1) : `${f(p, 1)} / ${sgn(p - pct(d.latency, 99), 1)}`; });
+    conc.push(`| ${name} | ${errs.join(" | ")} | ${lat.join(" | ")} |`);
+  }
+  out.push("### Concurrent streams (all started at once; the fast upstream's 16-token stream)", "", "Errors: not 200 or no `[DONE]` within 30 s. Latency: request to last byte, ms.", "", conc.join("\n"), "");
+
+  const p = r.pipeline;
+  const scale = 1000 / p.syntheticTokens;
+  const pipe = ["| workload | frames | CPU ms per request | ns per frame | wall p50 | wall p99 |", "|---|---:|---:|---:|---:|---:|"];
+  const pr = (name, x, per = 1) => pipe.push(`| ${name} | ${x.frames} | ${f(x.cpuMs / per, 3)} | ${f(x.nsPerFrame, 0)} | ${f(x.p50 / per, 3)} | ${f(x.p99 / per, 3)} |`);
+  pr(`${p.recordedCount} recorded llama-server streams (test/fixtures/llama), no tools — per set`, p.recordedPlain);
+  pr(`the same with tools (get_weather) — per set`, p.recordedTools);
+  pr(`1,000-token answer (${p.syntheticTokens} tokens scaled to 1,000), no tools`, { ...p.syntheticPlain, cpuMs: p.syntheticPlain.cpuMs * scale, p50: p.syntheticPlain.p50 * scale, p99: p.syntheticPlain.p99 * scale });
+  pr(`1,000-token answer with tools (rewriting two calls)`, { ...p.syntheticTools, cpuMs: p.syntheticTools.cpuMs * scale, p50: p.syntheticTools.p50 * scale, p99: p.syntheticTools.p99 * scale });
+  const cpu1k = p.syntheticTools.cpuMs * scale;
+  targets.push({ what: "≤ 2 ms CPU for a 1,000-token stream with tools", met: cpu1k <= 2, detail: `${f(cpu1k, 3)} ms` });
+  out.push("### CPU per request of the pipeline (Node)", "", "bench/overhead/pipeline-entry.ts bundled with esbuild: upstream bytes (one read per frame) → TextDecoderStream → parseLlamaSse → EventReader → tool-call transform (with tools) → ChunkEncoder → sseResponse body, read to the end. `process.cpuUsage()` over the runs, so it includes the garbage collector.", "", pipe.join("\n"), "");
+
+  const gz = r.bundle.gzipBytes;
+  targets.push({ what: "bundle ≤ 100 KB gzipped", met: gz <= 100 * 1024, detail: `${kb(gz)} gzipped (${kb(r.bundle.bytes)} minified)` });
+  out.push("### Worker bundle", "", `\`wrangler deploy --dry-run --outdir …\` (minify = true): ${kb(r.bundle.bytes)}, ${kb(gz)} gzipped (gzip -9).`, "");
+
+  const errs = Object.entries(r.errors ?? {});
+  if (errs.length) out.push(`Errors during the sequential parts: ${errs.map(([k, v]) => `${k}: ${v}`).join("; ")}.`, "");
+  out.push("### Targets", "", ...targets.map((t) => `- ${t.met ? "**met**" : "**not met**"}: ${t.what} — ${t.detail}`), "", END);
+  return out.join("\n");
+}
+
+export function writeReport(r, file) {
+  const md = renderReport(r);
+  if (!file) return md;
+  let doc = existsSync(file) ? readFileSync(file, "utf8") : "# Benchmarks\n";
+  const a = doc.indexOf("## Proxy overhead");
+  const b = doc.indexOf(END);
+  if (a >= 0 && b > a) doc = doc.slice(0, a) + md + doc.slice(b + END.length);
+  else doc = doc.trimEnd() + "\n\n" + md + "\n";
+  writeFileSync(file, doc);
+  return md;
+}

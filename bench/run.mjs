@@ -1,0 +1,189 @@
+#!/usr/bin/env node
+// `npm run bench`: Switchyard's overhead side by side with the runtime's floor and a peer, written to
+// docs/benchmarks.md ("Proxy overhead"). Every path is measured in one session, round-robin per request
+// (the order rotates each round), so noise on the shared machine hits all paths alike:
+//   direct               the upstream itself
+//   pass-through (mf|dev) a bare Worker that returns the upstream's body (bench/passthrough-worker), the runtime's floor
+//   Switchyard (mf|dev)  the Worker as deployed (`wrangler deploy --dry-run`, minified)
+//   Portkey              @portkey-ai/gateway on Node (bench/portkey, installed here)
+// mf = Miniflare directly (one workerd); dev = `wrangler dev` (its proxy in front).
+// Upstreams: a fast Node server speaking llama-server's protocol (bench/overhead/upstream.mjs) and the
+// real llama-server with the tiny test model (test/support/llama-server.mjs). Loopback only.
+//   npm run bench [-- --rounds 200] [--quick] [--no-dev] [--no-llama] [--no-write] [--json out.json]
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { join, resolve } from "node:path";
+import { agent, pct, post } from "./overhead/client.mjs";
+import { measurePipeline } from "./overhead/pipeline.mjs";
+import { buildWorker, devPassthrough, devSwitchyard, installPortkey, miniflarePassthrough, miniflareSwitchyard, portkeyVersions, startPortkey } from "./overhead/runtimes.mjs";
+import { TOOLS, startBenchUpstream } from "./overhead/upstream.mjs";
+import { writeReport } from "./overhead/report.mjs";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const argv = process.argv.slice(2);
+const flag = (n) => argv.includes(`--${n}`);
+const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
+const QUICK = flag("quick");
+const ROUNDS = Number(opt("rounds", QUICK ? 40 : 200));
+const LLAMA_ROUNDS = Number(opt("llama-rounds", QUICK ? 10 : 40));
+const log = (s) => process.stderr.write(`[bench] ${s}\n`);
+
+const machine = {
+  cpu: cpus()[0]?.model ?? "unknown",
+  cores: cpus().length,
+  node: process.version,
+  workerd: execFileSync(join(ROOT, "node_modules/.bin/workerd"), ["--version"], { encoding: "utf8" }).trim(),
+  wrangler: JSON.parse(readFileSync(join(ROOT, "node_modules/wrangler/package.json"), "utf8")).version,
+  loadStart: loadavg().map((x) => x.toFixed(2)).join(" "),
+  date: new Date().toISOString().slice(0, 16).replace("T", " ") + " UTC",
+};
+
+log("installing bench/portkey (npm install --prefix, its own lockfile) if needed");
+installPortkey();
+log("building the Worker (wrangler deploy --dry-run)");
+const build = buildWorker();
+const up = await startBenchUpstream();
+const UP = `http://127.0.0.1:${up.port}`;
+let llama = null;
+if (!flag("no-llama")) {
+  const { startLlamaServer } = await import("../test/support/llama-server.mjs");
+  log("starting llama-server (tiny test model)");
+  llama = await startLlamaServer({ parallel: 4, ctx: 4096 });
+}
+
+const modes = ["fast", "paced-5", "flood-1000"];
+const config = { models: Object.fromEntries(modes.map((m) => [m, { targets: [{ kind: "llama", url: `${UP}/${m}` }] }])) };
+if (llama) config.models.llama = { targets: [{ kind: "llama", url: llama.url }] };
+const syVars = { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify(config), LLAMA_URL: llama?.url ?? UP };
+const ptVars = { UPSTREAM: UP, LLAMA: llama?.url ?? UP };
+
+const running = [];
+const started = async (what, p) => {
+  log(`starting ${what}`);
+  const s = await p;
+  running.push(s);
+  return s;
+};
+const paths = [];
+const base = (mode) => (mode === "llama" ? llama.url : `${UP}/${mode}`);
+const add = (name, group, url, headers = () => ({})) => paths.push({ name, group, url, headers });
+
+try {
+  add("direct", "direct", (m) => `${base(m)}/v1/chat/completions`);
+  const pmf = await started("pass-through (Miniflare)", miniflarePassthrough(ptVars));
+  add("pass-through, Miniflare", "floor-mf", (m) => `${pmf.url}/${m === "llama" ? "llama" : m}/v1/chat/completions`);
+  const smf = await started("Switchyard (Miniflare)", miniflareSwitchyard(build.script, syVars));
+  add("Switchyard, Miniflare", "sy-mf", () => `${smf.url}/v1/chat/completions`);
+  if (!flag("no-dev")) {
+    const pdev = await started("pass-through (wrangler dev)", devPassthrough(build, ptVars));
+    add("pass-through, wrangler dev", "floor-dev", (m) => `${pdev.url}/${m === "llama" ? "llama" : m}/v1/chat/completions`);
+    const sdev = await started("Switchyard (wrangler dev)", devSwitchyard(build, syVars));
+    add("Switchyard, wrangler dev", "sy-dev", () => `${sdev.url}/v1/chat/completions`);
+  }
+  const pk = await started("Portkey gateway (Node)", startPortkey());
+  add("Portkey gateway, Node", "portkey", () => `${pk.url}/v1/chat/completions`, (m) => ({ "x-portkey-provider": "openai", "x-portkey-custom-host": `${base(m)}/v1`, authorization: "Bearer bench" }));
+
+  const results = { machine, rounds: ROUNDS, llamaRounds: LLAMA_ROUNDS, paths: paths.map((p) => p.name), bundle: { bytes: build.bytes, gzipBytes: build.gzipBytes } };
+  const call = (p, mode, body, o = {}) => post(p.url(mode), { model: mode, ...body }, { headers: p.headers(mode), ...o });
+  const rotate = (r) => paths.map((_, i) => paths[(i + r) % paths.length]);
+  const errors = {};
+  const check = (p, res, what) => {
+    if (res.status === 200 && res.done) return true;
+    const k = `${p.name} ${what}`;
+    errors[k] = (errors[k] ?? 0) + 1;
+    if (errors[k] === 1) log(`error: ${k}: ${res.status} ${res.text}`);
+    return false;
+  };
+
+  // 1. Added latency: non-stream (whole body) and stream (first frame), round-robin per request.
+  const latency = async (mode, rounds, extra) => {
+    const out = Object.fromEntries(paths.map((p) => [p.name, { json: [], first: [] }]));
+    for (let r = -5; r < rounds; r++) {
+      for (const p of rotate(r + 5)) {
+        const res = await call(p, mode, { messages: [{ role: "user", content: `say ok ${r}` }], ...extra });
+        if (check(p, res, `${mode} non-stream`) && r >= 0) out[p.name].json.push(res.end - res.t0);
+      }
+      for (const p of rotate(r + 5)) {
+        const res = await call(p, mode, { stream: true, messages: [{ role: "user", content: `say ok ${r}` }], ...extra });
+        if (check(p, res, `${mode} stream`) && r >= 0) out[p.name].first.push(res.first - res.t0);
+      }
+    }
+    return out;
+  };
+  log(`latency, fast upstream: ${ROUNDS} rounds × ${paths.length} paths`);
+  results.fast = await latency("fast", ROUNDS, {});
+  if (llama) {
+    log(`latency, llama-server: ${LLAMA_ROUNDS} rounds × ${paths.length} paths`);
+    results.llama = await latency("llama", LLAMA_ROUNDS, { max_tokens: 4, temperature: 0 });
+  }
+
+  // 2. Paced stream: 40 frames 5 ms apart; per-frame delay after the upstream's write, and the gaps.
+  const PACED = QUICK ? 5 : 20;
+  log(`paced stream: ${PACED} rounds × 40 frames`);
+  results.paced = Object.fromEntries(paths.map((p) => [p.name, { delay: [], gap: [] }]));
+  for (let r = -1; r < PACED; r++) {
+    for (const p of rotate(r + 1)) {
+      const key = `${p.group}-${r}`;
+      const res = await call(p, "paced-5", { stream: true, max_tokens: 40, messages: [{ role: "user", content: key }] }, { frames: true });
+      if (!check(p, res, "paced") || r < 0) continue;
+      let prev = null;
+      for (const [at, text] of res.frames) {
+        const m = /tok(\d+) /.exec(text);
+        if (!m) continue;
+        results.paced[p.name].delay.push(at - up.sentAt.get(`${key}:${m[1]}`));
+        if (prev !== null) results.paced[p.name].gap.push(at - prev);
+        prev = at;
+      }
+    }
+  }
+
+  // 3. Frames per second from an upstream that streams 1,000 frames as fast as it can.
+  const FLOOD = QUICK ? 3 : 8;
+  log(`flood: ${FLOOD} rounds × 1,000 frames, with and without tools`);
+  results.flood = Object.fromEntries(paths.map((p) => [p.name, { plain: [], tools: [] }]));
+  for (let r = -1; r < FLOOD; r++) {
+    for (const tools of [false, true]) {
+      for (const p of rotate(r + 1)) {
+        const res = await call(p, "flood-1000", { stream: true, messages: [{ role: "user", content: "go" }], ...(tools ? { tools: TOOLS } : {}) });
+        if (check(p, res, tools ? "flood with tools" : "flood") && r >= 0) results.flood[p.name][tools ? "tools" : "plain"].push(1004 / ((res.end - res.t0) / 1000));
+      }
+    }
+  }
+
+  // 4. Concurrent streams: all at once, one path at a time (rotating), each level.
+  results.concurrency = {};
+  for (const n of QUICK ? [1, 10, 100] : [1, 10, 100, 1000]) {
+    log(`concurrency ${n}`);
+    results.concurrency[n] = {};
+    for (const p of rotate(n)) {
+      const all = await Promise.all(Array.from({ length: n }, (_, i) => call(p, "fast", { stream: true, messages: [{ role: "user", content: `c${i}` }] }, { timeoutMs: 30_000 })));
+      const ok = all.filter((res) => res.status === 200 && res.done);
+      results.concurrency[n][p.name] = { errors: all.length - ok.length, total: all.length, latency: ok.map((res) => res.end - res.t0) };
+      if (ok.length < all.length) log(`  ${p.name}: ${all.length - ok.length} errors, e.g. ${all.find((res) => !(res.status === 200 && res.done)).status} ${all.find((res) => !(res.status === 200 && res.done)).text.slice(0, 200)}`);
+      agent.destroy();
+    }
+  }
+  results.errors = errors;
+
+  // 5. CPU of the pipeline in Node.
+  log("pipeline CPU in Node");
+  results.pipeline = await measurePipeline({ runs: QUICK ? 50 : 200 });
+  results.machine.loadEnd = loadavg().map((x) => x.toFixed(2)).join(" ");
+  results.portkey = portkeyVersions();
+  results.command = `npm run bench${argv.length ? ` -- ${argv.join(" ")}` : ""}`;
+
+  if (opt("json", null)) writeFileSync(opt("json"), JSON.stringify(results, (k, v) => (Array.isArray(v) && typeof v[0] === "number" && v.length > 20 ? summary(v) : v), 2));
+  const md = writeReport(results, flag("no-write") ? null : join(ROOT, "docs/benchmarks.md"));
+  console.log(md);
+} finally {
+  agent.destroy();
+  for (const s of running.reverse()) await s.stop().catch(() => {});
+  await up.close();
+  await llama?.stop();
+  build.cleanup();
+}
+
+function summary(xs) {
+  return { n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99) };
+}
