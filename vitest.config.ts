@@ -26,7 +26,7 @@ export default defineConfig({
         ],
         test: {
           name: "worker",
-          include: ["test/worker/**/*.test.ts"],
+          include: ["test/worker/**/*.test.ts", "test/faults/**/*.test.ts"],
           globalSetup: ["./test/support/global-setup.ts"],
           testTimeout: 30_000,
         },

@@ -3,5 +3,6 @@ export { SessionHub } from "./durable/session-hub.ts";
 export { KeyStore } from "./durable/key-store.ts";
 export { KeyGate } from "./durable/key-gate.ts";
 export { AuthGuard } from "./durable/auth-guard.ts";
+export { HealthHub } from "./durable/health-hub.ts";
 
 export default createApp();

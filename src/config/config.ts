@@ -4,7 +4,7 @@ import { describeIssue } from "./describe-issues.ts";
 /** Validated configuration with every default filled in. */
 export interface Config {
   /** Declared models, or null in zero config (every model name goes to LLAMA_URL). */
-  models: Record<string, { targets: TargetConfig[] }> | null;
+  models: Record<string, { targets: TargetConfig[]; balance?: "ordered" | "least-busy" }> | null;
   llamaUrl: string;
   dev: boolean;
   limits: { maxBodyBytes: number };
@@ -19,6 +19,9 @@ export interface Config {
   toolCalls: { minScore: number; models: Record<string, { minScore: number }> };
   /** CORS for browser clients, or null: no CORS headers (same-origin only). */
   cors: { origins: string[]; maxAgeSeconds: number } | null;
+  retries: { perTarget: number; maxAttempts: number; backoffMs: number; maxBackoffMs: number; maxRetryAfterMs: number };
+  circuit: { failureThreshold: number; cooldownMs: number; maxCooldownMs: number };
+  health: { sampleMs: number; snapshotTtlMs: number; idleStopMs: number };
 }
 
 export const DEFAULTS = {
@@ -33,6 +36,9 @@ export const DEFAULTS = {
     heartbeatMs: 250,
   },
   minScore: 0,
+  retries: { perTarget: 2, maxAttempts: 6, backoffMs: 100, maxBackoffMs: 1000, maxRetryAfterMs: 2000 },
+  circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 },
+  health: { sampleMs: 1000, snapshotTtlMs: 1000, idleStopMs: 60_000 },
 } as const;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: ConfigProblem[] };
@@ -120,6 +126,9 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
       },
       toolCalls: { minScore: input.toolCalls?.minScore ?? DEFAULTS.minScore, models: input.toolCalls?.models ?? {} },
       cors: input.cors ? { origins: input.cors.origins, maxAgeSeconds: input.cors.maxAgeSeconds ?? 600 } : null,
+      retries: { ...DEFAULTS.retries, ...input.retries },
+      circuit: { ...DEFAULTS.circuit, ...input.circuit },
+      health: { ...DEFAULTS.health, ...input.health },
     },
   };
 }

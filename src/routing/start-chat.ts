@@ -71,6 +71,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     env: c.env as unknown as Record<string, unknown>,
     signal: work.signal,
     upstreamFor: upstream,
+    waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p),
   });
   const headersOf = () => ({ "x-switchyard-target": started?.target.name ?? "", "x-switchyard-attempts": String(attempts) });
   const rewrites = Boolean(request.tools?.length) && request.tool_choice !== "none";

@@ -18,6 +18,7 @@ export const LlamaTargetSchema = z.strictObject({
   strip: z.optional(z.array(z.string().check(z.minLength(1)))),
   /** Body fields forced to these values for this upstream. */
   set: z.optional(z.record(z.string(), z.unknown())),
+  /** Share of traffic among a model's llama targets when it balances (`balance: "least-busy"`). */
   weight: z.optional(z.number().check(z.positive())),
   tools: z.optional(z.enum(["native", "prompt"])),
 });
@@ -32,6 +33,8 @@ export const TargetSchema = z.discriminatedUnion("kind", [LlamaTargetSchema, Bro
 
 export const ModelSchema = z.strictObject({
   targets: z.array(TargetSchema).check(z.minLength(1)),
+  /** "ordered" (default): targets in the order given; "least-busy": llama targets by affinity, warmth, load and weight. */
+  balance: z.optional(z.enum(["ordered", "least-busy"])),
 });
 
 export const LimitsSchema = z.strictObject({
@@ -52,6 +55,35 @@ export const TimeoutsSchema = z.strictObject({
   commitMs: z.optional(positiveMs),
   /** Interval of keep-alives once committed and idle; also how fast a departed client is noticed. */
   heartbeatMs: z.optional(positiveMs),
+});
+
+export const RetriesSchema = z.strictObject({
+  /** Tries on one target (the first included) for a failure worth repeating there: 5xx, 503/429 with a short Retry-After. */
+  perTarget: z.optional(z.int().check(z.gte(1), z.lte(10))),
+  /** Tries across all targets for one request. */
+  maxAttempts: z.optional(z.int().check(z.gte(1), z.lte(20))),
+  /** First backoff before a retry on the same target; doubles each time, with jitter. */
+  backoffMs: z.optional(z.int().check(z.gte(0))),
+  maxBackoffMs: z.optional(z.int().check(z.gte(0))),
+  /** A Retry-After longer than this moves on to the next target instead of waiting. */
+  maxRetryAfterMs: z.optional(z.int().check(z.gte(0))),
+});
+
+export const CircuitSchema = z.strictObject({
+  /** Consecutive failures (connection errors, 5xx, timeouts, loading) that open an upstream's circuit. */
+  failureThreshold: z.optional(z.int().check(z.gte(1))),
+  /** How long an open circuit keeps traffic away before a half-open probe; doubles on each failed probe. */
+  cooldownMs: z.optional(positiveMs),
+  maxCooldownMs: z.optional(positiveMs),
+});
+
+export const HealthSchema = z.strictObject({
+  /** How often the health hub samples /health and /slots while there is traffic. */
+  sampleMs: z.optional(z.int().check(z.gte(200))),
+  /** How long an isolate reuses the hub's snapshot. */
+  snapshotTtlMs: z.optional(z.int().check(z.gte(0))),
+  /** Sampling stops after this long without traffic. */
+  idleStopMs: z.optional(positiveMs),
 });
 
 const score = z.number().check(z.gte(0), z.lte(1));
@@ -77,6 +109,9 @@ export const ConfigSchema = z.strictObject({
   toolCalls: z.optional(ToolCallsConfigSchema),
   /** CORS for browser clients; off unless set (see docs/security.md). */
   cors: z.optional(CorsSchema),
+  retries: z.optional(RetriesSchema),
+  circuit: z.optional(CircuitSchema),
+  health: z.optional(HealthSchema),
 });
 
 export type LlamaTarget = z.infer<typeof LlamaTargetSchema>;

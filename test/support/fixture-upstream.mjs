@@ -6,7 +6,12 @@
 // Paths (the proxy appends /v1/chat/completions to a target's base URL):
 //   /fixture/<name>[/bytes-<n>][/gap-<ms>]/v1/chat/completions   replay test/fixtures/llama/<name>.json's body
 //   /behave/<kind>[/<arg>]/v1/chat/completions                     scripted behaviours (see BEHAVIOURS)
+//   /u-<tag>/…                a leading u-<tag> segment is ignored: one upstream URL (so one health
+//                             record and one circuit) per test
+//   GET …/health, …/slots     answered as llama-server does (503 while `loading`, else ok and one idle
+//                             slot), recorded in /_probes only (the health hub samples them)
 //   GET /_requests            what was received (method, path, headers, body), newest last
+//   GET /_probes              the health probes received
 //   GET /_closed              request ids (x-request-id) whose client connection closed, with times
 //   POST /_reset              forget both
 import { createServer } from "node:http";
@@ -108,15 +113,140 @@ const BEHAVIOURS = {
     res.writeHead(401, { "content-type": "application/json" });
     res.end(JSON.stringify({ error: { message: "Invalid API Key", type: "authentication_error", code: 401 } }));
   },
+  // ---- Faults for test/faults (added; the behaviours above are unchanged) ----
+  // Accepts the request, then resets the connection without any response.
+  async "reset-before"(req) {
+    req.socket.resetAndDestroy();
+  },
+  // Headers, then nothing (no frame) until the client leaves or `arg` ms pass.
+  async "stall-before-first"(req, res, arg, state) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.flushHeaders();
+    const until = Date.now() + Number(arg ?? 60_000);
+    while (!state.closed && Date.now() < until) await sleep(20);
+    res.end();
+  },
+  // Headers only after `arg` ms, then a normal answer (a slow prefill or queue that is within time).
+  async "slow-headers"(req, res, arg, state) {
+    const until = Date.now() + Number(arg ?? 500);
+    while (!state.closed && Date.now() < until) await sleep(10);
+    if (!state.closed) return BEHAVIOURS.say(req, res, "slow%20but%20fine");
+  },
+  // Frames that are not JSON.
+  async garbage(req, res) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write("data: {this is not json\n\n");
+    res.end("data: ]]]\n\n");
+  },
+  // One good token, then a garbage frame.
+  async "garbage-after-first"(req, res) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(chunk("chatcmpl-garbage", { content: "ok" }));
+    await sleep(20);
+    res.end("data: {\"choices\": [tru\n\n");
+  },
+  // Content with bytes that are not UTF-8 (0xFF 0xFE) inside a frame.
+  async "invalid-utf8"(req, res) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const [before, after] = chunk("chatcmpl-bad-utf8", { content: "A__B" }).split("__");
+    res.write(Buffer.concat([Buffer.from(before), Buffer.from([0xff, 0xfe]), Buffer.from(after)]));
+    res.write(chunk("chatcmpl-bad-utf8", {}, "stop"));
+    res.end("data: [DONE]\n\n");
+  },
+  // "é👋" with the network chunk boundary inside each character, 15 ms apart.
+  async "split-utf8"(req, res) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const bytes = Buffer.from(chunk("chatcmpl-split", { content: "é👋" }));
+    const at = bytes.indexOf(Buffer.from("👋")) + 2;
+    const e = bytes.indexOf(Buffer.from("é")) + 1;
+    for (const part of [bytes.subarray(0, e), bytes.subarray(e, at), bytes.subarray(at)]) {
+      res.write(part);
+      await sleep(15);
+    }
+    res.write(chunk("chatcmpl-split", {}, "stop"));
+    res.end("data: [DONE]\n\n");
+  },
+  // One frame of `arg` KiB of content (default 2048 = 2 MiB).
+  async "huge-frame"(req, res, arg) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(chunk("chatcmpl-huge", { content: "x".repeat(Number(arg ?? 2048) * 1024) }));
+    res.write(chunk("chatcmpl-huge", {}, "stop"));
+    res.end("data: [DONE]\n\n");
+  },
+  // Two tokens, then a clean close: no finish_reason, no [DONE].
+  async "end-without-done"(req, res) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(chunk("chatcmpl-nodone", { content: "Half" }));
+    await sleep(20);
+    res.end(chunk("chatcmpl-nodone", { content: " an answer" }));
+  },
+  // 200 and an empty event stream.
+  async "empty-stream"(req, res) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end();
+  },
+  // 200 with an HTML page (a captive portal or a wrong URL behind a proxy).
+  async "html-200"(req, res) {
+    res.writeHead(200, { "content-type": "text/html" });
+    res.end("<html><body>Welcome</body></html>");
+  },
+  // An in-stream error event before any token (current builds' data: {"error": …}).
+  async "error-frame-first"(req, res) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.end(`data: ${JSON.stringify({ error: { code: 500, message: "Invalid diff: now finding less tool calls!", type: "server_error" } })}\n\n`);
+  },
+  // The first `arg` requests to this exact path answer 500 server_error; later ones answer normally.
+  async "flaky-500"(req, res, arg, state, body, counter) {
+    if (counter <= Number(arg ?? 1)) {
+      res.writeHead(500, { "content-type": "application/json" });
+      return res.end(JSON.stringify({ error: { code: 500, message: "std::bad_alloc", type: "server_error" } }));
+    }
+    return BEHAVIOURS.say(req, res, "recovered");
+  },
+  // The first request to this path: 503 no slot available with Retry-After: `arg` s; then normal.
+  async "busy-then-ok"(req, res, arg, state, body, counter) {
+    if (counter <= 1) {
+      res.writeHead(503, { "content-type": "application/json", "retry-after": String(arg ?? 1) });
+      return res.end(JSON.stringify({ error: { code: 503, message: "no slot available", type: "unavailable_error" } }));
+    }
+    return BEHAVIOURS.say(req, res, "slot%20freed");
+  },
+  // 429 with Retry-After: `arg` seconds, always.
+  async "rate-limited"(req, res, arg) {
+    res.writeHead(429, { "content-type": "application/json", "retry-after": String(arg ?? 30) });
+    res.end(JSON.stringify({ error: { code: 429, message: "Too many requests", type: "rate_limit_error" } }));
+  },
+  // llama-server's own report of a client mistake as 500 (malformed JSON body, as observed).
+  async "client-mistake-500"(req, res) {
+    res.writeHead(500, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { code: 500, message: "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error", type: "server_error" } }));
+  },
+  // Router mode without the target's model.
+  async "router-no-model"(req, res) {
+    res.writeHead(400, { "content-type": "application/json" });
+    res.end(JSON.stringify({ error: { code: 400, message: "model 'qwen' not found", type: "invalid_request_error" } }));
+  },
 };
 
 export async function startFixtureUpstream() {
   const received = [];
   const closed = [];
+  const probes = [];
+  const counters = new Map();
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, "http://x");
     if (url.pathname === "/_requests") return json(res, received);
     if (url.pathname === "/_closed") return json(res, closed);
+    if (url.pathname === "/_probes") return json(res, probes);
+    if (/^\/u-[^/]+\//.test(url.pathname)) url.pathname = url.pathname.replace(/^\/u-[^/]+/, "");
+    if (req.method === "GET" && /\/(health|slots)$/.test(url.pathname)) {
+      probes.push({ path: url.pathname, at: Date.now() });
+      if (url.pathname.startsWith("/behave/loading/")) {
+        res.writeHead(503, { "content-type": "application/json" });
+        return res.end(JSON.stringify({ error: { message: "Loading model", type: "unavailable_error", code: 503 } }));
+      }
+      return url.pathname.endsWith("/health") ? json(res, { status: "ok" }) : json(res, [{ id: 0, is_processing: false }]);
+    }
     if (url.pathname === "/_reset") {
       received.length = 0;
       closed.length = 0;
@@ -125,6 +255,8 @@ export async function startFixtureUpstream() {
     let body = "";
     for await (const part of req) body += part;
     const requestId = req.headers["x-request-id"] ?? "";
+    const counter = (counters.get(req.url) ?? 0) + 1;
+    counters.set(req.url, counter);
     received.push({ method: req.method, path: url.pathname, headers: req.headers, body, at: Date.now() });
     const state = { closed: false };
     res.on("close", () => {
@@ -142,7 +274,7 @@ export async function startFixtureUpstream() {
       if (parts[0] === "behave") {
         const fn = BEHAVIOURS[parts[1]];
         const arg = parts[2] === "v1" ? undefined : parts[2];
-        if (fn) return await fn(req, res, arg, state, body);
+        if (fn) return await fn(req, res, arg, state, body, counter);
       }
       res.writeHead(404, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: "File Not Found", type: "not_found_error", code: 404 } }));

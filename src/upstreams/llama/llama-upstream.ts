@@ -9,6 +9,8 @@ import { parseLlamaSse } from "./parse-llama-sse.ts";
 import { mapLlamaCompletion } from "./map-llama-completion.ts";
 import { fetchFresh } from "../../http/fetch-fresh.ts";
 import { detectToolMode } from "./detect-tool-mode.ts";
+import { parseRetryAfter } from "../../routing/retry-delay.ts";
+import { setUpstreamRetryAfter, setUpstreamStatus } from "../../routing/upstream-hints.ts";
 
 /** The chat endpoint of a llama-server base URL (with or without a trailing `/v1`). */
 export function chatUrl(base: string): string {
@@ -90,7 +92,8 @@ export class LlamaUpstream implements Upstream {
       // Servers from before streamed tool calls (llama.cpp PR #12379) refuse tools with stream:
       // ask again without streaming and replay the answer as events.
       if (stream && res.status === 500 && text.includes("Cannot use tools with stream")) return this.open(request, ctx, false);
-      throw mapLlamaError(res.status, text, res.headers.get("content-type"), this.name);
+      const err = setUpstreamStatus(mapLlamaError(res.status, text, res.headers.get("content-type"), this.name), res.status);
+      throw setUpstreamRetryAfter(err, parseRetryAfter(res.headers.get("retry-after"), Date.now()));
     }
 
     const contentType = res.headers.get("content-type") ?? "";

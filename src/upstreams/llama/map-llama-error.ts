@@ -14,7 +14,14 @@ const CLIENT_MISTAKES_REPORTED_AS_500 = [
   /raise_exception/,
   /Cannot use tools with stream/,
   /Invalid tool call/,
+  /Missing tool call type/,
+  /Unable to generate parser for this template/,
+  /Cannot use custom grammar constraints with tools/,
 ];
+
+// llama-server's router mode answers 400 when the target's `model` is not one of its children: that
+// is this server's configuration, not the client's request, so another target may still serve it.
+const ROUTER_MODEL_UNAVAILABLE = [/^model '.*' not found/, /^model is not loaded/, /^model name is missing from the request/];
 
 export interface LlamaErrorBody {
   code?: unknown;
@@ -62,6 +69,12 @@ export function mapLlamaErrorObject(status: number, err: LlamaErrorBody, upstrea
   }
   if (status === 503) {
     return new ProxyError({ status: 503, code: "no_capacity", retryAfter: 2, retryable: true, message: `${upstream} has no free slot (${message}); retry shortly.` });
+  }
+  if (status === 429) {
+    return new ProxyError({ status: 503, code: "no_capacity", retryAfter: 2, retryable: true, message: `${upstream} is rate limiting (HTTP 429: ${message}); retry shortly.` });
+  }
+  if (status === 400 && ROUTER_MODEL_UNAVAILABLE.some((re) => re.test(message))) {
+    return new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} cannot serve the target's model (${message}). Check the target's "model" against the server's models.` });
   }
   if (status === 401 || status === 403) {
     // The client's own key never goes upstream, so this is Switchyard's key for that server.

@@ -1,0 +1,136 @@
+import { DurableObject } from "cloudflare:workers";
+import { CLOSED, recordFailure, recordProbe, recordSuccess, circuitState, type BreakerPolicy } from "../routing/circuit-breaker.ts";
+import { countsAgainstUpstream } from "../routing/classify-failure.ts";
+import type { HealthReport, UpstreamRef } from "../health/health-report.ts";
+import { countOutcome, type TrafficMetrics } from "../health/traffic-metrics.ts";
+import type { CircuitState } from "../routing/circuit-breaker.ts";
+import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "../health/upstream-health.ts";
+
+interface Tracked {
+  ref: UpstreamRef;
+  health: UpstreamHealth;
+  usedAt: number;
+}
+
+const DEFAULT_POLICY = {
+  circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 } as BreakerPolicy,
+  health: { sampleMs: 1000, idleStopMs: 60_000 },
+};
+
+/**
+ * Upstream health shared by every isolate (one instance, "health"). Requests never wait on it:
+ * isolates read its snapshot in the background and send their passive signals (connection errors,
+ * 5xx, timeouts) and outcomes with `waitUntil`. While there is traffic its alarm samples each
+ * llama-server's `/health` and `/slots` and probes open circuits whose cooldown has passed
+ * (half-open). It also keeps the traffic totals behind `/metrics`.
+ */
+export class HealthHub extends DurableObject<Env> {
+  private readonly upstreams = new Map<string, Tracked>();
+  private traffic: TrafficMetrics = { since: Date.now(), targets: {} };
+  private policy = DEFAULT_POLICY;
+  private lastTraffic = 0;
+  private dirty = false;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    void ctx.blockConcurrencyWhile(async () => {
+      const saved = await ctx.storage.get<TrafficMetrics>("traffic");
+      if (saved) this.traffic = saved;
+    });
+  }
+
+  snapshot(): HealthSnapshot {
+    this.touch();
+    const upstreams: Record<string, UpstreamHealth> = {};
+    for (const [key, t] of this.upstreams) upstreams[key] = t.health;
+    return { at: Date.now(), upstreams };
+  }
+
+  observe(report: HealthReport): void {
+    this.policy = { circuit: report.policy.circuit, health: report.policy.health };
+    const now = Date.now();
+    for (const ref of report.upstreams) this.track(ref, now);
+    for (const a of report.attempts) {
+      const t = this.upstreams.get(upstreamKey(a.url));
+      if (!t) continue;
+      if (a.ok) t.health = { ...t.health, circuit: recordSuccess(t.health.circuit) };
+      else if ((a.kind && countsAgainstUpstream(a.kind)) || a.retryAfterMs !== undefined) {
+        t.health = { ...t.health, circuit: recordFailure(t.health.circuit, now, this.policy.circuit, a.retryAfterMs) };
+      }
+    }
+    if (report.outcome) {
+      countOutcome(this.traffic, report.outcome);
+      this.dirty = true;
+    }
+    this.touch();
+  }
+
+  /** For /metrics and the status page. */
+  status(): { traffic: TrafficMetrics; upstreams: Array<{ url: string; health: UpstreamHealth; circuit: CircuitState }> } {
+    const now = Date.now();
+    return {
+      traffic: this.traffic,
+      upstreams: [...this.upstreams.entries()].map(([url, t]) => ({ url, health: t.health, circuit: circuitState(t.health.circuit, now) })),
+    };
+  }
+
+  override async alarm(): Promise<void> {
+    const now = Date.now();
+    const active = [...this.upstreams.values()].filter((t) => now - t.usedAt < this.policy.health.idleStopMs);
+    await Promise.all(active.map((t) => this.sample(t)));
+    if (this.dirty) {
+      this.dirty = false;
+      await this.ctx.storage.put("traffic", this.traffic);
+    }
+    if (Date.now() - this.lastTraffic < this.policy.health.idleStopMs) await this.ctx.storage.setAlarm(Date.now() + this.policy.health.sampleMs);
+  }
+
+  private track(ref: UpstreamRef, now: number): void {
+    const key = upstreamKey(ref.url);
+    const t = this.upstreams.get(key);
+    if (t) {
+      t.usedAt = now;
+      t.ref = ref;
+    } else {
+      this.upstreams.set(key, { ref, usedAt: now, health: { state: "unknown", circuit: CLOSED, checkedAt: 0 } });
+    }
+  }
+
+  private touch(): void {
+    this.lastTraffic = Date.now();
+    void this.ctx.storage.getAlarm().then((at) => {
+      if (at === null) return this.ctx.storage.setAlarm(Date.now() + this.policy.health.sampleMs);
+    });
+  }
+
+  private async sample(t: Tracked): Promise<void> {
+    const timeoutMs = Math.max(200, Math.min(2000, this.policy.health.sampleMs));
+    const base = t.ref.url.replace(/\/+$/, "").replace(/\/v1$/, "");
+    const headers: Record<string, string> = {};
+    const key = t.ref.apiKeySecret ? (this.env as unknown as Record<string, unknown>)[t.ref.apiKeySecret] : undefined;
+    if (typeof key === "string" && key) headers.authorization = `Bearer ${key}`;
+    let state: UpstreamHealth["state"] = "down";
+    let slotsTotal: number | undefined;
+    let slotsBusy: number | undefined;
+    try {
+      const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
+      state = res.status === 200 ? "ready" : res.status === 503 ? "loading" : "down";
+      await res.body?.cancel().catch(() => {});
+      if (state === "ready") {
+        const slots = await fetch(`${base}/slots`, { headers, signal: AbortSignal.timeout(timeoutMs) });
+        if (slots.ok && (slots.headers.get("content-type") ?? "").includes("json")) {
+          const list = (await slots.json()) as unknown;
+          if (Array.isArray(list)) {
+            slotsTotal = list.length;
+            slotsBusy = list.filter((s) => (s as { is_processing?: unknown }).is_processing === true).length;
+          }
+        } else await slots.body?.cancel().catch(() => {});
+      }
+    } catch {
+      state = "down";
+    }
+    const now = Date.now();
+    const circuit = recordProbe(t.health.circuit, now, state === "ready", this.policy.circuit);
+    t.health = { state, circuit, checkedAt: now, ...(slotsTotal !== undefined ? { slotsTotal, slotsBusy } : {}) };
+  }
+}

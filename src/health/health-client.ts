@@ -1,0 +1,97 @@
+import type { HealthHub } from "../durable/health-hub.ts";
+import type { Config } from "../config/config.ts";
+import { CLOSED, recordFailure, recordSuccess } from "../routing/circuit-breaker.ts";
+import { countsAgainstUpstream, type FailureKind } from "../routing/classify-failure.ts";
+import { EMPTY_SNAPSHOT, upstreamKey, type HealthSnapshot, type UpstreamHealth } from "./upstream-health.ts";
+import type { AttemptSignal, HealthReport, RequestOutcome, UpstreamRef } from "./health-report.ts";
+
+// The isolate's copy of the hub's snapshot, reused for `health.snapshotTtlMs` and refreshed in the
+// background: a request never waits on the hub. Passive signals update this copy at once (so this
+// isolate stops sending to a failing upstream immediately) and reach the hub with `waitUntil`.
+let cached: { snapshot: HealthSnapshot; fetchedAt: number; refreshing: boolean } = { snapshot: EMPTY_SNAPSHOT, fetchedAt: 0, refreshing: false };
+
+export function healthHub(env: Record<string, unknown>): DurableObjectStub<HealthHub> | null {
+  const ns = env.HEALTH_HUB as DurableObjectNamespace<HealthHub> | undefined;
+  return ns ? ns.getByName("health") : null;
+}
+
+/** One request's view of upstream health and its passive signals, flushed to the hub once. */
+export class HealthRecorder {
+  private readonly signals: AttemptSignal[] = [];
+  private flushed = false;
+
+  constructor(
+    private readonly env: Record<string, unknown>,
+    private readonly config: Config,
+    private readonly upstreams: UpstreamRef[],
+    private readonly waitUntil?: (p: Promise<unknown>) => void,
+  ) {}
+
+  /** The cached snapshot (possibly empty or a second old); starts a refresh when stale. */
+  snapshot(now = Date.now()): HealthSnapshot {
+    if (now - cached.fetchedAt > this.config.health.snapshotTtlMs && !cached.refreshing) {
+      const hub = healthHub(this.env);
+      if (hub) {
+        cached.refreshing = true;
+        const refresh = hub
+          .snapshot()
+          .then((s) => {
+            cached = { snapshot: s as HealthSnapshot, fetchedAt: Date.now(), refreshing: false };
+          })
+          .catch(() => {
+            cached.refreshing = false;
+          });
+        this.defer(refresh);
+      }
+    }
+    return cached.snapshot;
+  }
+
+  success(url: string): void {
+    this.signals.push({ url, ok: true });
+    this.update(url, (h) => ({ ...h, circuit: recordSuccess(h.circuit) }));
+  }
+
+  failure(url: string, kind: FailureKind, retryAfterMs?: number): void {
+    this.signals.push({ url, ok: false, kind, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+    if (!countsAgainstUpstream(kind) && retryAfterMs === undefined) return;
+    const now = Date.now();
+    this.update(url, (h) => ({ ...h, circuit: recordFailure(h.circuit, now, this.config.circuit, retryAfterMs) }));
+  }
+
+  /** Sends this request's signals and outcome to the hub (once). */
+  finish(outcome?: RequestOutcome): void {
+    if (this.flushed) return;
+    this.flushed = true;
+    const hub = healthHub(this.env);
+    if (!hub) return;
+    const report: HealthReport = {
+      upstreams: this.upstreams,
+      attempts: this.signals,
+      ...(outcome ? { outcome } : {}),
+      policy: { circuit: this.config.circuit, health: { sampleMs: this.config.health.sampleMs, idleStopMs: this.config.health.idleStopMs } },
+    };
+    this.defer(hub.observe(report).catch(() => {}));
+  }
+
+  private update(url: string, change: (h: UpstreamHealth) => UpstreamHealth): void {
+    const key = upstreamKey(url);
+    const current = cached.snapshot.upstreams[key] ?? { state: "unknown", circuit: CLOSED, checkedAt: 0 };
+    cached = { ...cached, snapshot: { ...cached.snapshot, upstreams: { ...cached.snapshot.upstreams, [key]: change(current) } } };
+  }
+
+  private defer(p: Promise<unknown>): void {
+    if (this.waitUntil) {
+      try {
+        this.waitUntil(p);
+        return;
+      } catch {}
+    }
+    p.catch(() => {});
+  }
+}
+
+/** Tests: forget the isolate's copy. */
+export function resetHealthCache(): void {
+  cached = { snapshot: EMPTY_SNAPSHOT, fetchedAt: 0, refreshing: false };
+}

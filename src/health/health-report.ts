@@ -1,0 +1,39 @@
+import type { FailureKind } from "../routing/classify-failure.ts";
+
+/** One upstream a request could use: the hub samples it while there is traffic. */
+export interface UpstreamRef {
+  url: string;
+  apiKeySecret?: string;
+}
+
+/** One attempt's result, a passive health signal. */
+export interface AttemptSignal {
+  url: string;
+  ok: boolean;
+  kind?: FailureKind;
+  /** The upstream's own Retry-After, honoured as a cooldown. */
+  retryAfterMs?: number;
+}
+
+/** How one request ended, for the operator's metrics. */
+export interface RequestOutcome {
+  /** Client-facing target name (`llama:host:port`, `browser:model`), or "none". */
+  target: string;
+  /** "ok" or the error code the client saw. */
+  code: string;
+  firstEventMs?: number;
+  totalMs: number;
+  promptTokens?: number;
+  completionTokens?: number;
+}
+
+/** Everything one request tells the health hub, sent once with `ctx.waitUntil`. */
+export interface HealthReport {
+  upstreams: UpstreamRef[];
+  attempts: AttemptSignal[];
+  outcome?: RequestOutcome;
+  policy: {
+    circuit: { failureThreshold: number; cooldownMs: number; maxCooldownMs: number };
+    health: { sampleMs: number; idleStopMs: number };
+  };
+}

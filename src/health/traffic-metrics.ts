@@ -1,0 +1,44 @@
+import type { RequestOutcome } from "./health-report.ts";
+
+/** Latency histogram bounds in milliseconds (Prometheus `le`). */
+export const LATENCY_BUCKETS_MS = [50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 120_000];
+
+export interface Histogram {
+  buckets: number[];
+  sum: number;
+  count: number;
+}
+
+export interface TargetTraffic {
+  /** Requests by outcome code ("ok" or the error code). */
+  outcomes: Record<string, number>;
+  promptTokens: number;
+  completionTokens: number;
+  firstEvent: Histogram;
+  total: Histogram;
+}
+
+export interface TrafficMetrics {
+  since: number;
+  targets: Record<string, TargetTraffic>;
+}
+
+export const emptyHistogram = (): Histogram => ({ buckets: LATENCY_BUCKETS_MS.map(() => 0), sum: 0, count: 0 });
+
+export function observe(h: Histogram, ms: number): void {
+  LATENCY_BUCKETS_MS.forEach((le, i) => {
+    if (ms <= le) h.buckets[i]!++;
+  });
+  h.sum += ms;
+  h.count++;
+}
+
+/** Adds one request's outcome to the totals (mutates `m`). */
+export function countOutcome(m: TrafficMetrics, o: RequestOutcome): void {
+  const t = (m.targets[o.target] ??= { outcomes: {}, promptTokens: 0, completionTokens: 0, firstEvent: emptyHistogram(), total: emptyHistogram() });
+  t.outcomes[o.code] = (t.outcomes[o.code] ?? 0) + 1;
+  t.promptTokens += o.promptTokens ?? 0;
+  t.completionTokens += o.completionTokens ?? 0;
+  if (o.firstEventMs !== undefined) observe(t.firstEvent, o.firstEventMs);
+  observe(t.total, o.totalMs);
+}

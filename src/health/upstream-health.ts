@@ -1,0 +1,24 @@
+import type { Circuit } from "../routing/circuit-breaker.ts";
+
+/** What the health hub knows about one llama-server, keyed by its base URL. */
+export interface UpstreamHealth {
+  /** From `/health`: ready (200), loading (503), down (no answer), unknown (never sampled). */
+  state: "ready" | "loading" | "down" | "unknown";
+  /** From `/slots`: how many slots exist and how many are processing. */
+  slotsTotal?: number;
+  slotsBusy?: number;
+  circuit: Circuit;
+  checkedAt: number;
+}
+
+export interface HealthSnapshot {
+  at: number;
+  upstreams: Record<string, UpstreamHealth>;
+}
+
+export const EMPTY_SNAPSHOT: HealthSnapshot = { at: 0, upstreams: {} };
+
+/** The key an upstream's health is kept under: its base URL without a trailing slash or `/v1`. */
+export function upstreamKey(url: string): string {
+  return url.replace(/\/+$/, "").replace(/\/v1$/, "");
+}

@@ -1,0 +1,44 @@
+import type { ProxyError } from "../errors/proxy-error.ts";
+
+/**
+ * What a failed attempt says about the request and the upstream:
+ * - client: the request is wrong; no target would take it (never retried);
+ * - gone: the client left;
+ * - unreachable / timeout / loading: this upstream cannot serve now; try the next one;
+ * - busy: no free slot (503 or 429); worth the same target again after a short Retry-After;
+ * - broken: a 5xx or a broken stream; worth one more try on the same target after a backoff;
+ * - misconfigured: the upstream refused Switchyard itself (401/403 key, 404 URL, router mode without
+ *   the target's model: a retryable 400); move on;
+ * - unavailable: not a health signal (a browser target without a session, a missing secret).
+ */
+export type FailureKind = "client" | "gone" | "unreachable" | "timeout" | "loading" | "busy" | "broken" | "misconfigured" | "unavailable";
+
+export function classifyFailure(err: ProxyError, upstreamStatus?: number): FailureKind {
+  if (err.status === 499 || err.code === "client_closed_request") return "gone";
+  if (!err.retryable) return "client";
+  if (upstreamStatus === 400 || upstreamStatus === 401 || upstreamStatus === 403 || upstreamStatus === 404) return "misconfigured";
+  switch (err.code) {
+    case "upstream_unreachable":
+      return "unreachable";
+    case "upstream_timeout":
+      return "timeout";
+    case "model_loading":
+      return "loading";
+    case "no_capacity":
+      return "busy";
+    case "upstream_error":
+      return "broken";
+    default:
+      return "unavailable";
+  }
+}
+
+/** Whether the same target deserves another try (bounded by retries.perTarget). */
+export function retriesSameTarget(kind: FailureKind): boolean {
+  return kind === "busy" || kind === "broken";
+}
+
+/** Whether the failure counts against the upstream's health (its circuit breaker). */
+export function countsAgainstUpstream(kind: FailureKind): boolean {
+  return kind === "unreachable" || kind === "timeout" || kind === "loading" || kind === "broken" || kind === "misconfigured";
+}
