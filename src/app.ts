@@ -15,6 +15,8 @@ import { connectSession, issueSessionTicket } from "./routes/sessions.ts";
 import { authMiddleware } from "./auth/middleware.ts";
 import { corsMiddleware } from "./auth/cors.ts";
 import { authMode } from "./auth/principal.ts";
+import { metrics } from "./routes/metrics.ts";
+import { status } from "./routes/status.ts";
 import { adminUsage, createKey, listKeys, revokeKey } from "./routes/admin.ts";
 import { ownUsage } from "./routes/usage.ts";
 
@@ -55,6 +57,8 @@ export function createApp(): Hono<AppEnv> {
   app.delete("/v1/admin/keys/:id", revokeKey);
   app.post("/v1/admin/keys/:id/revoke", revokeKey);
   app.get("/v1/admin/usage", adminUsage);
+  app.get("/v1/admin/status", status);
+  app.get("/metrics", metrics);
   app.get("/v1/usage", ownUsage);
   app.all("/v1/chat/completions", () => {
     throw new ProxyError({ status: 405, code: "method_not_allowed", message: "Use POST for /v1/chat/completions." });

@@ -21,7 +21,7 @@ if (!existsSync(to) || statSync(to).size !== statSync(from).size) {
 }
 
 await build({
-  entryPoints: { app: join(root, "worker/app.js"), "llm-worker": join(root, "worker/llm-worker.js") },
+  entryPoints: { app: join(root, "worker/app.js"), "llm-worker": join(root, "worker/llm-worker.js"), status: join(root, "worker/status.ts") },
   outdir: join(root, "public"),
   bundle: true,
   format: "esm",

@@ -9,6 +9,8 @@ import type { AttemptSignal, HealthReport, RequestOutcome, UpstreamRef } from ".
 // background: a request never waits on the hub. Passive signals update this copy at once (so this
 // isolate stops sending to a failing upstream immediately) and reach the hub with `waitUntil`.
 let cached: { snapshot: HealthSnapshot; fetchedAt: number; refreshing: boolean } = { snapshot: EMPTY_SNAPSHOT, fetchedAt: 0, refreshing: false };
+/** When this isolate last changed an upstream's circuit itself: a hub snapshot asked for before that is older news. */
+const localAt = new Map<string, number>();
 
 export function healthHub(env: Record<string, unknown>): DurableObjectStub<HealthHub> | null {
   const ns = env.HEALTH_HUB as DurableObjectNamespace<HealthHub> | undefined;
@@ -33,10 +35,17 @@ export class HealthRecorder {
       const hub = healthHub(this.env);
       if (hub) {
         cached.refreshing = true;
+        const askedAt = Date.now();
         const refresh = hub
           .snapshot()
           .then((s) => {
-            cached = { snapshot: s as HealthSnapshot, fetchedAt: Date.now(), refreshing: false };
+            const fresh = s as HealthSnapshot;
+            const upstreams = { ...fresh.upstreams };
+            for (const [key, at] of localAt) {
+              const mine = cached.snapshot.upstreams[key];
+              if (at >= askedAt && mine) upstreams[key] = { ...(upstreams[key] ?? mine), circuit: mine.circuit };
+            }
+            cached = { snapshot: { ...fresh, upstreams }, fetchedAt: Date.now(), refreshing: false };
           })
           .catch(() => {
             cached.refreshing = false;
@@ -76,6 +85,8 @@ export class HealthRecorder {
 
   private update(url: string, change: (h: UpstreamHealth) => UpstreamHealth): void {
     const key = upstreamKey(url);
+    localAt.set(key, Date.now());
+    if (localAt.size > 1000) localAt.delete(localAt.keys().next().value!);
     const current = cached.snapshot.upstreams[key] ?? { state: "unknown", circuit: CLOSED, checkedAt: 0 };
     cached = { ...cached, snapshot: { ...cached.snapshot, upstreams: { ...cached.snapshot.upstreams, [key]: change(current) } } };
   }

@@ -1,0 +1,25 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env.ts";
+import { requireAdmin } from "../auth/principal.ts";
+import { healthHub } from "../health/health-client.ts";
+import { renderMetrics, type OperatorStatus } from "../health/render-metrics.ts";
+import { EMPTY_SNAPSHOT } from "../health/upstream-health.ts";
+import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
+
+/** Everything the operator view shows: traffic totals and upstream health (HealthHub), sessions (SessionHub). */
+export async function operatorStatus(env: Env): Promise<OperatorStatus> {
+  const record = env as unknown as Record<string, unknown>;
+  const hub = healthHub(record);
+  const [health, sessions] = await Promise.all([
+    hub ? hub.status() : Promise.resolve({ traffic: { since: Date.now(), targets: {} }, upstreams: [], snapshot: EMPTY_SNAPSHOT }),
+    sessionHub(record).sessions().catch(() => []),
+  ]);
+  return { traffic: health.traffic, upstreams: health.upstreams as OperatorStatus["upstreams"], sessions: sessions as OperatorStatus["sessions"] };
+}
+
+/** `GET /metrics`: Prometheus text, admin only (ADMIN_TOKEN or an admin key). */
+export async function metrics(c: Context<AppEnv>): Promise<Response> {
+  await requireAdmin(c);
+  const text = renderMetrics(await operatorStatus(c.env));
+  return new Response(text, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } });
+}
