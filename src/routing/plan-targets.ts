@@ -5,7 +5,11 @@ import { targetName, type Target } from "./target.ts";
 /** The ordered list of targets to try for a model name. */
 export function planTargets(config: Config, model: string): Target[] {
   if (!config.models) {
-    return [{ kind: "llama", url: config.llamaUrl, name: targetName({ kind: "llama", url: config.llamaUrl }) }];
+    // Zero config: the llama-server, then any browser session serving a model of that name.
+    return [
+      { kind: "llama", url: config.llamaUrl, name: targetName({ kind: "llama", url: config.llamaUrl }) },
+      { kind: "browser", model, name: targetName({ kind: "browser", model }) },
+    ];
   }
   const declared = config.models[model];
   if (!declared) {

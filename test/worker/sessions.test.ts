@@ -386,3 +386,26 @@ describe("protocol violations", () => {
     expect((await res.json<any>()).error.message).toContain("broke the relay protocol");
   });
 });
+
+describe("zero config with browser sessions", () => {
+  it("lists connected sessions' models with the llama-server's, and serves them when the llama-server is down", async () => {
+    const model = uniqueModel();
+    const s = await serving(model);
+    const listed = await call("/v1/models", {}, { SERVE_TOKEN: TOKEN });
+    const ids = ((await listed.res.json()) as any).data.map((m: any) => m.id);
+    expect(ids).toContain(model);
+    expect(ids.length).toBeGreaterThan(1);
+
+    const down = { SERVE_TOKEN: TOKEN, LLAMA_URL: "http://127.0.0.1:9" };
+    const { res } = await call("/v1/chat/completions", { json: { ...ask("echo: Served by the tab."), model } }, down);
+    expect(res.headers.get("x-switchyard-target")).toBe(`browser:${model}`);
+    expect(res.headers.get("x-switchyard-attempts")).toBe("2");
+    expect(text((await readSse(res)).frames)).toBe("Served by the tab.");
+
+    // A model no session serves keeps the llama-server's error, not the empty fallback's.
+    const other = await call("/v1/chat/completions", { json: ask("hi") }, down);
+    expect(other.res.status, await other.res.clone().text()).toBe(502);
+    expect(((await other.res.json()) as any).error.code).toBe("upstream_unreachable");
+    s.ws.close();
+  });
+});
