@@ -1,5 +1,5 @@
 // The Worker's per-request stream pipeline, assembled from the same modules start-chat.ts and
-// chat-completions.ts use: upstream bytes → TextDecoderStream → parseLlamaSse (parse, normalize) →
+// chat-completions.ts use (as llama-upstream.ts assembles them): upstream bytes → parseLlamaSse (parse, normalize) →
 // EventReader (timeouts) → pullThrough + tool-call transform (rewrite, when the request has tools) →
 // ChunkEncoder + sseResponse (encode, the committed body) → bytes read by a client.
 import { EventReader } from "../../src/routing/event-reader.ts";
@@ -22,7 +22,7 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
       else c.close();
     },
   });
-  const reader = new EventReader(upstream.pipeThrough(new TextDecoderStream()).pipeThrough(parseLlamaSse("bench")).getReader(), "bench", TIMEOUTS, Date.now());
+  const reader = new EventReader(upstream.pipeThrough(parseLlamaSse("bench")).getReader(), "bench", TIMEOUTS, Date.now());
   let first = await reader.next();
   let events: EventPull = reader;
   if (first && tools) {

@@ -105,7 +105,7 @@ export function renderReport(r) {
   pr(`1,000-token answer with tools (rewriting two calls)`, { ...p.syntheticTools, cpuMs: p.syntheticTools.cpuMs * scale, p50: p.syntheticTools.p50 * scale, p99: p.syntheticTools.p99 * scale });
   const cpu1k = p.syntheticTools.cpuMs * scale;
   targets.push({ what: "≤ 2 ms CPU for a 1,000-token stream with tools", met: cpu1k <= 2, detail: `${f(cpu1k, 3)} ms` });
-  out.push("### CPU per request of the pipeline (Node)", "", "bench/overhead/pipeline-entry.ts bundled with esbuild: upstream bytes (one read per frame) → TextDecoderStream → parseLlamaSse → EventReader → tool-call transform (with tools) → ChunkEncoder → sseResponse body, read to the end. `process.cpuUsage()` over the runs, so it includes the garbage collector.", "", pipe.join("\n"), "");
+  out.push("### CPU per request of the pipeline (Node)", "", "bench/overhead/pipeline-entry.ts bundled with esbuild: upstream bytes (one read per frame) → parseLlamaSse → EventReader → tool-call transform (with tools) → ChunkEncoder → sseResponse body, read to the end. `process.cpuUsage()` over the runs, so it includes the garbage collector.", "", pipe.join("\n"), "");
 
   const gz = r.bundle.gzipBytes;
   targets.push({ what: "bundle ≤ 100 KB gzipped", met: gz <= 100 * 1024, detail: `${kb(gz)} gzipped (${kb(r.bundle.bytes)} minified)` });

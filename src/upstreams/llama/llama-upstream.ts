@@ -118,7 +118,7 @@ export class LlamaUpstream implements Upstream {
         message: `${this.name} answered with ${contentType || "no content type"} instead of an event stream. Check that the target URL points at llama-server.`,
       });
     }
-    return res.body.pipeThrough(new TextDecoderStream()).pipeThrough(parseLlamaSse(this.name));
+    return res.body.pipeThrough(parseLlamaSse(this.name));
   }
 }
 
