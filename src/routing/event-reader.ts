@@ -48,29 +48,58 @@ export class EventReader {
     }
   }
 
+  // One timer for the whole attempt instead of one per event: it is armed for the first read and,
+  // when it fires while a read is still within its allowance, re-armed for the rest. Expiry cancels
+  // the reader, which ends the pending read; `expired` turns that end into the timeout error.
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timerAt = 0;
+  private readDue = 0;
+  private readWait = 0;
+  private readTotal = 0;
+  private reading = false;
+  private expired = false;
+
+  private readonly onTimer = (): void => {
+    this.timer = undefined;
+    if (!this.reading) return;
+    const now = Date.now();
+    if (now < this.readDue) this.arm(this.readDue - now);
+    else {
+      this.expired = true;
+      this.reader.cancel().catch(() => {});
+    }
+  };
+
+  private arm(ms: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = Date.now() + ms;
+    this.timer = setTimeout(this.onTimer, ms);
+  }
+
+  private disarm(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
   private async read(): Promise<UpstreamEvent | null> {
+    const now = Date.now();
     const wait = this.seenFirst ? this.timeouts.idleMs : this.timeouts.firstTokenMs;
-    const total = this.deadline - Date.now();
+    const total = this.deadline - now;
     const ms = Math.max(0, Math.min(wait, total));
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const expired = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), ms)));
+    this.readDue = now + ms;
+    this.readWait = wait;
+    this.readTotal = total;
+    if (this.timer === undefined || this.timerAt > this.readDue) this.arm(ms);
+    this.reading = true;
+    let r: ReadableStreamReadResult<UpstreamEvent>;
     try {
-      const r = await Promise.race([this.reader.read(), expired]);
-      if (r === "timeout") {
-        const which = total <= wait ? `timeouts.totalMs (${this.timeouts.totalMs} ms)` : this.seenFirst ? `timeouts.idleMs (${this.timeouts.idleMs} ms)` : `timeouts.firstTokenMs (${this.timeouts.firstTokenMs} ms)`;
-        this.reader.cancel().catch(() => {});
-        throw new ProxyError({
-          status: 504,
-          code: "upstream_timeout",
-          retryable: true,
-          message: `${this.upstream} ${this.seenFirst ? "stalled" : "sent nothing"} for longer than ${which}.`,
-        });
-      }
-      if (r.done) return null;
-      this.seenFirst = true;
-      return r.value;
+      r = await this.reader.read();
     } catch (e) {
-      if (e instanceof ProxyError) throw e;
+      this.disarm();
+      if (this.expired) {
+        this.expired = false;
+        throw this.timeoutError();
+      }
       throw new ProxyError({
         status: 502,
         code: "upstream_error",
@@ -78,11 +107,34 @@ export class EventReader {
         message: `The connection to ${this.upstream} broke mid-answer (${e instanceof Error ? e.message : String(e)}).`,
       });
     } finally {
-      if (timer !== undefined) clearTimeout(timer);
+      this.reading = false;
     }
+    if (this.expired) {
+      this.expired = false;
+      this.disarm();
+      throw this.timeoutError();
+    }
+    if (r.done) {
+      this.disarm();
+      return null;
+    }
+    this.seenFirst = true;
+    return r.value;
+  }
+
+  private timeoutError(): ProxyError {
+    const wait = this.readWait;
+    const which = this.readTotal <= wait ? `timeouts.totalMs (${this.timeouts.totalMs} ms)` : this.seenFirst ? `timeouts.idleMs (${this.timeouts.idleMs} ms)` : `timeouts.firstTokenMs (${this.timeouts.firstTokenMs} ms)`;
+    return new ProxyError({
+      status: 504,
+      code: "upstream_timeout",
+      retryable: true,
+      message: `${this.upstream} ${this.seenFirst ? "stalled" : "sent nothing"} for longer than ${which}.`,
+    });
   }
 
   cancel(): void {
+    this.disarm();
     this.end({ cancelled: true });
     this.reader.cancel().catch(() => {});
   }
