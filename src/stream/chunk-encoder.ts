@@ -38,6 +38,8 @@ export class ChunkEncoder {
   private timings: Timings | undefined;
   private failedWith: ErrorInfo | null = null;
   private finished = false;
+  /** Calls created but not yet announced (a text delta must flush them first). */
+  private unannounced = 0;
 
   constructor(
     private readonly meta: ResponseMeta,
@@ -46,6 +48,20 @@ export class ChunkEncoder {
 
   get failed(): ErrorInfo | null {
     return this.failedWith;
+  }
+
+  /**
+   * True when a text or reasoning delta would encode to exactly one plain delta chunk (role already
+   * sent, no call waiting to be announced, not ended): the SSE encoder may then write it from
+   * `deltaPrefix` without building the chunk object.
+   */
+  get plainDeltaReady(): boolean {
+    return this.roleSent && this.unannounced === 0 && this.failedWith === null && !this.finished;
+  }
+
+  /** `{"id":…,"object":…,"created":…,"model":…,"choices":[{"index":0,"delta":` — a delta chunk's constant start. */
+  deltaPrefix(): string {
+    return `${JSON.stringify(this.base()).slice(0, -1)},"choices":[{"index":0,"delta":`;
   }
 
   /** The client-facing id of tool call `index` (stable for the whole response). */
@@ -104,6 +120,7 @@ export class ChunkEncoder {
       out.push(...this.flushCalls());
       call = { index: event.index, id: clientCallId(event.id), name: event.name ?? "", args: "", announced: false };
       this.calls.set(event.index, call);
+      this.unannounced++;
       call.args += event.argumentsDelta;
       return out;
     }
@@ -128,6 +145,7 @@ export class ChunkEncoder {
 
   private announce(call: PendingCall): Json {
     call.announced = true;
+    this.unannounced--;
     return this.delta({
       tool_calls: [{ index: call.index, id: call.id, type: "function", function: { name: call.name, arguments: call.args } }],
     });

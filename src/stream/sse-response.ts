@@ -24,9 +24,26 @@ export interface SseEncoder {
 
 /** Chat completions framing: `data: <chunk>` per chunk and `data: [DONE]` at the end. */
 export function chatSseEncoder(encoder: ChunkEncoder): SseEncoder {
-  const frame = (chunks: Record<string, unknown>[]) => chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("");
+  const frame = (chunks: Record<string, unknown>[]) => {
+    let out = "";
+    for (const c of chunks) out += `data: ${JSON.stringify(c)}\n\n`;
+    return out;
+  };
+  // The common frame — one text or reasoning delta — is written from its constant start and the
+  // escaped delta, byte for byte what JSON.stringify of the chunk object gives.
+  let prefix: string | undefined;
+  const plain = (key: string, delta: string) => {
+    prefix ??= `data: ${encoder.deltaPrefix()}`;
+    return `${prefix}{"${key}":${JSON.stringify(delta)}},"finish_reason":null,"logprobs":null}]}\n\n`;
+  };
   return {
-    encode: (event) => frame(encoder.encode(event)),
+    encode: (event) => {
+      if (encoder.plainDeltaReady) {
+        if (event.type === "text") return plain("content", event.delta);
+        if (event.type === "reasoning") return plain("reasoning_content", event.delta);
+      }
+      return frame(encoder.encode(event));
+    },
     end: () => frame(encoder.end()) + "data: [DONE]\n\n",
     get failed() {
       return encoder.failed !== null;

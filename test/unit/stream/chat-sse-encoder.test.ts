@@ -1,0 +1,51 @@
+import { describe, expect, it } from "vitest";
+import { ChunkEncoder } from "../../../src/stream/chunk-encoder.ts";
+import type { UpstreamEvent } from "../../../src/stream/events.ts";
+import { chatSseEncoder } from "../../../src/stream/sse-response.ts";
+
+const meta = { id: "chatcmpl-abc", created: 1700000000, model: 'my "model" é', includeUsage: true };
+const ext = () => ({ target: "llama:h:1", attempts: 1 });
+
+/** What the SSE text must be: every chunk object the ChunkEncoder builds, JSON.stringify'd. */
+function reference(events: UpstreamEvent[]): string {
+  const enc = new ChunkEncoder(meta, ext);
+  const frames = [...events.flatMap((e) => enc.encode(e)), ...enc.end()];
+  return frames.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n";
+}
+
+describe("chatSseEncoder", () => {
+  it("writes plain deltas byte for byte as the chunk objects would serialise (quotes, newlines, non-ASCII, lone surrogates)", () => {
+    const events: UpstreamEvent[] = [
+      { type: "reasoning", delta: "think \"hard\"\n" },
+      { type: "reasoning", delta: "more\u2028" },
+      { type: "text", delta: "Hel" },
+      { type: "text", delta: "lo \\ wörld 👋 \ud800" },
+      { type: "toolCall", index: 0, id: "call_1", name: "get_weather", argumentsDelta: "" },
+      { type: "toolCall", index: 0, argumentsDelta: '{"city":' },
+      { type: "toolCall", index: 0, argumentsDelta: '"Paris"}' },
+      { type: "text", delta: "after the call" },
+      { type: "toolCall", index: 1, id: "call_2", name: "pending", argumentsDelta: "{}" },
+      { type: "text", delta: "flushes the pending call first" },
+      { type: "finish", reason: "tool_calls" },
+      { type: "text", delta: "ignored after finish? no: held finish waits for usage" },
+      { type: "usage", usage: { promptTokens: 3, completionTokens: 5 } },
+      { type: "text", delta: "after the end" },
+    ];
+    const sse = chatSseEncoder(new ChunkEncoder(meta, ext));
+    const out = events.map((e) => sse.encode(e)).join("") + sse.end();
+    expect(out).toBe(reference(events));
+  });
+
+  it("stops after an error frame like the object path", () => {
+    const events: UpstreamEvent[] = [
+      { type: "text", delta: "a" },
+      { type: "error", error: { status: 502, type: "upstream_error", code: "upstream_error", message: "broke" } },
+      { type: "text", delta: "b" },
+    ];
+    const sse = chatSseEncoder(new ChunkEncoder(meta, ext));
+    const out = events.map((e) => sse.encode(e)).join("");
+    expect(sse.failed).toBe(true);
+    const enc = new ChunkEncoder(meta, ext);
+    expect(out).toBe(events.flatMap((e) => enc.encode(e)).map((c) => `data: ${JSON.stringify(c)}\n\n`).join(""));
+  });
+});
