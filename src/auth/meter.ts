@@ -16,6 +16,8 @@ import { chargedTokens, LEASE_RENEW_MS, type Observed } from "./limit-math.ts";
 export class Meter {
   private watched = false;
   private settled = false;
+  /** Answers generated and not delivered (tool-call policy retries): charged on top. */
+  private readonly discarded = { promptTokens: 0, completionTokens: 0 };
   private model = "";
   private backend = "";
   private readonly renewTimer?: ReturnType<typeof setInterval>;
@@ -48,14 +50,7 @@ export class Meter {
     const seen: Observed = { promptChars, completionChars: 0, completionDeltas: 0 };
     let failed = false;
     const observe = (e: UpstreamEvent) => {
-      if (e.type === "text" || e.type === "reasoning") {
-        seen.completionChars += e.delta.length;
-        seen.completionDeltas++;
-      } else if (e.type === "toolCall") {
-        seen.completionChars += e.argumentsDelta.length + (e.name?.length ?? 0);
-        seen.completionDeltas++;
-      } else if (e.type === "usage") seen.reported = { promptTokens: e.usage.promptTokens, completionTokens: e.usage.completionTokens };
-      else if (e.type === "error") failed = true;
+      if (observeInto(seen, e)) failed = true;
     };
     const end = (error: boolean) => this.settle({ ...chargedTokens(seen), error: error || failed });
     return start.then(
@@ -88,6 +83,15 @@ export class Meter {
     );
   }
 
+  /** An answer the policy generated and then dropped (a retry replaced it): it still counts. */
+  chargeDiscarded(events: UpstreamEvent[], promptChars: number): void {
+    const seen: Observed = { promptChars, completionChars: 0, completionDeltas: 0 };
+    for (const e of events) observeInto(seen, e);
+    const used = chargedTokens(seen);
+    this.discarded.promptTokens += used.promptTokens;
+    this.discarded.completionTokens += used.completionTokens;
+  }
+
   /** After the route: a request that never started a watched run is recorded here. */
   routeEnded(res: Response, extra: { model?: string; promptTokens?: number } = {}): void {
     if (this.watched) return;
@@ -100,9 +104,27 @@ export class Meter {
     if (this.settled) return;
     this.settled = true;
     if (this.renewTimer !== undefined) clearInterval(this.renewTimer);
-    const report: UsageReport = { model: this.model, backend: this.backend, ...usage, ...(this.leaseId ? { leaseId: this.leaseId } : {}) };
+    const total = {
+      ...usage,
+      promptTokens: usage.promptTokens + this.discarded.promptTokens,
+      completionTokens: usage.completionTokens + this.discarded.completionTokens,
+    };
+    const report: UsageReport = { model: this.model, backend: this.backend, ...total, ...(this.leaseId ? { leaseId: this.leaseId } : {}) };
     this.waitUntil(this.gate.settle(report).catch(() => {}));
   }
+}
+
+/** Counts one event into what a run used; true when it is an error. */
+function observeInto(seen: Observed, e: UpstreamEvent): boolean {
+  if (e.type === "text" || e.type === "reasoning") {
+    seen.completionChars += e.delta.length;
+    seen.completionDeltas++;
+  } else if (e.type === "toolCall") {
+    seen.completionChars += e.argumentsDelta.length + (e.name?.length ?? 0);
+    seen.completionDeltas++;
+  } else if (e.type === "usage") seen.reported = { promptTokens: e.usage.promptTokens, completionTokens: e.usage.completionTokens };
+  else if (e.type === "error") return true;
+  return false;
 }
 
 /**

@@ -110,6 +110,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
       minScore,
       stream: request.stream === true,
       start: (target, constrained) => startRewritten([target], constrained ? promptModeUpstreamFor : upstreamFor),
+      onDiscard: (events) => c.get("meter")?.chargeDiscarded(events, JSON.stringify(request.messages).length),
     });
     const a = outcome.attempt as RewrittenAttempt & { started: Started };
     started = a.started;

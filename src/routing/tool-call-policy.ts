@@ -11,6 +11,8 @@ export interface RewrittenAttempt {
   events: EventPull;
   /** Scores so far (complete once the finish event has passed). */
   reports(): ToolCallReport[];
+  /** Events read ahead to score the call, when the policy buffered them. */
+  buffered?: UpstreamEvent[];
 }
 
 export interface PolicyOutcome {
@@ -32,6 +34,8 @@ export async function applyToolCallPolicy(opts: {
   minScore: number;
   stream: boolean;
   start(target: Target, constrained: boolean): Promise<RewrittenAttempt>;
+  /** An answer that was generated and then not delivered: retries count toward usage and limits. */
+  onDiscard?(events: UpstreamEvent[]): void;
 }): Promise<PolicyOutcome> {
   type Step = { t: Target; constrained: boolean };
   const steps = opts.targets.flatMap((t: Target): Step[] =>
@@ -40,6 +44,10 @@ export async function applyToolCallPolicy(opts: {
   let best: { attempt: RewrittenAttempt; score: number; attempts: number } | null = null;
   let last: ProxyError | undefined;
   let attempts = 0;
+  const discard = (a: RewrittenAttempt) => {
+    a.events.cancel();
+    opts.onDiscard?.(a.buffered ?? []);
+  };
   for (const step of steps) {
     attempts++;
     let attempt: RewrittenAttempt;
@@ -56,16 +64,20 @@ export async function applyToolCallPolicy(opts: {
     }
     if (opts.stream && attempt.first.type !== "toolCall") {
       // Text already flows to the client: deliver, and flag at the end if a call scores low.
+      if (best) discard(best.attempt);
       return { attempt, attempts, belowMinScore: false };
     }
     const buffered = opts.stream ? await bufferUntilFirstCallScored(attempt) : await bufferAll(attempt);
     const score = lowestScore(buffered.reports());
-    if (score >= opts.minScore) return { attempt: buffered, attempts, belowMinScore: false };
+    if (score >= opts.minScore) {
+      if (best) discard(best.attempt);
+      return { attempt: buffered, attempts, belowMinScore: false };
+    }
     if (!best || score > best.score) {
-      best?.attempt.events.cancel();
+      if (best) discard(best.attempt);
       best = { attempt: buffered, score, attempts };
     } else {
-      buffered.events.cancel();
+      discard(buffered);
     }
   }
   if (best) return { attempt: best.attempt, attempts, belowMinScore: true };
@@ -82,7 +94,7 @@ function lowestScore(reports: ToolCallReport[]): number {
 async function bufferAll(attempt: RewrittenAttempt): Promise<RewrittenAttempt> {
   const events = [attempt.first];
   for (let e = await attempt.events.next(); e; e = await attempt.events.next()) events.push(e);
-  return { ...attempt, events: replay(events.slice(1)) };
+  return { ...attempt, events: replay(events.slice(1)), buffered: events };
 }
 
 /**
@@ -102,6 +114,7 @@ async function bufferUntilFirstCallScored(attempt: RewrittenAttempt): Promise<Re
   const queue = [...events];
   return {
     ...attempt,
+    buffered: [attempt.first, ...events],
     events: {
       async next() {
         return queue.length ? queue.shift()! : rest.next();

@@ -63,3 +63,20 @@ describe("tool-call minimum score", () => {
     expect(ext.policy).toBe("below_min_score");
   });
 });
+
+describe("tool-call retries and usage", () => {
+  it("answers the policy generated and dropped count toward the key's usage", async () => {
+    const { createKey, keyedVars } = await import("./harness.ts");
+    const models = configWith({ m: { targets: [say(BAD), say(GOOD)] } }, { toolCalls: { minScore: 0.9 } });
+    const vars = keyedVars(models);
+    const key = await createKey(vars, { name: "agent", scopes: ["chat"] });
+    const r = await call("/v1/chat/completions", { json: ask(false), headers: { authorization: `Bearer ${key.key}` } }, vars);
+    expect(((await r.res.json()) as any).x_switchyard.attempts).toBe(3);
+    await r.done();
+    const usage = await call("/v1/usage", { headers: { authorization: `Bearer ${key.key}` } }, vars);
+    const u = (await usage.res.json()) as any;
+    await usage.done();
+    // Each fixture answer reports 3 prompt + 5 completion tokens: three answers were generated.
+    expect(u.totals).toMatchObject({ requests: 1, prompt_tokens: 9, completion_tokens: 15 });
+  });
+});
