@@ -128,7 +128,7 @@ function observeInto(seen: Observed, e: UpstreamEvent): boolean {
 }
 
 /**
- * The pipeline's hook (startChat, startRun): refuses a model outside the key's allow-list before
+ * The pipeline's hook (startChat): refuses a model outside the key's allow-list before
  * anything starts, and returns a start whose events are metered. A no-op without a keyed caller.
  */
 export function meterRun(c: Context<AppEnv>, model: string, prompt: () => unknown, start: () => Promise<StreamStart>): Promise<StreamStart> {

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
 import { TextCompletionEncoder } from "../api/completions/text-completion-encoder.ts";
-import { startRun, unableUpstream } from "../api/start-run.ts";
+import { startChat } from "../routing/start-chat.ts";
+import { unableUpstream } from "../upstreams/unable-upstream.ts";
 import { unsupported, validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
@@ -22,7 +23,11 @@ export async function completions(c: Context<AppEnv>): Promise<Response> {
   if (request.stream_options && !request.stream) throw unsupported("stream_options", "stream_options is only allowed when stream is true.");
 
   const body = { ...request };
-  const run = startRun(c, config, request.model, (t) => (t.kind === "llama" ? new LlamaCompletionsUpstream(t.name, t, body) : unableUpstream(t, "/v1/completions")));
+  // The upstreams carry their own (completions) body: the chat request only names the model.
+  const run = startChat(c, config, { model: request.model, messages: [] }, {
+    upstreamFor: (t) => (t.kind === "llama" ? new LlamaCompletionsUpstream(t.name, t, body) : unableUpstream(t, "/v1/completions")),
+    prompt: () => request.prompt,
+  });
   const meta = { id: randomId("cmpl-"), created: Math.floor(Date.now() / 1000), model: request.model, includeUsage: request.stream_options?.include_usage === true };
   const encoder = new TextCompletionEncoder(meta, () => run.extension());
   if (request.stream) {

@@ -34,11 +34,22 @@ export interface ChatRun {
   };
 }
 
+export interface StartOptions {
+  /**
+   * The upstream for each target, for endpoints whose upstream request is not this chat request
+   * (text completions: the upstream carries its own body). Default: chat upstreams.
+   */
+  upstreamFor?: (target: Target) => Upstream;
+  /** What counts as the prompt for usage estimates (default: the messages). */
+  prompt?: () => unknown;
+}
+
 /**
  * Plans the targets for a validated chat request and starts trying them; the caller encodes the
  * resulting events in its own wire format. Throws model_not_found before anything starts.
  */
-export function startChat(c: Context<AppEnv>, config: Config, request: ChatRequest): ChatRun {
+export function startChat(c: Context<AppEnv>, config: Config, request: ChatRequest, options: StartOptions = {}): ChatRun {
+  const upstreamFor = options.upstreamFor ?? chatUpstreamFor;
   c.get("meter")?.checkModel(request.model);
   const targets = planTargets(config, request.model);
   const requestId = c.get("requestId");
@@ -91,7 +102,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
   };
 
   // Usage and the stream slot of a keyed request follow the events (src/auth/meter.ts).
-  const start: Promise<StreamStart> = meterRun(c, request.model, () => request.messages, async () => {
+  const start: Promise<StreamStart> = meterRun(c, request.model, options.prompt ?? (() => request.messages), async () => {
     if (!rewrites) {
       const s = await runAttempts(targets, attemptOptions(upstreamFor));
       started = s;
@@ -134,12 +145,12 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
   };
 }
 
-export function upstreamFor(target: Target): Upstream {
+export function chatUpstreamFor(target: Target): Upstream {
   if (target.kind === "llama") return new LlamaUpstream(target.name, target);
   return new BrowserUpstream(target.name, target);
 }
 
 /** The constrained retry: the same llama-server in prompt mode (tools in the prompt, a grammar). */
 function promptModeUpstreamFor(target: Target): Upstream {
-  return target.kind === "llama" ? new LlamaUpstream(target.name, { ...target, tools: "prompt" }) : upstreamFor(target);
+  return target.kind === "llama" ? new LlamaUpstream(target.name, { ...target, tools: "prompt" }) : chatUpstreamFor(target);
 }
