@@ -75,6 +75,8 @@ async function afterRoute(c: Context<AppEnv>, meter: Meter, path: string): Promi
   if (path === "/v1/models" && res.ok && meter.key.models) {
     const body = (await res.json()) as { object: string; data: Array<{ id: string }> };
     const allowed = new Set(meter.key.models);
-    c.res = new Response(JSON.stringify({ ...body, data: body.data.filter((m) => allowed.has(m.id)) }), { status: res.status, headers: res.headers });
+    const headers = new Headers(res.headers);
+    headers.delete("content-length");
+    c.res = new Response(JSON.stringify({ ...body, data: body.data.filter((m) => allowed.has(m.id)) }), { status: res.status, headers });
   }
 }
