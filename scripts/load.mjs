@@ -1,0 +1,206 @@
+#!/usr/bin/env node
+// Load test (outside CI): N concurrent streaming chat requests for D seconds through `wrangler dev`
+// (the launcher, real workerd) to a local upstream, keeping N in flight the whole time. Reports
+// throughput, errors, latency, and every 10 s the workerd processes' open file descriptors and
+// resident memory and the established TCP connections to the upstream; then checks that they return
+// to their baseline after the run (no leaked connections or sockets). Loopback only, bounded loops.
+//
+//   npm run load                                   1,000 streams, 60 s, fast Node fake upstream
+//   npm run load -- --upstream llama --concurrency 16 --duration 60     the real llama-server (-np 4)
+//   options: --concurrency N --duration S --tokens T (fake: tokens per answer, default 20) --gap MS
+//   (fake: ms between tokens, default 1500: a slow generation, so 1,000 streams are in flight at once
+//   without the fake outrunning two shared cores) --heartbeat MS (timeouts.heartbeatMs, default 2000)
+import { execFileSync, execSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createServer } from "node:http";
+import { startSwitchyard } from "../test/support/switchyard-dev.mjs";
+import { startLlamaServer } from "../test/support/llama-server.mjs";
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const upstreamKind = arg("upstream", "fake");
+const concurrency = Number(arg("concurrency", upstreamKind === "fake" ? 1000 : 16));
+const durationS = Number(arg("duration", 60));
+const tokens = Number(arg("tokens", 20));
+const gapMs = Number(arg("gap", 1500));
+const heartbeatMs = Number(arg("heartbeat", 2000));
+const log = (s) => console.log(s);
+
+// A fast fake llama-server: `tokens` content frames `gapMs` apart, finish, usage, [DONE]. No recording.
+function startFakeLlama() {
+  const frame = (delta, finish = null) => `data: ${JSON.stringify({ choices: [{ finish_reason: finish, index: 0, delta }], created: 1, id: "chatcmpl-load", model: "m", system_fingerprint: "fake", object: "chat.completion.chunk" })}\n\n`;
+  const server = createServer(async (req, res) => {
+    if (req.method === "GET" && req.url.endsWith("/health")) return res.end('{"status":"ok"}');
+    if (req.method === "GET" && req.url.endsWith("/slots")) return res.end("[]");
+    for await (const _ of req);
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    let closed = false;
+    res.on("close", () => (closed = true));
+    res.write(frame({ role: "assistant", content: null }));
+    for (let i = 0; i < tokens && !closed; i++) {
+      res.write(frame({ content: `t${i} ` }));
+      await new Promise((r) => setTimeout(r, gapMs));
+    }
+    res.write(frame({}, "stop"));
+    res.write(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: tokens, prompt_tokens: 3, total_tokens: tokens + 3 } })}\n\n`);
+    res.end("data: [DONE]\n\n");
+  });
+  server.keepAliveTimeout = 5000;
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      resolve({ port, url: `http://127.0.0.1:${port}`, stop: () => new Promise((r) => (server.closeAllConnections(), server.close(r))) });
+    }),
+  );
+}
+
+/** workerd processes of the launcher's process group: fds and RSS. */
+function workerdStats(pgid) {
+  let fds = 0;
+  let rssKb = 0;
+  const pids = execFileSync("ps", ["-o", "pid=,comm=", "-g", String(pgid)], { encoding: "utf8" })
+    .split("\n")
+    .map((l) => l.trim().split(/\s+/))
+    .filter(([pid, comm]) => pid && comm?.startsWith("workerd"));
+  for (const [pid] of pids) {
+    try {
+      fds += readdirSync(`/proc/${pid}/fd`).length;
+      rssKb += Number(readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
+    } catch {}
+  }
+  return { processes: pids.length, fds, rssMb: Math.round(rssKb / 1024) };
+}
+
+/** Established TCP connections to the upstream port (both ends are on this machine: count one side). */
+function upstreamSockets(port) {
+  const out = execFileSync("ss", ["-Htn", "state", "established", `( dport = :${port} )`], { encoding: "utf8" });
+  return out.split("\n").filter(Boolean).length;
+}
+
+// `wrangler dev` reloads on any source change, which drops every open stream: run it from a snapshot
+// of the last commit (git archive HEAD) so that edits in the working tree cannot disturb the run.
+const repo = resolve(import.meta.dirname, "..");
+const snapshot = mkdtempSync(join(tmpdir(), "switchyard-load-"));
+execSync(`git archive HEAD | tar -x -C ${JSON.stringify(snapshot)}`, { cwd: repo });
+symlinkSync(join(repo, "node_modules"), join(snapshot, "node_modules"));
+process.chdir(snapshot);
+
+const upstream = upstreamKind === "llama" ? await startLlamaServer({ parallel: 4, args: ["-t", "1"] }) : await startFakeLlama();
+const proxy = await startSwitchyard({ vars: { SWITCHYARD_CONFIG: { models: { m: { targets: [{ kind: "llama", url: upstream.url }] } }, timeouts: { heartbeatMs } } } });
+const pgid = Number(execFileSync("ps", ["-o", "pgid=", "-p", String(await launcherPid(proxy.port))], { encoding: "utf8" }).trim());
+
+async function launcherPid(port) {
+  // The process listening on the dev port is workerd; its process group is the launcher's.
+  const out = execFileSync("ss", ["-Htlnp", `( sport = :${port} )`], { encoding: "utf8" });
+  return Number(out.match(/pid=(\d+)/)?.[1]);
+}
+
+const grammar = (text) => `root ::= ${JSON.stringify(text)}`;
+const WANT = "Sustained load through Switchyard.";
+const body = JSON.stringify({
+  model: "m",
+  stream: true,
+  messages: [{ role: "user", content: "load" }],
+  ...(upstreamKind === "llama" ? { grammar: grammar(WANT), temperature: 0, max_tokens: 64 } : {}),
+});
+
+const stats = { ok: 0, errors: 0, bytes: 0, latencies: [], firstByte: [], errorSamples: [] };
+let inFlight = 0;
+let maxInFlight = 0;
+let deadline = Infinity;
+
+async function one() {
+  const t0 = performance.now();
+  inFlight++;
+  maxInFlight = Math.max(maxInFlight, inFlight);
+  try {
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    const reader = res.body.getReader();
+    let text = "";
+    let first = 0;
+    const dec = new TextDecoder();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!first) first = performance.now() - t0;
+      text += dec.decode(value, { stream: true });
+    }
+    const ok = res.status === 200 && text.endsWith("data: [DONE]\n\n") && !text.includes('"error"');
+    if (ok) {
+      stats.ok++;
+      stats.latencies.push(performance.now() - t0);
+      stats.firstByte.push(first);
+    } else {
+      stats.errors++;
+      if (stats.errorSamples.length < 5) stats.errorSamples.push(`${res.status} ${text.slice(-300)}`);
+    }
+    stats.bytes += text.length;
+  } catch (e) {
+    stats.errors++;
+    if (stats.errorSamples.length < 5) stats.errorSamples.push(String(e?.cause ?? e));
+  } finally {
+    inFlight--;
+  }
+}
+
+async function worker() {
+  for (let i = 0; i < 100_000 && Date.now() < deadline; i++) await one();
+}
+
+const pct = (xs, p) => {
+  if (!xs.length) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return Math.round(s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]);
+};
+
+// Warm up (first request compiles the Worker), then take the baseline.
+await one();
+stats.ok = 0;
+stats.errors = 0;
+stats.latencies = [];
+stats.firstByte = [];
+await new Promise((r) => setTimeout(r, 2000));
+const baseline = { ...workerdStats(pgid), sockets: upstreamSockets(upstream.port) };
+log(`# load: ${concurrency} concurrent streams for ${durationS} s through wrangler dev to ${upstreamKind === "llama" ? "llama-server (-np 4)" : `a fake upstream (${tokens} tokens, ${gapMs} ms apart)`}`);
+log(`# baseline: workerd processes ${baseline.processes}, fds ${baseline.fds}, rss ${baseline.rssMb} MB, upstream sockets ${baseline.sockets}`);
+const samples = [];
+deadline = Date.now() + durationS * 1000;
+const sampler = setInterval(() => {
+  const s = { t: Math.round((durationS * 1000 - (deadline - Date.now())) / 1000), inFlight, ok: stats.ok, errors: stats.errors, ...workerdStats(pgid), sockets: upstreamSockets(upstream.port) };
+  samples.push(s);
+  log(`#  t=${s.t}s in-flight ${s.inFlight} ok ${s.ok} errors ${s.errors} fds ${s.fds} rss ${s.rssMb} MB upstream sockets ${s.sockets}`);
+}, 10_000);
+const started = Date.now();
+await Promise.all(Array.from({ length: concurrency }, worker));
+clearInterval(sampler);
+const elapsedS = (Date.now() - started) / 1000;
+await new Promise((r) => setTimeout(r, 8000)); // keep-alive connections idle out
+const after = { ...workerdStats(pgid), sockets: upstreamSockets(upstream.port) };
+const result = {
+  upstream: upstreamKind,
+  concurrency,
+  maxInFlight,
+  durationS: Math.round(elapsedS),
+  completed: stats.ok,
+  errors: stats.errors,
+  streamsPerSecond: Math.round(stats.ok / elapsedS),
+  latencyMs: { p50: pct(stats.latencies, 50), p99: pct(stats.latencies, 99) },
+  firstByteMs: { p50: pct(stats.firstByte, 50), p99: pct(stats.firstByte, 99) },
+  baseline,
+  peak: { fds: Math.max(...samples.map((s) => s.fds), 0), rssMb: Math.max(...samples.map((s) => s.rssMb), 0), sockets: Math.max(...samples.map((s) => s.sockets), 0) },
+  rssMbAt: samples.map((s) => s.rssMb),
+  after,
+};
+log(JSON.stringify(result, null, 2));
+writeFileSync(join(tmpdir(), "switchyard-load-wrangler.log"), proxy.logs());
+if (stats.errorSamples.length) log(`# error samples:\n${stats.errorSamples.join("\n")}\n# wrangler dev's last output:\n${proxy.logs().slice(-3000)}`);
+await proxy.stop();
+await upstream.stop();
+process.chdir(repo);
+rmSync(snapshot, { recursive: true, force: true });
+const leaked = after.sockets > baseline.sockets + 5 || after.fds > baseline.fds + 50;
+process.exit(stats.errors === 0 && !leaked ? 0 : 1);
