@@ -3,6 +3,8 @@ import { fetchFresh } from "../../http/fetch-fresh.ts";
 import type { LlamaTarget } from "../../schemas/config.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { mapLlamaError } from "./map-llama-error.ts";
+import { parseRetryAfter } from "../../routing/retry-delay.ts";
+import { setUpstreamRetryAfter, setUpstreamStatus } from "../../routing/upstream-hints.ts";
 
 /** `<base>/v1<path>` for a llama-server base URL given with or without its trailing `/v1`. */
 export function llamaUrl(base: string, path: string): string {
@@ -19,12 +21,11 @@ export function targetBody(body: Record<string, unknown>, model: string, target:
 }
 
 /**
- * POSTs a JSON body to one of llama-server's OpenAI endpoints (completions, embeddings) with the
- * same rules as chat: only Switchyard's own headers and the target's key go upstream, the response
- * must start within `responseStartMs`, the client leaving aborts it, and a non-2xx answer becomes
- * the mapped ProxyError (retryable ones let the router fail over).
+ * The headers Switchyard sends a llama-server: only its own, and the target's key. Never the client's
+ * Authorization, x-api-key or cookies, and not X-Conversation-Id (it makes llama-server keep
+ * generating after the client has gone).
  */
-export async function postLlama(target: LlamaTarget, name: string, path: string, body: unknown, ctx: AttemptContext, accept: string): Promise<Response> {
+export function llamaHeaders(target: LlamaTarget, name: string, ctx: Pick<AttemptContext, "env" | "requestId">, accept: string): Headers {
   const headers = new Headers({ "content-type": "application/json", accept, "x-request-id": ctx.requestId });
   if (target.apiKeySecret) {
     const key = ctx.env[target.apiKeySecret];
@@ -39,6 +40,25 @@ export async function postLlama(target: LlamaTarget, name: string, path: string,
     }
     headers.set("authorization", `Bearer ${key}`);
   }
+  return headers;
+}
+
+/**
+ * POSTs a JSON body to one of llama-server's OpenAI endpoints (chat, completions, embeddings): only
+ * `llamaHeaders` go upstream, the response must start within `responseStartMs` (a timer cleared once
+ * headers arrive — the fetch's signal governs the body too, so AbortSignal.timeout would cut a long
+ * stream), the client leaving aborts it, and a non-2xx answer becomes the mapped ProxyError carrying
+ * the upstream status and Retry-After for the router (retryable ones let it fail over).
+ */
+export async function postLlama(
+  target: LlamaTarget,
+  name: string,
+  path: string,
+  body: unknown,
+  ctx: AttemptContext,
+  accept: string,
+): Promise<Response & { body: ReadableStream<Uint8Array> }> {
+  const headers = llamaHeaders(target, name, ctx, accept);
   const abort = new AbortController();
   const onClientAbort = () => abort.abort();
   ctx.signal.addEventListener("abort", onClientAbort, { once: true });
@@ -53,21 +73,35 @@ export async function postLlama(target: LlamaTarget, name: string, path: string,
   } catch (e) {
     ctx.signal.removeEventListener("abort", onClientAbort);
     if (timedOut && !ctx.signal.aborted) {
-      throw new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} sent no response within ${ctx.responseStartMs} ms (timeouts.responseStartMs).` });
+      throw new ProxyError({
+        status: 504,
+        code: "upstream_timeout",
+        retryable: true,
+        message: `${name} sent no response within ${ctx.responseStartMs} ms (timeouts.responseStartMs). It may be busy with other requests or a long prompt.`,
+      });
     }
     if (ctx.signal.aborted) throw new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
     throw new ProxyError({
       status: 502,
       code: "upstream_unreachable",
       retryable: true,
-      message: `Could not reach ${name} (${e instanceof Error ? e.message.slice(0, 200) : String(e)}). Check that llama-server is running and that its URL (${new URL(target.url).origin}) is reachable from the Worker.`,
+      message: `Could not reach ${name} (${describeFetchError(e)}). Check that llama-server is running and that its URL (${new URL(target.url).origin}) is reachable from the Worker.`,
     });
   } finally {
     clearTimeout(timer);
   }
   if (!res.ok || !res.body) {
     const text = await res.text().catch(() => "");
-    throw mapLlamaError(res.status, text, res.headers.get("content-type"), name);
+    const err = setUpstreamStatus(mapLlamaError(res.status, text, res.headers.get("content-type"), name), res.status);
+    throw setUpstreamRetryAfter(err, parseRetryAfter(res.headers.get("retry-after"), Date.now()));
   }
-  return res;
+  return res as Response & { body: ReadableStream<Uint8Array> };
+}
+
+function describeFetchError(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  if (/refused|ECONNREFUSED/i.test(msg)) return "connection refused";
+  if (/reset/i.test(msg)) return "connection reset";
+  if (/dns|resolve|ENOTFOUND/i.test(msg)) return "the host name did not resolve";
+  return msg.slice(0, 200);
 }
