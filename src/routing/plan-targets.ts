@@ -8,7 +8,7 @@ export function planTargets(config: Config, model: string): Target[] {
     // Zero config: the llama-server, then any browser session serving a model of that name.
     return [
       { kind: "llama", url: config.llamaUrl, name: targetName({ kind: "llama", url: config.llamaUrl }) },
-      { kind: "browser", model, name: targetName({ kind: "browser", model }) },
+      { kind: "browser", model, name: targetName({ kind: "browser", model }), implicit: true },
     ];
   }
   const declared = config.models[model];

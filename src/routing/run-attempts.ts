@@ -109,8 +109,9 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
         const retryAfterMs = getUpstreamRetryAfter(err);
         if (target.kind === "llama") health.failure(target.url, kind, retryAfterMs);
         if (kind === "client") throw fail(err);
-        // A browser fallback with no session says less than why the server before it failed.
-        if (!last || !(target.kind === "browser" && err.code === "no_capacity")) last = err;
+        // Zero config's implicit browser fallback with no session says less than why the server
+        // before it failed; a declared one says how to fix the fallback the operator asked for.
+        if (!last || !(target.kind === "browser" && target.implicit && err.code === "no_capacity")) last = err;
         if (target.kind !== "llama" || !retriesSameTarget(kind) || onTarget >= config.retries.perTarget) continue targets;
         const delay = retryDelayMs(onTarget, retryAfterMs, config.retries);
         if (delay === null) continue targets;
