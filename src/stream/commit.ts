@@ -24,6 +24,9 @@ export function settle<T>(work: Promise<T>): Promise<Settled<T>> {
   );
 }
 
+/** Queued text beyond which `send` waits for the body to drain. */
+const SEND_QUEUE_CHARS = 64 * 1024;
+
 /**
  * A byte sink for a committed response body that notices a departed client: the runtime only tells
  * a Worker the client left when a write fails, so every write (heartbeats included) is watched and
@@ -35,6 +38,8 @@ export class BodyWriter {
   private readonly encoder = new TextEncoder();
   private gone = false;
   private closed = false;
+  private queued = "";
+  private draining: Promise<void> | null = null;
   lastWriteAt = Date.now();
 
   constructor(private readonly onGone: () => void) {
@@ -60,12 +65,37 @@ export class BodyWriter {
     }
   }
 
+  /**
+   * Sends `text` without waiting for the previous write: written at once when the body is idle,
+   * otherwise joined to what is queued behind the write in flight and written right after it. A fast
+   * upstream's frames then leave in fewer, larger writes, and no frame waits for anything but the
+   * write before it. Resolves at once unless more than `SEND_QUEUE_CHARS` are queued (back-pressure).
+   */
+  async send(text: string): Promise<void> {
+    if (this.gone || this.closed || text === "") return;
+    this.lastWriteAt = Date.now();
+    this.queued += text;
+    this.draining ??= this.drain();
+    if (this.queued.length > SEND_QUEUE_CHARS) await this.draining;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queued !== "" && !this.gone) {
+      const text = this.queued;
+      this.queued = "";
+      await this.write(text);
+    }
+    this.queued = "";
+    this.draining = null;
+  }
+
   /** Writes `text` if nothing was written for `idleMs` (heartbeats). */
   heartbeat(text: string, idleMs: number): void {
-    if (Date.now() - this.lastWriteAt >= idleMs) void this.write(text);
+    if (Date.now() - this.lastWriteAt >= idleMs) void this.send(text);
   }
 
   async close(): Promise<void> {
+    if (this.draining) await this.draining;
     if (this.gone || this.closed) return;
     this.closed = true;
     await this.writer.close().catch(() => this.markGone());

@@ -125,8 +125,8 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
   return new Response(body.readable, { status: 200, headers });
 }
 
-async function write(body: BodyWriter, text: string): Promise<void> {
-  if (text) await body.write(text);
+function write(body: BodyWriter, text: string): Promise<void> {
+  return body.send(text);
 }
 
 export function withAttempts(headers: Headers, err: ProxyError): Headers {
