@@ -73,6 +73,7 @@ try {
   add("direct", "direct", (m) => `${base(m)}/v1/chat/completions`);
   const pmf = await started("pass-through (Miniflare)", miniflarePassthrough(ptVars));
   add("pass-through, Miniflare", "floor-mf", (m) => `${pmf.url}/${m === "llama" ? "llama" : m}/v1/chat/completions`);
+  add("pass-through reading in JS, Miniflare", "floor-js-mf", (m) => `${pmf.url}/js/${m === "llama" ? "llama" : m}/v1/chat/completions`);
   const smf = await started("Switchyard (Miniflare)", miniflareSwitchyard(build.script, syVars));
   add("Switchyard, Miniflare", "sy-mf", () => `${smf.url}/v1/chat/completions`);
   if (!flag("no-dev")) {
@@ -96,7 +97,7 @@ try {
     return false;
   };
 
-  // 1. Added latency: non-stream (whole body) and stream (first frame), round-robin per request.
+  // 1. Added latency: non-stream (whole body) and stream (first frame carrying a token), round-robin per request.
   const latency = async (mode, rounds, extra) => {
     const out = Object.fromEntries(paths.map((p) => [p.name, { json: [], first: [] }]));
     for (let r = -5; r < rounds; r++) {
@@ -106,7 +107,7 @@ try {
       }
       for (const p of rotate(r + 5)) {
         const res = await call(p, mode, { stream: true, messages: [{ role: "user", content: `say ok ${r}` }], ...extra });
-        if (check(p, res, `${mode} stream`) && r >= 0) out[p.name].first.push(res.first - res.t0);
+        if (check(p, res, `${mode} stream`) && r >= 0) out[p.name].first.push((res.token || res.first) - res.t0);
       }
     }
     return out;

@@ -3,10 +3,13 @@
 import { Agent, request } from "node:http";
 import { performance } from "node:perf_hooks";
 
+const TOKEN = /"(?:content|reasoning_content)":"[^"]|"tool_calls":\[\{/;
+
 export const agent = new Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 2048 });
 
 /**
- * POSTs `body` (JSON) and reads the answer. Returns { status, t0, first (first body bytes), end,
+ * POSTs `body` (JSON) and reads the answer. Returns { status, t0, first (first body bytes), token
+ * (first bytes of the first SSE frame that carries a token: content, reasoning or a tool call), end,
  * frames: [arrival time, text] per SSE frame when `frames` is set, done: saw [DONE] or a JSON body, text }.
  */
 export function post(url, body, { headers = {}, frames = false, timeoutMs = 60_000 } = {}) {
@@ -14,6 +17,7 @@ export function post(url, body, { headers = {}, frames = false, timeoutMs = 60_0
   return new Promise((resolve) => {
     const t0 = performance.now();
     let first = 0;
+    let token = 0;
     let text = "";
     const seen = [];
     let buf = "";
@@ -23,6 +27,7 @@ export function post(url, body, { headers = {}, frames = false, timeoutMs = 60_0
         const now = performance.now();
         if (!first) first = now;
         text += s;
+        if (!token && TOKEN.test(text)) token = now;
         if (frames) {
           buf += s;
           let at;
@@ -35,7 +40,7 @@ export function post(url, body, { headers = {}, frames = false, timeoutMs = 60_0
       res.on("end", () => {
         clearTimeout(timer);
         const done = body.stream ? text.includes("data: [DONE]") && !/"error"\s*:/.test(text.slice(-2000)) : text.trimStart().startsWith("{") && !text.includes('"error"');
-        resolve({ status: res.statusCode, t0, first, end: performance.now(), frames: seen, done, text: done ? "" : text.slice(0, 500) });
+        resolve({ status: res.statusCode, t0, first, token, end: performance.now(), frames: seen, done, text: done ? "" : text.slice(0, 500) });
       });
       res.on("error", (e) => resolve({ status: 0, t0, first, end: performance.now(), frames: seen, done: false, text: String(e) }));
     });

@@ -9,6 +9,10 @@ import { pullThrough } from "../../src/stream/pull-through.ts";
 import { chatSseEncoder, sseResponse } from "../../src/stream/sse-response.ts";
 import { createToolCallTransform, type ToolDefinition } from "../../src/toolcalls/index.ts";
 import { parseLlamaSse } from "../../src/upstreams/llama/parse-llama-sse.ts";
+import { mapLlamaChunk, type ChunkState } from "../../src/upstreams/llama/map-llama-chunk.ts";
+import { ToolCallStreamRewriter } from "../../src/toolcalls/index.ts";
+import type { UpstreamEvent } from "../../src/stream/events.ts";
+import { createParser } from "eventsource-parser";
 
 const TIMEOUTS = { firstTokenMs: 60_000, idleMs: 60_000, totalMs: 600_000 };
 const META = { id: "chatcmpl-bench", created: 0, model: "bench", includeUsage: false };
@@ -43,4 +47,37 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
   const body = res.body!.getReader();
   for (let r = await body.read(); !r.done; r = await body.read()) bytes += r.value.byteLength;
   return bytes;
+}
+
+/**
+ * The same work without any stream between the stages — the pure pipeline: SSE lines
+ * (eventsource-parser) → JSON.parse → mapLlamaChunk (normalize) → ToolCallStreamRewriter (rewrite,
+ * with tools; the steps ToolCallTransform takes) → chatSseEncoder (encode) → UTF-8 bytes.
+ */
+export function runPure(chunks: Uint8Array[], tools?: ToolDefinition[]): number {
+  const decoder = new TextDecoder();
+  const bytes = new TextEncoder();
+  const sse = chatSseEncoder(new ChunkEncoder(META, () => ({ target: "bench", attempts: 1 })));
+  const rewriter = tools ? new ToolCallStreamRewriter(tools) : null;
+  const state: ChunkState = {};
+  let out = 0;
+  const write = (e: UpstreamEvent) => {
+    const text = sse.encode(e);
+    if (text) out += bytes.encode(text).byteLength;
+  };
+  const event = (e: UpstreamEvent) => {
+    if (!rewriter) return write(e);
+    if (e.type === "text") for (const x of rewriter.push(e.delta)) write(x);
+    else if (e.type === "finish") {
+      for (const x of rewriter.flush()) write(x);
+      write({ type: "finish", reason: rewriter.finishReason(e.reason) });
+    } else write(e);
+  };
+  const parser = createParser({
+    onEvent: (msg) => {
+      if (msg.data !== "[DONE]") for (const e of mapLlamaChunk(JSON.parse(msg.data), state, "bench")) event(e);
+    },
+  });
+  for (const c of chunks) parser.feed(decoder.decode(c, { stream: true }));
+  return out + bytes.encode(sse.end()).byteLength;
 }

@@ -48,9 +48,12 @@ async function time(run, streams, tools, runs) {
 }
 
 export async function measurePipeline({ runs = 300 } = {}) {
-  const { runPipeline } = await loadPipeline();
+  const { runPipeline, runPure } = await loadPipeline();
   const w = workloads();
+  const pure = async (s, tools) => runPure(s, tools);
   return {
+    purePlain: await time(pure, [w.synthetic], undefined, runs * 2),
+    pureTools: await time(pure, [w.synthetic], TOOLS, runs * 2),
     syntheticTokens: w.syntheticTokens,
     recordedCount: w.recorded.length,
     recordedPlain: await time(runPipeline, w.recorded, undefined, runs),
