@@ -8,6 +8,7 @@
 //   npm run load                                   1,000 streams, 60 s, fast Node fake upstream
 //   npm run load -- --upstream llama --concurrency 16 --duration 60     the real llama-server (-np 4)
 //   options: --concurrency N --duration S --tokens T (fake: tokens per answer, default 20) --gap MS
+//   --rounds R (default 2: the same load twice on one wrangler dev, to tell a leak from a warm heap)
 //   (fake: ms between tokens, default 1500: a slow generation, so 1,000 streams are in flight at once
 //   without the fake outrunning two shared cores) --heartbeat MS (timeouts.heartbeatMs, default 2000)
 import { execFileSync, execSync } from "node:child_process";
@@ -28,6 +29,7 @@ const durationS = Number(arg("duration", 60));
 const tokens = Number(arg("tokens", 20));
 const gapMs = Number(arg("gap", 1500));
 const heartbeatMs = Number(arg("heartbeat", 2000));
+const rounds = Number(arg("rounds", 2));
 const log = (s) => console.log(s);
 
 // A fast fake llama-server: `tokens` content frames `gapMs` apart, finish, usage, [DONE]. No recording.
@@ -167,35 +169,46 @@ await new Promise((r) => setTimeout(r, 2000));
 const baseline = { ...workerdStats(pgid), sockets: upstreamSockets(upstream.port) };
 log(`# load: ${concurrency} concurrent streams for ${durationS} s through wrangler dev to ${upstreamKind === "llama" ? "llama-server (-np 4)" : `a fake upstream (${tokens} tokens, ${gapMs} ms apart)`}`);
 log(`# baseline: workerd processes ${baseline.processes}, fds ${baseline.fds}, rss ${baseline.rssMb} MB, upstream sockets ${baseline.sockets}`);
-const samples = [];
-deadline = Date.now() + durationS * 1000;
-const sampler = setInterval(() => {
-  const s = { t: Math.round((durationS * 1000 - (deadline - Date.now())) / 1000), inFlight, ok: stats.ok, errors: stats.errors, ...workerdStats(pgid), sockets: upstreamSockets(upstream.port) };
-  samples.push(s);
-  log(`#  t=${s.t}s in-flight ${s.inFlight} ok ${s.ok} errors ${s.errors} fds ${s.fds} rss ${s.rssMb} MB upstream sockets ${s.sockets}`);
-}, 10_000);
-const started = Date.now();
-await Promise.all(Array.from({ length: concurrency }, worker));
-clearInterval(sampler);
-const elapsedS = (Date.now() - started) / 1000;
-await new Promise((r) => setTimeout(r, 8000)); // keep-alive connections idle out
-const after = { ...workerdStats(pgid), sockets: upstreamSockets(upstream.port) };
-const result = {
-  upstream: upstreamKind,
-  concurrency,
-  maxInFlight,
-  durationS: Math.round(elapsedS),
-  completed: stats.ok,
-  errors: stats.errors,
-  streamsPerSecond: Math.round(stats.ok / elapsedS),
-  latencyMs: { p50: pct(stats.latencies, 50), p99: pct(stats.latencies, 99) },
-  firstByteMs: { p50: pct(stats.firstByte, 50), p99: pct(stats.firstByte, 99) },
-  baseline,
-  peak: { fds: Math.max(...samples.map((s) => s.fds), 0), rssMb: Math.max(...samples.map((s) => s.rssMb), 0), sockets: Math.max(...samples.map((s) => s.sockets), 0) },
-  rssMbAt: samples.map((s) => s.rssMb),
-  after,
-};
-log(JSON.stringify(result, null, 2));
+const results = [];
+for (let round = 1; round <= rounds; round++) {
+  stats.ok = 0;
+  stats.errors = 0;
+  stats.latencies = [];
+  stats.firstByte = [];
+  maxInFlight = 0;
+  const samples = [];
+  deadline = Date.now() + durationS * 1000;
+  const sampler = setInterval(() => {
+    const s = { t: Math.round((durationS * 1000 - (deadline - Date.now())) / 1000), inFlight, ok: stats.ok, errors: stats.errors, ...workerdStats(pgid), sockets: upstreamSockets(upstream.port) };
+    samples.push(s);
+    log(`#  round ${round} t=${s.t}s in-flight ${s.inFlight} ok ${s.ok} errors ${s.errors} fds ${s.fds} rss ${s.rssMb} MB upstream sockets ${s.sockets}`);
+  }, 10_000);
+  const started = Date.now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  clearInterval(sampler);
+  const elapsedS = (Date.now() - started) / 1000;
+  await new Promise((r) => setTimeout(r, 8000)); // keep-alive connections idle out
+  const after = { ...workerdStats(pgid), sockets: upstreamSockets(upstream.port) };
+  results.push({
+    round,
+    upstream: upstreamKind,
+    concurrency,
+    maxInFlight,
+    durationS: Math.round(elapsedS),
+    completed: stats.ok,
+    errors: stats.errors,
+    streamsPerSecond: Math.round(stats.ok / elapsedS),
+    latencyMs: { p50: pct(stats.latencies, 50), p99: pct(stats.latencies, 99) },
+    firstByteMs: { p50: pct(stats.firstByte, 50), p99: pct(stats.firstByte, 99) },
+    baseline,
+    peak: { fds: Math.max(...samples.map((s) => s.fds), 0), rssMb: Math.max(...samples.map((s) => s.rssMb), 0), sockets: Math.max(...samples.map((s) => s.sockets), 0) },
+    rssMbAt: samples.map((s) => s.rssMb),
+    after,
+  });
+  log(JSON.stringify(results.at(-1)));
+}
+const after = results.at(-1).after;
+const errors = results.reduce((a, r) => a + r.errors, 0);
 writeFileSync(join(tmpdir(), "switchyard-load-wrangler.log"), proxy.logs());
 if (stats.errorSamples.length) log(`# error samples:\n${stats.errorSamples.join("\n")}\n# wrangler dev's last output:\n${proxy.logs().slice(-3000)}`);
 await proxy.stop();
@@ -203,4 +216,5 @@ await upstream.stop();
 process.chdir(repo);
 rmSync(snapshot, { recursive: true, force: true });
 const leaked = after.sockets > baseline.sockets + 5 || after.fds > baseline.fds + 50;
-process.exit(stats.errors === 0 && !leaked ? 0 : 1);
+log(`# ${errors === 0 && !leaked ? "PASS" : "FAIL"}: ${errors} errors; fds ${baseline.fds} → ${after.fds}, upstream sockets ${baseline.sockets} → ${after.sockets}, workerd RSS after each round: ${results.map((r) => r.after.rssMb).join(", ")} MB`);
+process.exit(errors === 0 && !leaked ? 0 : 1);

@@ -30,6 +30,8 @@ export class HealthHub extends DurableObject<Env> {
   private policy = DEFAULT_POLICY;
   private lastTraffic = 0;
   private dirty = false;
+  /** When the next alarm is due (0: none known), so a request does not cost a storage read. */
+  private alarmAt = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -82,7 +84,10 @@ export class HealthHub extends DurableObject<Env> {
       this.dirty = false;
       await this.ctx.storage.put("traffic", this.traffic);
     }
-    if (Date.now() - this.lastTraffic < this.policy.health.idleStopMs) await this.ctx.storage.setAlarm(Date.now() + this.policy.health.sampleMs);
+    if (Date.now() - this.lastTraffic < this.policy.health.idleStopMs) {
+      this.alarmAt = Date.now() + this.policy.health.sampleMs;
+      await this.ctx.storage.setAlarm(this.alarmAt);
+    } else this.alarmAt = 0;
   }
 
   private track(ref: UpstreamRef, now: number): void {
@@ -97,9 +102,13 @@ export class HealthHub extends DurableObject<Env> {
   }
 
   private touch(): void {
-    this.lastTraffic = Date.now();
+    const now = Date.now();
+    this.lastTraffic = now;
+    if (this.alarmAt > now - 5000) return;
+    this.alarmAt = now + this.policy.health.sampleMs;
     void this.ctx.storage.getAlarm().then((at) => {
-      if (at === null) return this.ctx.storage.setAlarm(Date.now() + this.policy.health.sampleMs);
+      if (at === null) return this.ctx.storage.setAlarm(this.alarmAt);
+      this.alarmAt = at;
     });
   }
 

@@ -27,7 +27,8 @@ const SLACK_MS = 400;
 const FAULTS: Fault[] = [
   {
     name: "refuses connections",
-    targets: () => [llama("http://127.0.0.1:9")],
+    // Ports of their own (nothing listens on 1 or 2): their circuits are not shared with other tests.
+    targets: () => [llama("http://127.0.0.1:1")],
     stream: { status: 502, code: "upstream_unreachable", attempts: "1" },
     nonStream: { status: 502, code: "upstream_unreachable", attempts: "1" },
   },
@@ -198,7 +199,7 @@ const FAULTS: Fault[] = [
   },
   {
     name: "refused, loading, stalled, then a healthy server: failover in order",
-    targets: () => [llama("http://127.0.0.1:9"), llama(fixture("behave/loading")), llama(fixture("behave/stall-headers/5000")), say("fourth")],
+    targets: () => [llama("http://127.0.0.1:2"), llama(fixture("behave/loading")), llama(fixture("behave/stall-headers/5000")), say("fourth")],
     stream: { status: 200, text: "fourth", done: true, attempts: "4", code: null },
     nonStream: { status: 200, text: "fourth", attempts: "4", code: null },
   },
