@@ -8,11 +8,9 @@ import type { EventPull } from "../../src/stream/event-source.ts";
 import { pullThrough } from "../../src/stream/pull-through.ts";
 import { chatSseEncoder, sseResponse } from "../../src/stream/sse-response.ts";
 import { createToolCallTransform, type ToolDefinition } from "../../src/toolcalls/index.ts";
-import { parseLlamaSse } from "../../src/upstreams/llama/parse-llama-sse.ts";
-import { mapLlamaChunk, type ChunkState } from "../../src/upstreams/llama/map-llama-chunk.ts";
+import { llamaSseReader, parseLlamaSse } from "../../src/upstreams/llama/parse-llama-sse.ts";
 import { ToolCallStreamRewriter } from "../../src/toolcalls/index.ts";
 import type { UpstreamEvent } from "../../src/stream/events.ts";
-import { createParser } from "eventsource-parser";
 
 const TIMEOUTS = { firstTokenMs: 60_000, idleMs: 60_000, totalMs: 600_000 };
 const META = { id: "chatcmpl-bench", created: 0, model: "bench", includeUsage: false };
@@ -50,16 +48,14 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
 }
 
 /**
- * The same work without any stream between the stages — the pure pipeline: SSE lines
- * (eventsource-parser) → JSON.parse → mapLlamaChunk (normalize) → ToolCallStreamRewriter (rewrite,
+ * The same work without any stream between the stages — the pure pipeline: llamaSseReader (SSE
+ * lines, JSON, mapLlamaChunk: parse and normalize, parseLlamaSse's core) → ToolCallStreamRewriter (rewrite,
  * with tools; the steps ToolCallTransform takes) → chatSseEncoder (encode) → UTF-8 bytes.
  */
 export function runPure(chunks: Uint8Array[], tools?: ToolDefinition[]): number {
-  const decoder = new TextDecoder();
   const bytes = new TextEncoder();
   const sse = chatSseEncoder(new ChunkEncoder(META, () => ({ target: "bench", attempts: 1 })));
   const rewriter = tools ? new ToolCallStreamRewriter(tools) : null;
-  const state: ChunkState = {};
   let out = 0;
   const write = (e: UpstreamEvent) => {
     const text = sse.encode(e);
@@ -73,11 +69,8 @@ export function runPure(chunks: Uint8Array[], tools?: ToolDefinition[]): number 
       write({ type: "finish", reason: rewriter.finishReason(e.reason) });
     } else write(e);
   };
-  const parser = createParser({
-    onEvent: (msg) => {
-      if (msg.data !== "[DONE]") for (const e of mapLlamaChunk(JSON.parse(msg.data), state, "bench")) event(e);
-    },
-  });
-  for (const c of chunks) parser.feed(decoder.decode(c, { stream: true }));
+  const reader = llamaSseReader("bench", event);
+  for (const c of chunks) reader.push(c);
+  reader.end();
   return out + bytes.encode(sse.end()).byteLength;
 }

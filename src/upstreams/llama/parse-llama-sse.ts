@@ -1,7 +1,13 @@
-import { createParser, type EventSourceParser } from "eventsource-parser";
+import { createParser } from "eventsource-parser";
 import type { UpstreamEvent } from "../../stream/events.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import { mapLlamaChunk, type ChunkState } from "./map-llama-chunk.ts";
+
+/** How llama-server opens a frame that carries one token of content or reasoning. */
+const CONTENT_HEAD = '{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"';
+const REASONING_HEAD = '{"choices":[{"finish_reason":null,"index":0,"delta":{"reasoning_content":"';
+/** A string literal with an escape or a raw control character: left to JSON.parse. */
+const NOT_PLAIN = /[\\\u0000-\u001f]/;
 
 /** A frame larger than this is not a chat chunk; refuse it rather than buffer without bound. */
 const MAX_FRAME_CHARS = 8 * 1024 * 1024;
@@ -14,12 +20,33 @@ const MAX_FRAME_CHARS = 8 * 1024 * 1024;
  * after their error line).
  */
 export function parseLlamaSse(upstream: string): TransformStream<string | Uint8Array, UpstreamEvent> {
-  let parser: EventSourceParser;
+  let reader!: LlamaSseReader;
+  return new TransformStream<string | Uint8Array, UpstreamEvent>({
+    start(controller) {
+      reader = llamaSseReader(upstream, (e) => controller.enqueue(e));
+    },
+    transform(chunk) {
+      reader.push(chunk);
+    },
+    flush() {
+      reader.end();
+    },
+  });
+}
+
+export interface LlamaSseReader {
+  /** The next piece of the body, as it arrived. */
+  push(chunk: string | Uint8Array): void;
+  /** The body ended. */
+  end(): void;
+}
+
+/** parseLlamaSse's pure core: body pieces in, events out through `enqueue`, no stream in between. */
+export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => void): LlamaSseReader {
   const state: ChunkState = {};
   let finished = false;
   let done = false;
   let failed = false;
-  let out!: TransformStreamDefaultController<UpstreamEvent>;
   // eventsource-parser (4.1.3) skips a line with an unknown field name when that line arrives split
   // across chunks, which would silently lose older builds' `error:` lines. So it is only ever fed
   // whole lines; the unfinished tail waits here (it is short: one partial line).
@@ -30,7 +57,7 @@ export function parseLlamaSse(upstream: string): TransformStream<string | Uint8A
   const fail = (error: ProxyError) => {
     if (failed) return;
     failed = true;
-    out.enqueue({ type: "error", error: error.toInfo() });
+    enqueue({ type: "error", error: error.toInfo() });
   };
   const emit = (events: UpstreamEvent[]) => {
     for (const e of events) {
@@ -40,15 +67,44 @@ export function parseLlamaSse(upstream: string): TransformStream<string | Uint8A
       } else if (e.type === "finish") {
         finished = true;
       }
-      out.enqueue(e);
+      enqueue(e);
     }
   };
+  // Nearly every frame is one content (or reasoning) delta whose other bytes repeat those of the frame
+  // before. Once such a frame was parsed in full and gave nothing but its delta, later frames with the
+  // same opening and the same tail differ only in the delta's text: read it without parsing the frame.
+  let knownTail: string | null = null;
+  const quick = (data: string): boolean => {
+    if (knownTail === null) return false;
+    const kind = data.startsWith(CONTENT_HEAD) ? 0 : data.startsWith(REASONING_HEAD) ? 1 : -1;
+    if (kind < 0) return false;
+    const start = kind === 0 ? CONTENT_HEAD.length : REASONING_HEAD.length;
+    const end = data.indexOf('"', start);
+    if (end < 0 || data.length - end - 1 !== knownTail.length || !data.endsWith(knownTail)) return false;
+    const text = data.slice(start, end);
+    if (NOT_PLAIN.test(text)) return false;
+    if (text !== "") emit([{ type: kind === 0 ? "text" : "reasoning", delta: text }]);
+    return true;
+  };
+  const learn = (data: string, events: UpstreamEvent[], json: { usage?: unknown; timings?: unknown; error?: unknown }) => {
+    knownTail = null;
+    const kind = data.startsWith(CONTENT_HEAD) ? 0 : data.startsWith(REASONING_HEAD) ? 1 : -1;
+    if (kind < 0 || json.usage !== undefined || json.timings !== undefined || json.error !== undefined) return;
+    const start = kind === 0 ? CONTENT_HEAD.length : REASONING_HEAD.length;
+    const end = data.indexOf('"', start);
+    const text = data.slice(start, end);
+    if (end < 0 || NOT_PLAIN.test(text)) return;
+    const only = events.length === 0 ? text === "" : events.length === 1 && events[0]!.type === (kind === 0 ? "text" : "reasoning") && (events[0] as { delta: string }).delta === text;
+    if (only) knownTail = data.slice(end + 1);
+  };
+
   const frame = (data: string) => {
     if (failed || done) return;
     if (data === "[DONE]") {
       done = true;
       return;
     }
+    if (quick(data)) return;
     let json: unknown;
     try {
       json = JSON.parse(data);
@@ -60,26 +116,26 @@ export function parseLlamaSse(upstream: string): TransformStream<string | Uint8A
       fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} sent a stream frame that is not an object.` }));
       return;
     }
-    emit(mapLlamaChunk(json, state, upstream));
+    const events = mapLlamaChunk(json, state, upstream);
+    learn(data, events, json);
+    emit(events);
   };
 
-  return new TransformStream<string | Uint8Array, UpstreamEvent>({
-    start(controller) {
-      out = controller;
-      parser = createParser({
-        maxBufferSize: MAX_FRAME_CHARS,
-        onEvent: (msg) => frame(msg.data),
-        onError: (err) => {
-          if (err.type === "unknown-field" && err.field === "error") {
-            // Older builds: `error: {"code":…,"message":…}` as its own SSE field.
-            frame(`{"error":${err.value ?? "{}"}}`);
-          } else if (err.type === "max-buffer-size-exceeded") {
-            fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} sent a stream frame larger than ${MAX_FRAME_CHARS} characters.` }));
-          }
-        },
-      });
+  const parser = createParser({
+    maxBufferSize: MAX_FRAME_CHARS,
+    onEvent: (msg) => frame(msg.data),
+    onError: (err) => {
+      if (err.type === "unknown-field" && err.field === "error") {
+        // Older builds: `error: {"code":…,"message":…}` as its own SSE field.
+        frame(`{"error":${err.value ?? "{}"}}`);
+      } else if (err.type === "max-buffer-size-exceeded") {
+        fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} sent a stream frame larger than ${MAX_FRAME_CHARS} characters.` }));
+      }
     },
-    transform(chunk) {
+  });
+
+  return {
+    push(chunk) {
       if (failed) return;
       const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
       const buffered = tail + text;
@@ -94,12 +150,12 @@ export function parseLlamaSse(upstream: string): TransformStream<string | Uint8A
       tail = buffered.slice(cut + 1);
       parser.feed(buffered.slice(0, cut + 1));
     },
-    flush() {
+    end() {
       // A last frame without its blank line still counts.
       if (!failed) parser.feed(`${tail}${decoder.decode()}\n\n`);
       if (!failed && !finished) {
         fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} ended the stream before the answer was finished.` }));
       }
     },
-  });
+  };
 }
