@@ -38,6 +38,7 @@ function startFakeLlama() {
   const server = createServer(async (req, res) => {
     if (req.method === "GET" && req.url.endsWith("/health")) return res.end('{"status":"ok"}');
     if (req.method === "GET" && req.url.endsWith("/slots")) return res.end("[]");
+    if (req.method === "GET" && req.url.endsWith("/metrics")) return res.writeHead(501).end();
     for await (const _ of req);
     res.writeHead(200, { "content-type": "text/event-stream" });
     let closed = false;

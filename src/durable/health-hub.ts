@@ -5,11 +5,14 @@ import type { HealthReport, UpstreamRef } from "../health/health-report.ts";
 import { countOutcome, type TrafficMetrics } from "../health/traffic-metrics.ts";
 import type { CircuitState } from "../routing/circuit-breaker.ts";
 import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "../health/upstream-health.ts";
+import { parseLlamaMetrics } from "../health/parse-llama-metrics.ts";
 
 interface Tracked {
   ref: UpstreamRef;
   health: UpstreamHealth;
   usedAt: number;
+  /** False once /metrics answered without llama-server's gauges (no --metrics): not asked again. */
+  metrics?: boolean;
 }
 
 const DEFAULT_POLICY = {
@@ -134,6 +137,16 @@ export class HealthHub extends DurableObject<Env> {
             slotsBusy = list.filter((s) => (s as { is_processing?: unknown }).is_processing === true).length;
           }
         } else await slots.body?.cancel().catch(() => {});
+        // With --metrics, requests waiting for a slot (deferred) count as load too; /slots cannot show them.
+        if (t.metrics !== false) {
+          const m = await fetch(`${base}/metrics`, { headers, signal: AbortSignal.timeout(timeoutMs) });
+          const parsed = m.ok ? parseLlamaMetrics(await m.text()) : (await m.body?.cancel().catch(() => {}), null);
+          t.metrics = parsed !== null;
+          if (parsed) {
+            slotsBusy = parsed.processing + parsed.deferred;
+            slotsTotal ??= Math.max(1, parsed.processing);
+          }
+        }
       }
     } catch {
       state = "down";

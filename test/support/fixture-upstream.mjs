@@ -8,8 +8,9 @@
 //   /behave/<kind>[/<arg>]/v1/chat/completions                     scripted behaviours (see BEHAVIOURS)
 //   /u-<tag>/…                a leading u-<tag> segment is ignored: one upstream URL (so one health
 //                             record and one circuit) per test
-//   GET …/health, …/slots     answered as llama-server does (503 while `loading`, else ok and one idle
-//                             slot), recorded in /_probes only (the health hub samples them)
+//   GET …/health, …/slots,    answered as llama-server does (503 while `loading`, else ok and one idle
+//       …/metrics             slot; /metrics 501 as without --metrics), recorded in /_probes only (the
+//                             health hub samples them)
 //   GET /_requests            what was received (method, path, headers, body), newest last
 //   GET /_probes              the health probes received
 //   GET /_closed              request ids (x-request-id) whose client connection closed, with times
@@ -239,11 +240,15 @@ export async function startFixtureUpstream() {
     if (url.pathname === "/_closed") return json(res, closed);
     if (url.pathname === "/_probes") return json(res, probes);
     if (/^\/u-[^/]+\//.test(url.pathname)) url.pathname = url.pathname.replace(/^\/u-[^/]+/, "");
-    if (req.method === "GET" && /\/(health|slots)$/.test(url.pathname)) {
+    if (req.method === "GET" && /\/(health|slots|metrics)$/.test(url.pathname)) {
       probes.push({ path: url.pathname, at: Date.now() });
       if (url.pathname.startsWith("/behave/loading/")) {
         res.writeHead(503, { "content-type": "application/json" });
         return res.end(JSON.stringify({ error: { message: "Loading model", type: "unavailable_error", code: 503 } }));
+      }
+      if (url.pathname.endsWith("/metrics")) {
+        res.writeHead(501, { "content-type": "application/json" });
+        return res.end(JSON.stringify({ error: { code: 501, message: "This server does not support metrics endpoint. Start it with `--metrics`", type: "not_supported_error" } }));
       }
       return url.pathname.endsWith("/health") ? json(res, { status: "ok" }) : json(res, [{ id: 0, is_processing: false }]);
     }
