@@ -9,7 +9,7 @@
 // mf = Miniflare directly (one workerd); dev = `wrangler dev` (its proxy in front).
 // Upstreams: a fast Node server speaking llama-server's protocol (bench/overhead/upstream.mjs) and the
 // real llama-server with the tiny test model (test/support/llama-server.mjs). Loopback only.
-//   npm run bench [-- --rounds 200] [--quick] [--no-dev] [--no-llama] [--no-write] [--json out.json]
+//   npm run bench [-- --rounds 200] [--quick] [--no-dev] [--no-llama] [--no-diagnostic] [--no-write] [--json out.json]
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -76,6 +76,12 @@ try {
   add("pass-through reading in JS, Miniflare", "floor-js-mf", (m) => `${pmf.url}/js/${m === "llama" ? "llama" : m}/v1/chat/completions`);
   const smf = await started("Switchyard (Miniflare)", miniflareSwitchyard(build.script, syVars));
   add("Switchyard, Miniflare", "sy-mf", () => `${smf.url}/v1/chat/completions`);
+  if (!flag("no-diagnostic")) {
+    // Diagnostic: the same Worker without the HEALTH_HUB binding, so no health report (one Durable
+    // Object call per request) is sent — how much of Switchyard's own cost that call is.
+    const snh = await started("Switchyard without HealthHub (Miniflare)", miniflareSwitchyard(build.script, syVars, ["HEALTH_HUB"]));
+    add("Switchyard without HEALTH_HUB (diagnostic), Miniflare", "sy-nohealth-mf", () => `${snh.url}/v1/chat/completions`);
+  }
   if (!flag("no-dev")) {
     const pdev = await started("pass-through (wrangler dev)", devPassthrough(build, ptVars));
     add("pass-through, wrangler dev", "floor-dev", (m) => `${pdev.url}/${m === "llama" ? "llama" : m}/v1/chat/completions`);

@@ -1,5 +1,5 @@
 // The Worker's per-request stream pipeline, assembled from the same modules start-chat.ts and
-// chat-completions.ts use (as llama-upstream.ts assembles them): upstream bytes → parseLlamaSse (parse, normalize) →
+// chat-completions.ts use (as llama-upstream.ts assembles them): upstream bytes → llamaSseEvents (parse, normalize) →
 // EventReader (timeouts) → pullThrough + tool-call transform (rewrite, when the request has tools) →
 // ChunkEncoder + sseResponse (encode, the committed body) → bytes read by a client.
 import { EventReader } from "../../src/routing/event-reader.ts";
@@ -8,7 +8,7 @@ import type { EventPull } from "../../src/stream/event-source.ts";
 import { pullThrough } from "../../src/stream/pull-through.ts";
 import { chatSseEncoder, sseResponse } from "../../src/stream/sse-response.ts";
 import { createToolCallTransform, type ToolDefinition } from "../../src/toolcalls/index.ts";
-import { llamaSseReader, parseLlamaSse } from "../../src/upstreams/llama/parse-llama-sse.ts";
+import { llamaSseEvents, llamaSseReader } from "../../src/upstreams/llama/parse-llama-sse.ts";
 import { ToolCallStreamRewriter } from "../../src/toolcalls/index.ts";
 import type { UpstreamEvent } from "../../src/stream/events.ts";
 
@@ -24,7 +24,7 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
       else c.close();
     },
   });
-  const reader = new EventReader(upstream.pipeThrough(parseLlamaSse("bench")).getReader(), "bench", TIMEOUTS, Date.now());
+  const reader = new EventReader(llamaSseEvents(upstream, "bench").getReader(), "bench", TIMEOUTS, Date.now());
   let first = await reader.next();
   let events: EventPull = reader;
   if (first && tools) {

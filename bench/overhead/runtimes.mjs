@@ -44,7 +44,8 @@ export function buildWorker() {
   return { dir, script, bytes: bytes.length, gzipBytes: gzipSync(bytes, { level: 9 }).length, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export async function miniflareSwitchyard(script, vars) {
+/** `without`: Durable Object bindings left out (a diagnostic: the Worker skips what needs them). */
+export async function miniflareSwitchyard(script, vars, without = []) {
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: "127.0.0.1",
@@ -52,7 +53,7 @@ export async function miniflareSwitchyard(script, vars) {
       modules: true,
       scriptPath: script,
       compatibilityDate: COMPAT,
-      durableObjects: durableObjects(),
+      durableObjects: Object.fromEntries(Object.entries(durableObjects()).filter(([name]) => !without.includes(name))),
       bindings: vars,
     }),
   );

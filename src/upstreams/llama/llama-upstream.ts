@@ -4,7 +4,7 @@ import type { LlamaTarget } from "../../schemas/config.ts";
 import type { UpstreamEvent } from "../../stream/events.ts";
 import type { AttemptContext, Upstream } from "../upstream.ts";
 import { buildLlamaBody } from "./build-llama-body.ts";
-import { parseLlamaSse } from "./parse-llama-sse.ts";
+import { llamaSseEvents } from "./parse-llama-sse.ts";
 import { mapLlamaCompletion } from "./map-llama-completion.ts";
 import { detectToolMode } from "./detect-tool-mode.ts";
 import { llamaHeaders, postLlama } from "./post-llama.ts";
@@ -56,7 +56,7 @@ export class LlamaUpstream implements Upstream {
         message: `${this.name} answered with ${contentType || "no content type"} instead of an event stream. Check that the target URL points at llama-server.`,
       });
     }
-    return res.body.pipeThrough(parseLlamaSse(this.name));
+    return llamaSseEvents(res.body, this.name);
   }
 }
 

@@ -159,3 +159,41 @@ export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => 
     },
   };
 }
+
+/**
+ * llama-server's SSE body as a stream of events, pulled: each read of the events reads the body until
+ * at least one event comes out (or the body ends). The same as `body.pipeThrough(parseLlamaSse())`
+ * without a pipe and a writable side per chunk; cancelling it cancels the body.
+ */
+export function llamaSseEvents(body: ReadableStream<Uint8Array>, upstream: string): ReadableStream<UpstreamEvent> {
+  const source = body.getReader();
+  let out!: ReadableStreamDefaultController<UpstreamEvent>;
+  let produced = 0;
+  const sse = llamaSseReader(upstream, (e) => {
+    produced++;
+    out.enqueue(e);
+  });
+  return new ReadableStream<UpstreamEvent>(
+    {
+      start(controller) {
+        out = controller;
+      },
+      async pull(controller) {
+        const before = produced;
+        while (produced === before) {
+          const r = await source.read();
+          if (r.done) {
+            sse.end();
+            controller.close();
+            return;
+          }
+          sse.push(r.value);
+        }
+      },
+      cancel(reason) {
+        return source.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
