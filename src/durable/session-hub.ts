@@ -8,6 +8,7 @@ import {
   RELAY_VERSION,
   messageBytes,
   parsePageMessage,
+  type Endpoint,
   type Hello,
   type PageMessage,
 } from "../schemas/relay.ts";
@@ -35,6 +36,7 @@ interface Relay {
   id: string;
   sessionId: string;
   model: string;
+  endpoint: Endpoint;
   text: string;
   state: "queued" | "running";
   cancelled: boolean;
@@ -46,7 +48,22 @@ interface Relay {
 export interface RelayStart {
   id: string;
   model: string;
+  /** Absent = chat. */
+  endpoint?: Endpoint;
   body: Record<string, unknown>;
+}
+
+/**
+ * Whether a session serves `endpoint` with `model`: embedding models (announced in
+ * `capabilities.embeddingModels`) serve only embeddings; the others serve chat, and completions when
+ * the page announced `capabilities.completions`. Pages that announce nothing serve chat only.
+ */
+export function sessionServes(att: Pick<SessionAttachment, "models" | "capabilities">, model: string, endpoint: Endpoint): boolean {
+  if (!att.models.includes(model)) return false;
+  const embedding = Array.isArray(att.capabilities?.embeddingModels) && att.capabilities.embeddingModels.includes(model);
+  if (endpoint === "embeddings") return embedding;
+  if (embedding) return false;
+  return endpoint === "chat" || att.capabilities?.completions === true;
 }
 
 const encoder = new TextEncoder();
@@ -131,13 +148,20 @@ export class SessionHub extends DurableObject<Env> {
   }
 
   private relay(start: RelayStart): Response {
-    const text = JSON.stringify({ type: "request", id: start.id, body: start.body });
+    const endpoint: Endpoint = start.endpoint ?? "chat";
+    // Chat requests keep the version-1 message exactly (no `endpoint`), for pages that predate it.
+    const text = JSON.stringify(endpoint === "chat" ? { type: "request", id: start.id, body: start.body } : { type: "request", id: start.id, endpoint, body: start.body });
     if (messageBytes(text) > MAX_MESSAGE_BYTES) {
       return json(413, { status: 413, code: "request_too_large", retryable: true, message: `The request is larger than a browser session accepts (${MAX_MESSAGE_BYTES} bytes per relay message).` });
     }
-    const candidates = this.liveSockets().filter(({ att }) => att.ready && att.models.includes(start.model));
+    const live = this.liveSockets().filter(({ att }) => att.ready);
+    const candidates = live.filter(({ att }) => sessionServes(att, start.model, endpoint));
     if (candidates.length === 0) {
-      return json(503, { status: 503, code: "no_capacity", retryAfter: 5, message: `No browser session is serving ${start.model}. Open the Switchyard page, load the model and switch on "serve this model for the team".` });
+      if (endpoint !== "chat" && live.some(({ att }) => att.models.includes(start.model))) {
+        // `unable`: sessions have the model but none serves this endpoint with it (skipped, not tried).
+        return json(503, { status: 503, code: "no_capacity", retryAfter: 5, unable: true, message: `No browser session serving ${start.model} can serve /v1/${endpoint} with it${endpoint === "embeddings" ? " (web-llm serves embeddings only with its embedding models)" : ""}.` });
+      }
+      return json(503, { status: 503, code: "no_capacity", retryAfter: 5, ...(endpoint === "chat" ? {} : { unable: true }), message: `No browser session is serving ${start.model}. Open the Switchyard page, load the model and switch on "serve this model for the team".` });
     }
     let best: { att: SessionAttachment; load: number } | undefined;
     for (const { att } of candidates) {
@@ -160,7 +184,7 @@ export class SessionHub extends DurableObject<Env> {
       },
       cancel: () => this.cancel(start.id),
     });
-    const r: Relay = { id: start.id, sessionId, model: start.model, text, state: "queued", cancelled: false, out, closed: false };
+    const r: Relay = { id: start.id, sessionId, model: start.model, endpoint, text, state: "queued", cancelled: false, out, closed: false };
     this.relays.set(r.id, r);
     this.startNext(sessionId, start.model);
     if (r.state === "queued") this.sendQueue(sessionId, start.model);
@@ -309,7 +333,7 @@ export class SessionHub extends DurableObject<Env> {
     const moved = new Set<string>();
     for (const r of [...this.relays.values()]) {
       if (r.sessionId !== att.sessionId) continue;
-      const other = r.state === "queued" ? this.leastBusy(r.model, att.sessionId) : undefined;
+      const other = r.state === "queued" ? this.leastBusy(r.model, r.endpoint, att.sessionId) : undefined;
       if (other) {
         r.sessionId = other.sessionId;
         moved.add(`${other.sessionId}\n${r.model}`);
@@ -325,11 +349,11 @@ export class SessionHub extends DurableObject<Env> {
     }
   }
 
-  private leastBusy(model: string, except: string): { sessionId: string; load: number } | undefined {
+  private leastBusy(model: string, endpoint: Endpoint, except: string): { sessionId: string; load: number } | undefined {
     let best: { sessionId: string; load: number } | undefined;
     for (const ws of this.ctx.getWebSockets()) {
       const att = ws.deserializeAttachment() as SessionAttachment | null;
-      if (!att || att.sessionId === except || !att.ready || ws.readyState !== WebSocket.OPEN || !att.models.includes(model)) continue;
+      if (!att || att.sessionId === except || !att.ready || ws.readyState !== WebSocket.OPEN || !sessionServes(att, model, endpoint)) continue;
       const load = this.load(att.sessionId, model);
       if (!best || load < best.load) best = { sessionId: att.sessionId, load };
     }

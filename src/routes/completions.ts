@@ -2,7 +2,6 @@ import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
 import { TextCompletionEncoder } from "../api/completions/text-completion-encoder.ts";
 import { startChat } from "../routing/start-chat.ts";
-import { unableUpstream } from "../upstreams/unable-upstream.ts";
 import { unsupported, validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
@@ -10,9 +9,10 @@ import { CompletionsRequestSchema } from "../schemas/completions-request.ts";
 import { jsonResponse } from "../stream/json-response.ts";
 import { randomId } from "../stream/random-id.ts";
 import { sseResponse } from "../stream/sse-response.ts";
+import { BrowserCompletionsUpstream } from "../upstreams/browser/browser-completions-upstream.ts";
 import { LlamaCompletionsUpstream } from "../upstreams/llama/llama-completions-upstream.ts";
 
-/** `POST /v1/completions` (OpenAI legacy text completions), stream and non-stream, on llama targets. */
+/** `POST /v1/completions` (OpenAI legacy text completions), stream and non-stream, on llama targets and browser sessions (engine.completions.create). */
 export async function completions(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
   const request = validateBody(CompletionsRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
@@ -25,7 +25,7 @@ export async function completions(c: Context<AppEnv>): Promise<Response> {
   const body = { ...request };
   // The upstreams carry their own (completions) body: the chat request only names the model.
   const run = startChat(c, config, { model: request.model, messages: [] }, {
-    upstreamFor: (t) => (t.kind === "llama" ? new LlamaCompletionsUpstream(t.name, t, body) : unableUpstream(t, "/v1/completions")),
+    upstreamFor: (t) => (t.kind === "llama" ? new LlamaCompletionsUpstream(t.name, t, body) : new BrowserCompletionsUpstream(t.name, t, body)),
     prompt: () => request.prompt,
   });
   const meta = { id: randomId("cmpl-"), created: Math.floor(Date.now() / 1000), model: request.model, includeUsage: request.stream_options?.include_usage === true };

@@ -6,11 +6,14 @@ import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { planTargets } from "../routing/plan-targets.ts";
 import { EmbeddingsRequestSchema } from "../schemas/embeddings-request.ts";
+import { fetchBrowserEmbeddings } from "../upstreams/browser/browser-embeddings.ts";
+import { BrowserUnableError } from "../upstreams/browser/browser-upstream.ts";
 import { fetchLlamaEmbeddings } from "../upstreams/llama/llama-embeddings.ts";
 
 /**
- * `POST /v1/embeddings`: passed through to the model's llama targets in order, failing over on
- * retryable errors; browser targets are skipped (no_capacity). The requested model name is echoed.
+ * `POST /v1/embeddings`: passed through to the model's targets in order, failing over on retryable
+ * errors. Browser targets are tried when a session serves the model as a web-llm embedding model;
+ * otherwise they are skipped (no_capacity) without counting an attempt. The requested model name is echoed.
  */
 export async function embeddings(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
@@ -21,15 +24,25 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
   let last: ProxyError | undefined;
   let attempts = 0;
   for (const target of targets) {
-    if (target.kind !== "llama") {
-      // Skipped, not tried: it never masks why a server before it failed.
-      last ??= new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, retryable: true, message: `${target.name} cannot serve embeddings, and no other target for this model could.` });
-      continue;
-    }
-    attempts++;
+    const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, env: c.env as unknown as Record<string, unknown> };
     try {
-      const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, env: c.env as unknown as Record<string, unknown> };
-      const body = await fetchLlamaEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);
+      let body: Record<string, unknown>;
+      if (target.kind === "llama") {
+        attempts++;
+        body = await fetchLlamaEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);
+      } else {
+        attempts++;
+        try {
+          body = await fetchBrowserEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);
+        } catch (e) {
+          if (!(e instanceof BrowserUnableError)) throw e;
+          // Skipped, not tried (no session has an embedding model for it): not counted, and it never
+          // masks why a server before it failed.
+          attempts--;
+          last ??= new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, retryable: true, message: `${target.name} cannot serve embeddings (no browser session serves ${target.model} as an embedding model), and no other target for this model could.` });
+          continue;
+        }
+      }
       const headers = { "x-switchyard-target": target.name, "x-switchyard-attempts": String(attempts) };
       return c.json({ ...body, model: request.model, x_switchyard: { target: target.name, attempts } }, 200, headers);
     } catch (e) {

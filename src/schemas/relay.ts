@@ -35,19 +35,36 @@ export const HelloSchema = z.object({
       shaderF16: z.optional(z.boolean()),
       adapter: z.optional(z.string()),
       maxBufferSize: z.optional(z.number()),
+      /** The page serves `endpoint: "completions"` requests (engine.completions.create) for its non-embedding models. */
+      completions: z.optional(z.boolean()),
+      /** Which of `models` are embedding models (web-llm `model_type: embedding`): they serve only `endpoint: "embeddings"`. */
+      embeddingModels: z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(200))).check(z.maxLength(16))),
     }),
   ),
   /** Free text shown in logs, e.g. the browser. */
   agent: z.optional(z.string().check(z.maxLength(200))),
 });
 
-/** One `chat.completion.chunk` exactly as web-llm yielded it (only `object` is checked). */
+/**
+ * One `chat.completion.chunk` (chat) or `text_completion` chunk (completions) exactly as web-llm
+ * yielded it (only `object` and `choices` are checked).
+ */
 export const WebLlmChunkSchema = z.looseObject({
-  object: z.literal("chat.completion.chunk"),
+  object: z.enum(["chat.completion.chunk", "text_completion"]),
   choices: z.array(z.looseObject({})),
 });
 
-export const ChunkSchema = z.object({ type: z.literal("chunk"), id: Id, data: WebLlmChunkSchema });
+/** web-llm's whole `embeddings.create` answer (`{object: "list", data, model, usage}`), sent as one chunk. */
+export const WebLlmEmbeddingsSchema = z.looseObject({
+  object: z.literal("list"),
+  data: z.array(z.looseObject({ embedding: z.array(z.number()), index: z.number() })),
+});
+
+export const ChunkSchema = z.object({ type: z.literal("chunk"), id: Id, data: z.union([WebLlmChunkSchema, WebLlmEmbeddingsSchema]) });
+
+/** Which engine call a relayed request is for (absent in a `request` message = chat). */
+export const EndpointSchema = z.enum(["chat", "completions", "embeddings"]);
+export type Endpoint = z.infer<typeof EndpointSchema>;
 
 export const RelayUsageSchema = z.looseObject({
   prompt_tokens: z.number(),
@@ -82,8 +99,10 @@ export const WelcomeSchema = z.object({
 export const RequestSchema = z.object({
   type: z.literal("request"),
   id: Id,
-  /** A chat request already adapted for web-llm: pass it to `engine.chat.completions.create` as is. */
-  body: z.looseObject({ messages: z.array(z.looseObject({})), stream: z.literal(true) }),
+  /** Absent or "chat": `engine.chat.completions.create(body)`; "completions": `engine.completions.create(body)`; "embeddings": `engine.embeddings.create(body)`. */
+  endpoint: z.optional(EndpointSchema),
+  /** The request already adapted for web-llm: pass it to the engine call `endpoint` names as is. */
+  body: z.looseObject({}),
 });
 
 export const CancelSchema = z.object({ type: z.literal("cancel"), id: Id });

@@ -68,19 +68,30 @@ export class FakeSession {
     return this.closed;
   }
 
-  async hello(models: string[], version = 1): Promise<Msg> {
+  async hello(models: string[], version = 1, capabilities: Msg = {}): Promise<Msg> {
     this.engine.loaded ??= models[0];
-    this.send({ type: "hello", version, models, capabilities: { shaderF16: false, adapter: "fake" } });
+    this.send({ type: "hello", version, models, capabilities: { shaderF16: false, adapter: "fake", ...capabilities } });
     return this.next((m) => m.type === "welcome");
   }
 
-  /** Serves one request the way the page does: run it, forward every chunk unchanged, then done or error. */
+  /**
+   * Serves one request the way the page does: run it on the engine call its `endpoint` names, forward
+   * every chunk unchanged (embeddings: the whole answer as one chunk), then done or error.
+   */
   async answer(req: Msg): Promise<void> {
     this.running.add(req.id);
     this.maxRunning = Math.max(this.maxRunning, this.running.size);
     let usage: unknown = null;
     try {
-      const it = (await this.engine.chat.completions.create(req.body))[Symbol.asyncIterator]() as AsyncIterator<Msg>;
+      if (req.endpoint === "embeddings") {
+        const result = await this.engine.embeddings.create(req.body);
+        this.send({ type: "chunk", id: req.id, data: result });
+        this.served++;
+        this.send({ type: "done", id: req.id, usage: null });
+        return;
+      }
+      const api = req.endpoint === "completions" ? this.engine.completions : this.engine.chat.completions;
+      const it = (await api.create(req.body))[Symbol.asyncIterator]() as AsyncIterator<Msg>;
       this.streams.set(req.id, it);
       for (;;) {
         const r = await it.next();

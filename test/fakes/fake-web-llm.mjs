@@ -8,7 +8,13 @@
 //   an abandoned iterator keeps the lock until it is drained or `return()`ed;
 // - request checks and error names (ModelNotLoadedError, SpecifiedModelNotFoundError,
 //   SystemMessageOrderError, UnsupportedRoleError, ContentTypeError, MessageOrderError,
-//   ContextWindowSizeExceededError, ModelNotFoundError).
+//   ContextWindowSizeExceededError, ModelNotFoundError);
+// - `completions.create` (text_completion chunks: `{text, finish_reason, index, logprobs}`, a final
+//   chunk with `text: ""`, the usage chunk with `choices: []`; suffix/user/best_of rejected with
+//   UnsupportedFieldsError) and `embeddings.create` (only with a record whose `model_type` is 1
+//   (ModelType.embedding), e.g. snowflake-arctic-embed; an LLM loaded gives IncorrectPipelineLoadedError,
+//   and chat on an embedding model too; `{object:"list", data:[{embedding, index, object:"embedding"}],
+//   model, usage:{prompt_tokens, total_tokens, extra:{prefill_tokens_per_s}}}`).
 // Usable in Node, workerd and the browser (Playwright serves it in place of the vendored module).
 
 export const prebuiltAppConfig = {
@@ -16,6 +22,8 @@ export const prebuiltAppConfig = {
     { model_id: "SmolLM2-360M-Instruct-q4f16_1-MLC", vram_required_MB: 376.06, required_features: ["shader-f16"], overrides: { context_window_size: 4096 } },
     { model_id: "SmolLM2-360M-Instruct-q4f32_1-MLC", vram_required_MB: 579.61, overrides: { context_window_size: 4096 } },
     { model_id: "Qwen2.5-0.5B-Instruct-q4f32_1-MLC", vram_required_MB: 1060.2, overrides: { context_window_size: 4096 } },
+    { model_id: "snowflake-arctic-embed-s-q0f32-MLC-b4", vram_required_MB: 238.71, model_type: 1 },
+    { model_id: "snowflake-arctic-embed-m-q0f32-MLC-b4", vram_required_MB: 539.4, model_type: 1 },
   ],
 };
 
@@ -31,6 +39,19 @@ export function fakeReply(messages) {
   const text = typeof last?.content === "string" ? last.content : "";
   const at = text.indexOf("echo:");
   return at >= 0 ? text.slice(at + 5).trim() : "Hello from the fake engine.";
+}
+
+/** A deterministic unit vector for a text (the same text always gives the same embedding). */
+export function fakeEmbedding(text, dims) {
+  let h = 2166136261;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
+  const v = [];
+  for (let i = 0; i < dims; i++) {
+    h = Math.imul(h ^ (h >>> 15), 2246822507) >>> 0;
+    v.push((h / 4294967296) * 2 - 1);
+  }
+  const norm = Math.hypot(...v) || 1;
+  return v.map((x) => x / norm);
 }
 
 /** Splits text into token-like pieces (a word with its leading space). */
@@ -51,6 +72,8 @@ export class FakeEngine {
     this.lockTail = Promise.resolve();
     this.requests = [];
     this.chat = { completions: { create: (req) => this.create(req) } };
+    this.completions = { create: (req) => this.createCompletion(req) };
+    this.embeddings = { create: (req) => this.embedding(req) };
   }
 
   setInitProgressCallback(cb) {
@@ -88,9 +111,20 @@ export class FakeEngine {
     return "google";
   }
 
-  check(req) {
+  isEmbeddingModel(id = this.loaded) {
+    return this.appConfig.model_list.find((r) => r.model_id === id)?.model_type === 1;
+  }
+
+  checkLoaded(req, requestName, wantEmbedding) {
     if (!this.loaded) throw webLlmError("ModelNotLoadedError", "Model not loaded before trying to complete ChatCompletionRequest. Please ensure you have called `MLCEngine.reload(model)` to load the model before initiating chat operations, or initialize your engine using `CreateMLCEngine()` with a valid model configuration.");
     if (req.model != null && req.model !== this.loaded) throw webLlmError("SpecifiedModelNotFoundError", `Specified model ${req.model} is not found in loaded models. Loaded models: ${this.loaded}`);
+    if (this.isEmbeddingModel() !== wantEmbedding) {
+      throw webLlmError("IncorrectPipelineLoadedError", `${requestName} expects model to be loaded with ${wantEmbedding ? "EmbeddingPipeline" : "LLMChatPipeline"}. However, ${this.loaded} is not loaded with this pipeline.`);
+    }
+  }
+
+  check(req) {
+    this.checkLoaded(req, "ChatCompletionRequest", false);
     if (req.stream_options && !req.stream) throw webLlmError("InvalidStreamOptionsError", "Only specify stream_options when stream=True.");
     if (req.max_tokens != null && !(req.max_tokens > 0)) throw webLlmError("MinValueError", "Make sure `max_tokens` > 0.");
     const msgs = req.messages ?? [];
@@ -116,7 +150,52 @@ export class FakeEngine {
     return this.generate(req, promptTokens);
   }
 
-  async *generate(req, promptTokens) {
+  async createCompletion(req) {
+    this.checkLoaded(req, "CompletionCreateParams", false);
+    const unsupported = ["suffix", "user", "best_of"].filter((f) => f in req);
+    if (unsupported.length) throw webLlmError("UnsupportedFieldsError", `The following fields in CompletionCreateParams are not yet supported: \n${unsupported.join(", ")}`);
+    if (req.stream && req.n && req.n > 1) throw webLlmError("StreamingCountError", "When streaming, `n` cannot be > 1.");
+    if (req.stream_options && !req.stream) throw webLlmError("InvalidStreamOptionsError", "Only specify stream_options when stream=True.");
+    if (req.max_tokens != null && !(req.max_tokens > 0)) throw webLlmError("MinValueError", "Make sure `max_tokens` > 0.");
+    const promptTokens = fakeTokens(String(req.prompt ?? "")).length;
+    if (promptTokens > this.contextWindow) {
+      throw webLlmError("ContextWindowSizeExceededError", `Prompt tokens exceed context window size: number of prompt tokens: ${promptTokens}; context window size: ${this.contextWindow}\nConsider shortening the prompt, or increase \`context_window_size\`, or using sliding window via \`sliding_window_size\`.`);
+    }
+    this.requests.push(req);
+    if (!req.stream) throw webLlmError("Error", "the fake engine only streams");
+    return this.generate(req, promptTokens, "text_completion");
+  }
+
+  async embedding(req) {
+    this.checkLoaded(req, "EmbeddingCreateParams", true);
+    const unsupported = ["dimensions", "user"].filter((f) => f in req);
+    if (unsupported.length) throw webLlmError("UnsupportedFieldsError", `The following fields in EmbeddingCreateParams are not yet supported: \n${unsupported.join(", ")}`);
+    if (req.encoding_format == "base64") throw webLlmError("EmbeddingUnsupportedEncodingFormatError", "Embedding in base64 format is currently not supported.");
+    const input = req.input;
+    const empty = () => webLlmError("EmbeddingInputEmptyError", "Embedding input cannot be empty string or empty token array.");
+    if (typeof input === "string" ? input === "" : input.length === 0 || input.some((x) => typeof x !== "number" && x.length === 0)) throw empty();
+    const inputs = typeof input === "string" ? [input] : typeof input[0] === "number" ? [input] : input;
+    this.requests.push(req);
+    // One embedding request at a time on the model's lock, like a generation.
+    let unlock;
+    const prev = this.lockTail;
+    this.lockTail = new Promise((r) => (unlock = r));
+    await prev;
+    try {
+      await sleep(this.tokenDelayMs);
+      let promptTokens = 0;
+      const data = inputs.map((x, index) => {
+        const text = typeof x === "string" ? x : x.join(" ");
+        promptTokens += typeof x === "string" ? fakeTokens(x).length : x.length;
+        return { embedding: fakeEmbedding(text, this.loaded.includes("-m-") ? 768 : 384), index, object: "embedding" };
+      });
+      return { data, model: this.loaded, object: "list", usage: { prompt_tokens: promptTokens, total_tokens: promptTokens, extra: { prefill_tokens_per_s: promptTokens / 0.01 } } };
+    } finally {
+      unlock();
+    }
+  }
+
+  async *generate(req, promptTokens, object = "chat.completion.chunk") {
     // FIFO lock: one generation at a time; taking it clears a stale interrupt.
     let unlock;
     const prev = this.lockTail;
@@ -127,8 +206,10 @@ export class FakeEngine {
       const id = crypto.randomUUID();
       const created = Math.floor(Date.now() / 1000);
       const model = this.loaded;
-      const base = { id, model, object: "chat.completion.chunk", created };
-      const tokens = fakeTokens(fakeReply(req.messages));
+      const base = { id, model, object, created };
+      const text = object === "text_completion";
+      const delta = (content) => (text ? { text: content, finish_reason: null, index: 0, logprobs: null } : { delta: { content, role: "assistant" }, finish_reason: null, index: 0, logprobs: null });
+      const tokens = fakeTokens(text ? fakeReply([{ role: "user", content: String(req.prompt ?? "") }]) : fakeReply(req.messages));
       const max = req.max_tokens ?? Infinity;
       const t0 = Date.now();
       await sleep(this.tokenDelayMs); // prefill (not interruptible)
@@ -136,7 +217,7 @@ export class FakeEngine {
       let finish = "stop";
       let produced = 0;
       // The first delta right after prefill: empty, as when a token ends in an incomplete UTF-8 sequence.
-      yield { ...base, choices: [{ delta: { content: "", role: "assistant" }, finish_reason: null, index: 0, logprobs: null }] };
+      yield { ...base, choices: [delta("")] };
       for (const content of tokens) {
         if (this.interruptSignal) {
           finish = "abort";
@@ -148,10 +229,10 @@ export class FakeEngine {
         }
         await sleep(this.tokenDelayMs);
         produced++;
-        yield { ...base, choices: [{ delta: { content, role: "assistant" }, finish_reason: null, index: 0, logprobs: null }] };
+        yield { ...base, choices: [delta(content)] };
       }
       if (finish === "stop" && this.interruptSignal) finish = "abort";
-      yield { ...base, choices: [{ delta: {}, finish_reason: finish, index: 0 }] };
+      yield { ...base, choices: [text ? { text: "", finish_reason: finish, index: 0 } : { delta: {}, finish_reason: finish, index: 0 }] };
       if (req.stream_options?.include_usage) {
         const e2e = (Date.now() - t0) / 1000 || 0.001;
         yield {

@@ -2,6 +2,7 @@ import type { SessionHub } from "../../durable/session-hub.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { BrowserTarget } from "../../schemas/config.ts";
+import type { Endpoint } from "../../schemas/relay.ts";
 import type { UpstreamEvent } from "../../stream/events.ts";
 import { randomId } from "../../stream/random-id.ts";
 import type { AttemptContext, Upstream } from "../upstream.ts";
@@ -15,6 +16,42 @@ export function sessionHub(env: Record<string, unknown>): DurableObjectStub<Sess
   return ns.getByName("hub");
 }
 
+/** The hub refused because no session serves this endpoint with the model at all: the target is skipped, not tried. */
+export class BrowserUnableError extends ProxyError {}
+
+/**
+ * Relays one request to a browser session through the hub: the hub's answer (the page's messages as
+ * JSON lines). Cancelled in the hub when `ctx.signal` aborts (a queued request is dropped, a running
+ * one is interrupted in the page).
+ */
+export async function openRelay(endpoint: Endpoint, model: string, body: Record<string, unknown>, ctx: AttemptContext): Promise<ReadableStream<Uint8Array>> {
+  const hub = sessionHub(ctx.env);
+  const id = randomId("rl_", 16);
+  let res: Response;
+  try {
+    res = await hub.fetch("https://hub/relay", { method: "POST", body: JSON.stringify({ id, model, ...(endpoint === "chat" ? {} : { endpoint }), body }) });
+  } catch (e) {
+    throw new ProxyError({ status: 502, code: "upstream_unreachable", retryable: true, message: `The session hub could not be reached (${e instanceof Error ? e.message : String(e)}).` });
+  }
+  if (!res.ok || !res.body) {
+    const err = (await res.json().catch(() => ({}))) as { status?: number; code?: string; message?: string; retryAfter?: number; unable?: boolean };
+    const init = {
+      status: err.status ?? 502,
+      code: err.code ?? "upstream_error",
+      message: err.message ?? `The session hub answered HTTP ${res.status}.`,
+      ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {}),
+      retryable: true,
+    };
+    throw err.unable ? new BrowserUnableError(init) : new ProxyError(init);
+  }
+  const cancel = () => {
+    hub.cancel(id).catch(() => {});
+  };
+  if (ctx.signal.aborted) cancel();
+  ctx.signal.addEventListener("abort", cancel, { once: true });
+  return res.body;
+}
+
 /** A browser session running web-llm, reached through the SessionHub relay. */
 export class BrowserUpstream implements Upstream {
   constructor(
@@ -24,31 +61,7 @@ export class BrowserUpstream implements Upstream {
 
   async open(request: ChatRequest, ctx: AttemptContext): Promise<ReadableStream<UpstreamEvent>> {
     const body = adaptForWebLlm(request, this.target.model);
-    const hub = sessionHub(ctx.env);
-    const id = randomId("rl_", 16);
-    let res: Response;
-    try {
-      res = await hub.fetch("https://hub/relay", { method: "POST", body: JSON.stringify({ id, model: this.target.model, body }) });
-    } catch (e) {
-      throw new ProxyError({ status: 502, code: "upstream_unreachable", retryable: true, message: `The session hub could not be reached (${e instanceof Error ? e.message : String(e)}).` });
-    }
-    if (!res.ok || !res.body) {
-      const err = (await res.json().catch(() => ({}))) as { status?: number; code?: string; message?: string; retryAfter?: number };
-      throw new ProxyError({
-        status: err.status ?? 502,
-        code: err.code ?? "upstream_error",
-        message: err.message ?? `The session hub answered HTTP ${res.status}.`,
-        ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {}),
-        retryable: true,
-      });
-    }
-    // The client leaving, a timeout or an abandoned attempt: a queued request is dropped by the hub,
-    // a running one is interrupted in the page.
-    const cancel = () => {
-      hub.cancel(id).catch(() => {});
-    };
-    if (ctx.signal.aborted) cancel();
-    ctx.signal.addEventListener("abort", cancel, { once: true });
-    return res.body.pipeThrough(new TextDecoderStream()).pipeThrough(relayEvents(this.name));
+    const out = await openRelay("chat", this.target.model, body, ctx);
+    return out.pipeThrough(new TextDecoderStream()).pipeThrough(relayEvents(this.name));
   }
 }

@@ -29,6 +29,9 @@ const REQUEST_ERRORS = new Set([
   "ToolCallOutputParseError",
   "ToolCallOutputInvalidTypeError",
   "ToolCallOutputMissingFieldsError",
+  "EmbeddingUnsupportedEncodingFormatError",
+  "EmbeddingInputEmptyError",
+  "EmbeddingExceedContextWindowSizeError",
 ]);
 
 const CAPABILITY_ERRORS = new Set(["WebGPUNotAvailableError", "ShaderF16SupportError", "FeatureSupportError", "DeviceLostError"]);
@@ -42,6 +45,8 @@ const AVAILABILITY_ERRORS = new Set([
   "TypeError",
   "CompileError",
   "LinkError",
+  "IncorrectPipelineLoadedError",
+  "EmbeddingUnsupportedModelError",
 ]);
 
 export type WebLlmErrorGroup = "request" | "context" | "capability" | "availability" | "session" | "unknown";

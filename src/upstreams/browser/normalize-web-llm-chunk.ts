@@ -1,10 +1,13 @@
 import type { FinishReason, Timings, UpstreamEvent } from "../../stream/events.ts";
 
-/** One `chat.completion.chunk` as web-llm 0.2.86 yields it (only what the proxy reads). */
+/** One `chat.completion.chunk` or `text_completion` chunk as web-llm 0.2.86 yields it (only what the proxy reads). */
 export interface WebLlmChunk {
+  object?: string;
   choices?: Array<{
     index?: number;
     finish_reason?: string | null;
+    /** `text_completion` chunks carry the new text here instead of in `delta`. */
+    text?: string | null;
     delta?: {
       role?: string;
       content?: string | null;
@@ -16,7 +19,8 @@ export interface WebLlmChunk {
 
 /**
  * Pure: one web-llm chunk → internal events, so a client cannot tell a browser session from
- * llama.cpp. `role` (repeated on every chunk) and empty `content` carry nothing; `usage.extra`
+ * llama.cpp. A `text_completion` chunk (engine.completions.create) reads like a chat one, with
+ * `choices[].text` as the content. `role` (repeated on every chunk) and empty `content` carry nothing; `usage.extra`
  * becomes llama.cpp-style `timings`; `finish_reason: "abort"` (an interrupt nobody asked for here:
  * a cancelled client is no longer reading) is an error, never a fake finish.
  */
@@ -24,6 +28,7 @@ export function normalizeWebLlmChunk(chunk: WebLlmChunk, upstream: string): Upst
   const events: UpstreamEvent[] = [];
   for (const choice of chunk.choices ?? []) {
     if ((choice.index ?? 0) !== 0) continue;
+    if (typeof choice.text === "string" && choice.text !== "") events.push({ type: "text", delta: choice.text });
     const delta = choice.delta;
     if (delta) {
       if (typeof delta.content === "string" && delta.content !== "") events.push({ type: "text", delta: delta.content });

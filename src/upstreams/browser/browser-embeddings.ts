@@ -1,0 +1,75 @@
+import { ProxyError } from "../../errors/proxy-error.ts";
+import type { RelayLine } from "../../schemas/relay.ts";
+import type { BrowserTarget } from "../../schemas/config.ts";
+import type { AttemptContext } from "../upstream.ts";
+import { openRelay } from "./browser-upstream.ts";
+import { mapWebLlmError } from "./map-web-llm-error.ts";
+
+/**
+ * Pure: a validated `/v1/embeddings` request → a body web-llm 0.2.86's `engine.embeddings.create`
+ * accepts: `model` the session's model; `user` dropped (web-llm rejects it with
+ * UnsupportedFieldsError); `encoding_format: "float"` dropped (the default); `dimensions` and
+ * `encoding_format: "base64"` refused (web-llm cannot).
+ */
+export function adaptEmbeddingsForWebLlm(req: Record<string, unknown>, model: string): Record<string, unknown> {
+  if (req.dimensions != null) throw new ProxyError({ status: 400, code: "unsupported_parameter", param: "dimensions", retryable: true, message: "Browser sessions (web-llm) do not support dimensions." });
+  if (req.encoding_format === "base64") throw new ProxyError({ status: 400, code: "unsupported_parameter", param: "encoding_format", retryable: true, message: "Browser sessions (web-llm) return float embeddings only." });
+  const body: Record<string, unknown> = { ...req, model };
+  delete body.user;
+  delete body.dimensions;
+  delete body.encoding_format;
+  return body;
+}
+
+/**
+ * `/v1/embeddings` on a browser session with an embedding model: the page answers with one `chunk`
+ * carrying web-llm's whole `{object: "list", data, model, usage}` and then `done`, read within
+ * `totalMs`. Throws `BrowserUnableError` (from the hub) when no session has an embedding model for
+ * it, so the caller can skip the target without counting an attempt.
+ */
+export async function fetchBrowserEmbeddings(target: BrowserTarget, name: string, req: Record<string, unknown>, ctx: AttemptContext, totalMs: number): Promise<Record<string, unknown>> {
+  const body = adaptEmbeddingsForWebLlm(req, target.model);
+  const out = await openRelay("embeddings", target.model, body, ctx);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} did not finish the embeddings within timeouts.totalMs (${totalMs} ms).` })), totalMs);
+  });
+  let text: string;
+  try {
+    text = await Promise.race([new Response(out).text(), expired]);
+  } catch (e) {
+    out.cancel().catch(() => {});
+    if (e instanceof ProxyError) throw e;
+    throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${name}: the relay failed (${String(e)}).` });
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+  let result: Record<string, unknown> | undefined;
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    let msg: RelayLine;
+    try {
+      msg = JSON.parse(line) as RelayLine;
+    } catch {
+      throw broken(name, "the relay sent a line that is not JSON");
+    }
+    if (msg.type === "error") throw mapWebLlmError(msg.kind, msg.message, name);
+    if (msg.type === "chunk") {
+      const data = msg.data as Record<string, unknown>;
+      if (data.object === "list" && Array.isArray(data.data)) result = data;
+      else throw broken(name, "the browser session answered embeddings with something that is not an embeddings list");
+    }
+    if (msg.type === "done") {
+      if (!result) throw broken(name, "the browser session finished without embeddings");
+      const usage = result.usage as { prompt_tokens?: number; total_tokens?: number } | undefined;
+      const promptTokens = usage?.prompt_tokens ?? 0;
+      // OpenAI's usage shape: web-llm's `extra` (prefill rate) is dropped.
+      return { ...result, usage: { prompt_tokens: promptTokens, total_tokens: usage?.total_tokens ?? promptTokens } };
+    }
+  }
+  throw broken(name, "the browser session's answer ended without done or error");
+}
+
+function broken(name: string, why: string): ProxyError {
+  return new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${name}: ${why}.` });
+}
