@@ -7,7 +7,7 @@ import OpenAI from "openai";
 import { freePort } from "../support/llama-server.mjs";
 import { startRelayClient } from "../support/relay-client.mjs";
 import { readSse, startSwitchyard } from "../support/switchyard-dev.mjs";
-import { FakeEngine } from "../fakes/fake-web-llm.mjs";
+import { FakeEngine, fakeEmbedding } from "../fakes/fake-web-llm.mjs";
 
 const MODEL = "SmolLM2-360M-Instruct-q4f32_1-MLC";
 const TOKEN = "e2e-serve-token";
@@ -127,5 +127,87 @@ describe("a browser session serves the team when llama.cpp is down", () => {
     assert.equal(sse.done, false);
     assert.match(sse.frames.at(-1).error.message, /disconnected/);
     assert.ok(!sse.frames.some((f) => f.choices?.[0]?.finish_reason));
+  });
+});
+
+describe("completions and embeddings from browser sessions when llama.cpp is down", () => {
+  const EMBED = "snowflake-arctic-embed-s-q0f32-MLC-b4";
+  let proxy2, client2;
+  const mine = [];
+
+  before(async () => {
+    const dead = `http://127.0.0.1:${await freePort()}`;
+    proxy2 = await startSwitchyard({
+      vars: {
+        SERVE_TOKEN: TOKEN,
+        SWITCHYARD_CONFIG: {
+          models: {
+            team: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: MODEL }] },
+            embed: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: EMBED }] },
+            "chat-only-embed": { targets: [{ kind: "browser", model: MODEL }] },
+          },
+          timeouts: { commitMs: 300 },
+        },
+      },
+    });
+    client2 = new OpenAI({ baseURL: `${proxy2.url}/v1`, apiKey: "not-needed-in-dev", maxRetries: 0 });
+    const chat = new FakeEngine({ tokenDelayMs: 5 });
+    chat.loaded = MODEL;
+    mine.push(await startRelayClient({ baseUrl: proxy2.url, token: TOKEN, models: [MODEL], engine: chat }));
+    const emb = new FakeEngine({ tokenDelayMs: 5 });
+    emb.loaded = EMBED;
+    mine.push(await startRelayClient({ baseUrl: proxy2.url, token: TOKEN, models: [EMBED], engine: emb, embeddingModels: [EMBED] }));
+  });
+
+  after(async () => {
+    await Promise.all(mine.map((s) => s.close().catch(() => {})));
+    await proxy2?.stop();
+  });
+
+  it("openai completions.create, stream and non-stream, from the session's engine.completions", async () => {
+    const { data, response } = await client2.completions.create({ model: "team", prompt: "echo: Text from a tab.", max_tokens: 20 }).withResponse();
+    assert.equal(response.headers.get("x-switchyard-target"), `browser:${MODEL}`);
+    assert.equal(data.object, "text_completion");
+    assert.equal(data.choices[0].text, "Text from a tab.");
+    assert.equal(data.choices[0].finish_reason, "stop");
+    assert.equal(data.usage.completion_tokens, 4);
+    assert.equal(mine[0].stats.requests.at(-1).endpoint, "completions");
+
+    const stream = await client2.completions.create({ model: "team", prompt: "echo: Streamed text here.", stream: true, stream_options: { include_usage: true } });
+    let text = "", finish, usage;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.text ?? "";
+      if (chunk.choices[0]?.finish_reason) finish = chunk.choices[0].finish_reason;
+      if (chunk.usage) usage = chunk.usage;
+    }
+    assert.equal(text, "Streamed text here.");
+    assert.equal(finish, "stop");
+    assert.equal(usage.completion_tokens, 3);
+  });
+
+  it("openai embeddings.create from the session with an embedding model", async () => {
+    const { data, response } = await client2.embeddings.create({ model: "embed", input: ["first text", "second text"] }).withResponse();
+    assert.equal(response.headers.get("x-switchyard-target"), `browser:${EMBED}`);
+    assert.equal(data.object, "list");
+    assert.equal(data.model, "embed");
+    assert.equal(data.data.length, 2);
+    // The client asks for base64 by default and decodes it: the Worker encodes web-llm's floats.
+    assert.equal(data.data[0].embedding.length, 384);
+    const expected = fakeEmbedding("first text", 384);
+    data.data[0].embedding.forEach((x, i) => assert.ok(Math.abs(x - expected[i]) < 1e-6));
+    assert.deepEqual(data.usage, { prompt_tokens: 4, total_tokens: 4 });
+    const req = mine[1].stats.requests.at(-1);
+    assert.equal(req.endpoint, "embeddings");
+    assert.deepEqual(req.body, { model: EMBED, input: ["first text", "second text"] });
+
+    const floats = await client2.embeddings.create({ model: "embed", input: "first text", encoding_format: "float" });
+    assert.deepEqual(floats.data[0].embedding, expected);
+  });
+
+  it("a model whose sessions have only chat models: embeddings skip them (503 no_capacity)", async () => {
+    const res = await fetch(`${proxy2.url}/v1/embeddings`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "chat-only-embed", input: "x" }) });
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get("x-switchyard-attempts"), "0");
+    assert.equal((await res.json()).error.code, "no_capacity");
   });
 });

@@ -1,8 +1,11 @@
 // A session client written from docs/relay-protocol.md alone: gets a ticket with the serve token,
 // connects, says hello, pings, and serves relayed requests with any engine that has web-llm's
-// interface (`chat.completions.create`, `interruptGenerate`). Node 22 (global WebSocket) or a browser.
+// interface (`chat.completions.create`, `completions.create`, `embeddings.create`, `interruptGenerate`).
+// Each request goes to the engine call its `endpoint` names (absent = chat). The hello announces
+// completions when the engine has `completions.create`, and `embeddingModels` (the models that are
+// web-llm embedding models; they serve embeddings only). Node 22 (global WebSocket) or a browser.
 
-export async function startRelayClient({ baseUrl, token, models, engine, pingIntervalMs }) {
+export async function startRelayClient({ baseUrl, token, models, engine, pingIntervalMs, embeddingModels = [] }) {
   const res = await fetch(`${baseUrl}/v1/sessions/ticket`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
   if (res.status !== 200) throw new Error(`ticket refused: ${res.status} ${await res.text()}`);
   const { ticket } = await res.json();
@@ -14,7 +17,7 @@ export async function startRelayClient({ baseUrl, token, models, engine, pingInt
 
   const welcome = await new Promise((resolve, reject) => {
     ws.addEventListener("error", () => reject(new Error("socket error before welcome")), { once: true });
-    ws.addEventListener("open", () => send({ type: "hello", version: 1, models, agent: "relay-client.mjs" }), { once: true });
+    ws.addEventListener("open", () => send({ type: "hello", version: 1, models, agent: "relay-client.mjs", capabilities: { completions: typeof engine.completions?.create === "function", ...(embeddingModels.length ? { embeddingModels } : {}) } }), { once: true });
     closed.then((c) => reject(new Error(`closed before welcome: ${c.code} ${c.reason}`)));
     ws.addEventListener("message", function first(e) {
       const msg = JSON.parse(e.data);
@@ -31,8 +34,21 @@ export async function startRelayClient({ baseUrl, token, models, engine, pingInt
     stats.running.add(msg.id);
     stats.maxRunning = Math.max(stats.maxRunning, stats.running.size);
     try {
+      if (msg.endpoint === "embeddings") {
+        // The whole answer as one chunk, then done.
+        const result = await engine.embeddings.create(msg.body);
+        const text = JSON.stringify({ type: "chunk", id: msg.id, data: result });
+        if (text.length > 1_048_576) throw Object.assign(new Error("the embeddings are larger than one relay message (1 MiB); send fewer inputs per request"), { name: "ResponseTooLargeError" });
+        stats.served++;
+        if (ws.readyState === WebSocket.OPEN) {
+          ws.send(text);
+          send({ type: "done", id: msg.id, usage: null });
+        }
+        return;
+      }
+      const api = msg.endpoint === "completions" ? engine.completions : engine.chat.completions;
       let usage = null;
-      for await (const chunk of await engine.chat.completions.create(msg.body)) {
+      for await (const chunk of await api.create(msg.body)) {
         if (chunk.usage) usage = chunk.usage;
         if (ws.readyState === WebSocket.OPEN) send({ type: "chunk", id: msg.id, data: chunk });
       }

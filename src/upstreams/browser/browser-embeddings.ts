@@ -8,12 +8,12 @@ import { mapWebLlmError } from "./map-web-llm-error.ts";
 /**
  * Pure: a validated `/v1/embeddings` request → a body web-llm 0.2.86's `engine.embeddings.create`
  * accepts: `model` the session's model; `user` dropped (web-llm rejects it with
- * UnsupportedFieldsError); `encoding_format: "float"` dropped (the default); `dimensions` and
- * `encoding_format: "base64"` refused (web-llm cannot).
+ * UnsupportedFieldsError); `encoding_format` dropped (web-llm returns floats and rejects "base64":
+ * the Worker encodes them when base64 was asked for, which the openai client does by default);
+ * `dimensions` refused (web-llm cannot).
  */
 export function adaptEmbeddingsForWebLlm(req: Record<string, unknown>, model: string): Record<string, unknown> {
   if (req.dimensions != null) throw new ProxyError({ status: 400, code: "unsupported_parameter", param: "dimensions", retryable: true, message: "Browser sessions (web-llm) do not support dimensions." });
-  if (req.encoding_format === "base64") throw new ProxyError({ status: 400, code: "unsupported_parameter", param: "encoding_format", retryable: true, message: "Browser sessions (web-llm) return float embeddings only." });
   const body: Record<string, unknown> = { ...req, model };
   delete body.user;
   delete body.dimensions;
@@ -63,11 +63,22 @@ export async function fetchBrowserEmbeddings(target: BrowserTarget, name: string
       if (!result) throw broken(name, "the browser session finished without embeddings");
       const usage = result.usage as { prompt_tokens?: number; total_tokens?: number } | undefined;
       const promptTokens = usage?.prompt_tokens ?? 0;
+      const data = req.encoding_format === "base64" ? (result.data as Array<Record<string, unknown>>).map((d) => ({ ...d, embedding: floatsAsBase64(d.embedding as number[]) })) : result.data;
       // OpenAI's usage shape: web-llm's `extra` (prefill rate) is dropped.
-      return { ...result, usage: { prompt_tokens: promptTokens, total_tokens: usage?.total_tokens ?? promptTokens } };
+      return { ...result, data, usage: { prompt_tokens: promptTokens, total_tokens: usage?.total_tokens ?? promptTokens } };
     }
   }
   throw broken(name, "the browser session's answer ended without done or error");
+}
+
+/** OpenAI's base64 embedding: the vector as little-endian float32 bytes, base64-encoded. */
+export function floatsAsBase64(v: number[]): string {
+  const bytes = new Uint8Array(v.length * 4);
+  const view = new DataView(bytes.buffer);
+  v.forEach((x, i) => view.setFloat32(i * 4, x, true));
+  let bin = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin);
 }
 
 function broken(name: string, why: string): ProxyError {
