@@ -2,12 +2,12 @@
 // module Web Worker), chat with it, and serve it for the team through the relay.
 import { checkWebGPU } from "./capabilities.js";
 import { describeError } from "./describe-error.js";
-import { modelsThatFit } from "./models.js";
+import { isEmbeddingModel, modelsThatFit } from "./models.js";
 import { ServeSession } from "./serve.js";
 
 const WEB_LLM_URL = "/vendor/web-llm/index.js";
 const $ = (id) => document.getElementById(id);
-const state = { webllm: null, engine: null, model: null, caps: null, session: null, history: [] };
+const state = { webllm: null, engine: null, model: null, embedding: false, caps: null, session: null, history: [] };
 
 function serveToken() {
   const m = /(?:^|[#&])serve=([^&]+)/.exec(location.hash);
@@ -43,7 +43,7 @@ async function main() {
   const models = modelsThatFit(state.webllm.prebuiltAppConfig.model_list, caps);
   const select = $("model");
   select.replaceChildren(
-    ...models.map((m) => Object.assign(document.createElement("option"), { value: m.id, textContent: `${m.id} — needs about ${m.vramMB} MB of GPU memory` })),
+    ...models.map((m) => Object.assign(document.createElement("option"), { value: m.id, textContent: `${m.id}${m.embedding ? " (embeddings only)" : ""} — needs about ${m.vramMB} MB of GPU memory` })),
   );
   show("models-note", `${models.length} models fit this GPU, smallest first. The first load downloads the weights once; later loads come from the browser cache.`);
   $("load").disabled = false;
@@ -71,10 +71,11 @@ async function load() {
       state.engine = await state.webllm.CreateWebWorkerMLCEngine(worker, id, { initProgressCallback: onProgress });
     }
     state.model = id;
+    state.embedding = isEmbeddingModel(state.webllm.prebuiltAppConfig.model_list.find((r) => r.model_id === id));
     state.history = [];
     $("progress").value = 1;
-    show("loaded", `Loaded: ${id}`);
-    $("chat").hidden = false;
+    show("loaded", `Loaded: ${id}${state.embedding ? " (an embedding model: it serves /v1/embeddings for the team, not chat)" : ""}`);
+    $("chat").hidden = state.embedding;
     $("serve-panel").hidden = false;
     $("serve").disabled = !serveToken();
     if (!serveToken()) show("serve-status", "To serve, open the link that `npm start` printed (it carries the serve token in the part after #).");
@@ -122,7 +123,14 @@ function toggleServe() {
     token: serveToken(),
     engine: state.engine,
     model: state.model,
-    capabilities: { shaderF16: state.caps.shaderF16, adapter: `${state.caps.adapter?.vendor ?? ""} ${state.caps.adapter?.architecture ?? ""}`.trim(), maxBufferSize: state.caps.limits.maxBufferSize },
+    capabilities: {
+      shaderF16: state.caps.shaderF16,
+      adapter: `${state.caps.adapter?.vendor ?? ""} ${state.caps.adapter?.architecture ?? ""}`.trim(),
+      maxBufferSize: state.caps.limits.maxBufferSize,
+      // Chat models also serve /v1/completions (engine.completions); an embedding model serves only /v1/embeddings.
+      completions: !state.embedding,
+      ...(state.embedding ? { embeddingModels: [state.model] } : {}),
+    },
     onChange: (s) => {
       show("serve-status", s.message, `status ${s.state}`);
       show("stat-served", String(s.served));

@@ -1,13 +1,20 @@
-// Which of web-llm's prebuilt models to offer: chat models only, smallest first, q4f32 when the GPU has
+// Which of web-llm's prebuilt models to offer: chat models smallest first, then its embedding models
+// (model_type 1, e.g. snowflake-arctic-embed: they serve /v1/embeddings only), q4f32 when the GPU has
 // no shader-f16 (f16 records that do not declare the feature may still fail to compile there).
 
 export const MAX_LISTED_MB = 4500;
+/** web-llm's ModelType.embedding. */
+export const EMBEDDING_MODEL_TYPE = 1;
 
 export function modelsThatFit(modelList, { shaderF16 }) {
   return modelList
-    .filter((r) => !r.model_type) // 0/undefined: LLM; embedding and vision models are not served here
+    .filter((r) => !r.model_type || r.model_type === EMBEDDING_MODEL_TYPE) // 0/undefined: LLM; vision models are not served here
     .filter((r) => typeof r.vram_required_MB === "number" && r.vram_required_MB <= MAX_LISTED_MB)
     .filter((r) => shaderF16 || (!/q\d+f16/.test(r.model_id) && !(r.required_features ?? []).includes("shader-f16")))
-    .sort((a, b) => a.vram_required_MB - b.vram_required_MB)
-    .map((r) => ({ id: r.model_id, vramMB: Math.round(r.vram_required_MB), context: r.overrides?.context_window_size ?? null }));
+    .sort((a, b) => Number(isEmbeddingModel(a)) - Number(isEmbeddingModel(b)) || a.vram_required_MB - b.vram_required_MB)
+    .map((r) => ({ id: r.model_id, vramMB: Math.round(r.vram_required_MB), context: r.overrides?.context_window_size ?? null, embedding: isEmbeddingModel(r) }));
+}
+
+export function isEmbeddingModel(record) {
+  return record?.model_type === EMBEDDING_MODEL_TYPE;
 }

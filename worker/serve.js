@@ -1,5 +1,7 @@
 // The page's session client (docs/relay-protocol.md): ticket → WebSocket → hello, pings, one running
-// request per model (the hub guarantees it), interrupt + drain on cancel, reconnect with backoff.
+// request per model (the hub guarantees it), interrupt + drain on cancel, reconnect with backoff. Each
+// request goes to the engine call its `endpoint` names: chat (absent) → engine.chat.completions,
+// "completions" → engine.completions, "embeddings" → engine.embeddings (one chunk with the whole answer).
 import { MAX_MESSAGE_BYTES, PING_TEXT, RELAY_VERSION, messageBytes, parseHubMessage } from "../src/schemas/relay.ts";
 import { errorParts } from "./describe-error.js";
 
@@ -97,7 +99,8 @@ export class ServeSession {
       this.backoffMs = 1000;
       this.stopPings();
       this.pingTimer = heartbeat(msg.pingIntervalMs, () => this.ws?.readyState === WebSocket.OPEN && this.ws.send(PING_TEXT));
-      this.set({ state: "serving", message: `Serving ${this.model} for the team.` });
+      const what = this.capabilities?.embeddingModels?.includes(this.model) ? " (embeddings)" : "";
+      this.set({ state: "serving", message: `Serving ${this.model}${what} for the team.` });
     } else if (msg.type === "request") void this.serve(msg);
     else if (msg.type === "cancel") {
       if (this.running?.id === msg.id) this.engine.interruptGenerate();
@@ -108,12 +111,21 @@ export class ServeSession {
     this.running = msg;
     this.set({ running: msg.id });
     try {
+      if (msg.endpoint === "embeddings") {
+        const result = await this.engine.embeddings.create(msg.body);
+        if (this.abandoned === msg.id) return;
+        this.send({ type: "chunk", id: msg.id, data: result });
+        this.send({ type: "done", id: msg.id, usage: null });
+        this.set({ served: this.stats.served + 1 });
+        return;
+      }
+      const api = msg.endpoint === "completions" ? this.engine.completions : this.engine.chat.completions;
       let usage = null;
       const started = performance.now();
       let tokens = 0;
-      for await (const chunk of await this.engine.chat.completions.create(msg.body)) {
+      for await (const chunk of await api.create(msg.body)) {
         if (chunk.usage) usage = chunk.usage;
-        if (chunk.choices?.[0]?.delta?.content) tokens++;
+        if (chunk.choices?.[0]?.delta?.content || chunk.choices?.[0]?.text) tokens++;
         if (this.abandoned !== msg.id) this.send({ type: "chunk", id: msg.id, data: chunk });
       }
       if (this.abandoned === msg.id) return;

@@ -14,6 +14,7 @@ import { startSwitchyard } from "../support/switchyard-dev.mjs";
 const CHROMIUM = "/usr/bin/chromium";
 const FLAGS = ["--headless=new", "--no-sandbox", "--enable-unsafe-webgpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
 const MODEL = "SmolLM2-360M-Instruct-q4f32_1-MLC";
+const EMBED = "snowflake-arctic-embed-s-q0f32-MLC-b4";
 const TOKEN = "page-serve-token";
 const FAKE = new URL("../fakes/fake-web-llm.mjs", import.meta.url).pathname;
 const SHOTS = process.env.SWITCHYARD_SCREENSHOTS ?? "/tmp";
@@ -22,7 +23,7 @@ let proxy, browser;
 before(async () => {
   const dead = `http://127.0.0.1:${await freePort()}`;
   [proxy, browser] = await Promise.all([
-    startSwitchyard({ vars: { SERVE_TOKEN: TOKEN, SWITCHYARD_CONFIG: { models: { team: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: MODEL }] } } } } }),
+    startSwitchyard({ vars: { SERVE_TOKEN: TOKEN, SWITCHYARD_CONFIG: { models: { team: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: MODEL }] }, embed: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: EMBED }] } } } } }),
     chromium.launch({ executablePath: CHROMIUM, args: FLAGS }),
   ]);
 });
@@ -44,7 +45,7 @@ describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chro
     assert.match(sentences, /does not support 16-bit shaders \(shader-f16\), so only q4f32 models are listed/);
     assert.equal(new URL(page.url()).hash, "", "the token leaves the address bar");
     const options = await page.$$eval("#model option", (os) => os.map((o) => o.value));
-    assert.deepEqual(options, ["SmolLM2-360M-Instruct-q4f32_1-MLC", "Qwen2.5-0.5B-Instruct-q4f32_1-MLC"]);
+    assert.deepEqual(options, ["SmolLM2-360M-Instruct-q4f32_1-MLC", "Qwen2.5-0.5B-Instruct-q4f32_1-MLC", "snowflake-arctic-embed-s-q0f32-MLC-b4", "snowflake-arctic-embed-m-q0f32-MLC-b4"], "chat models smallest first, then embedding models");
 
     await page.click("#load");
     await page.waitForSelector("#loaded:has-text('Loaded:')");
@@ -65,12 +66,42 @@ describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chro
     assert.equal(response.headers.get("x-switchyard-target"), `browser:${MODEL}`);
     await page.waitForSelector("#stat-served:has-text('1')");
     assert.notEqual(await page.textContent("#stat-rate"), "–");
+    // /v1/completions goes to the page's engine.completions.
+    const completion = await client.completions.create({ model: "team", prompt: "echo: Completed by a tab.", max_tokens: 20 });
+    assert.equal(completion.choices[0].text, "Completed by a tab.");
+    // A chat model serves no embeddings: the browser target is skipped (only the dead llama.cpp counts
+    // as an attempt, and its error is the one reported).
+    const noEmbed = await fetch(`${proxy.url}/v1/embeddings`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "team", input: "x" }) });
+    assert.equal(noEmbed.status, 502);
+    assert.equal(noEmbed.headers.get("x-switchyard-attempts"), "1");
     await page.screenshot({ path: `${SHOTS}/switchyard-page-serving.png`, fullPage: true });
 
     await page.uncheck("#serve");
     await page.waitForSelector("#serve-status:has-text('Not serving')");
     const gone = await fetch(`${proxy.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "team", messages: [{ role: "user", content: "hi" }] }) });
     assert.equal(gone.status, 503);
+    await context.close();
+  });
+
+  it("a page with an embedding model loaded serves /v1/embeddings (and no chat)", async () => {
+    const context = await browser.newContext();
+    await context.route("**/vendor/web-llm/index.js", (route) => route.fulfill({ path: FAKE, contentType: "text/javascript" }));
+    const page = await context.newPage();
+    await page.goto(`${proxy.url}/#serve=${TOKEN}`);
+    await page.waitForSelector("#gpu.ok");
+    await page.selectOption("#model", EMBED);
+    await page.click("#load");
+    await page.waitForSelector("#loaded:has-text('embedding model')");
+    assert.equal(await page.$eval("#chat", (el) => el.hidden), true);
+    await page.check("#serve");
+    await page.waitForSelector("#serve-status:has-text('Serving')");
+    const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: "dev", maxRetries: 0 });
+    const { data, response } = await client.embeddings.create({ model: "embed", input: ["a tab embeds this", "and this"] }).withResponse();
+    assert.equal(response.headers.get("x-switchyard-target"), `browser:${EMBED}`);
+    assert.equal(data.data.length, 2);
+    assert.equal(data.data[0].embedding.length, 384);
+    await page.waitForSelector("#stat-served:has-text('1')");
+    await page.uncheck("#serve");
     await context.close();
   });
 
