@@ -38,7 +38,7 @@ export async function startRelayClient({ baseUrl, token, models, engine, pingInt
         // The whole answer as one chunk, then done.
         const result = await engine.embeddings.create(msg.body);
         const text = JSON.stringify({ type: "chunk", id: msg.id, data: result });
-        if (text.length > 1_048_576) throw Object.assign(new Error("the embeddings are larger than one relay message (1 MiB); send fewer inputs per request"), { name: "ResponseTooLargeError" });
+        if (text.length > 1_048_576) throw Object.assign(new Error("the embeddings are larger than one relay message (1 MiB); send fewer inputs per request"), { name: "MessageTooLarge" });
         stats.served++;
         if (ws.readyState === WebSocket.OPEN) {
           ws.send(text);
