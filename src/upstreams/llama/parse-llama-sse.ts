@@ -138,17 +138,19 @@ export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => 
     push(chunk) {
       if (failed) return;
       const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-      const buffered = tail + text;
-      const cut = Math.max(buffered.lastIndexOf("\n"), buffered.lastIndexOf("\r"));
-      if (cut === -1) {
-        tail = buffered;
+      // Only the new text is searched for a line end: the unfinished line before it has none, and
+      // rescanning it would make a long line quadratic.
+      const cutInText = Math.max(text.lastIndexOf("\n"), text.lastIndexOf("\r"));
+      if (cutInText === -1) {
+        tail += text;
         if (tail.length > MAX_FRAME_CHARS) {
           fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} sent a stream line longer than ${MAX_FRAME_CHARS} characters.` }));
         }
         return;
       }
-      tail = buffered.slice(cut + 1);
-      parser.feed(buffered.slice(0, cut + 1));
+      const complete = tail + text.slice(0, cutInText + 1);
+      tail = text.slice(cutInText + 1);
+      parser.feed(complete);
     },
     end() {
       // A last frame without its blank line still counts.
