@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { adaptForWebLlm } from "../../src/upstreams/browser/adapt-for-web-llm.ts";
 import { mapWebLlmError, webLlmErrorGroup } from "../../src/upstreams/browser/map-web-llm-error.ts";
 import { normalizeWebLlmChunk } from "../../src/upstreams/browser/normalize-web-llm-chunk.ts";
+import { floatsAsBase64 } from "../../src/upstreams/browser/browser-embeddings.ts";
 import { parseHubMessage, parsePageMessage } from "../../src/schemas/relay.ts";
 // @ts-expect-error: plain JS module without types
 import { FakeEngine } from "../fakes/fake-web-llm.mjs";
@@ -95,5 +96,56 @@ describe("adaptation and the relay schemas", () => {
     expect(parseHubMessage('{"type":"request","id":"r","body":{"messages":[],"stream":true}}').ok).toBe(true);
     const big = parsePageMessage(JSON.stringify({ type: "ping", pad: "é".repeat(600_000) }));
     expect(big).toMatchObject({ ok: false, tooBig: true });
+  });
+});
+
+describe("completions and embeddings over the relay", () => {
+  it("web-llm's text_completion chunks normalize to text, finish and usage like chat", async () => {
+    const engine = new FakeEngine();
+    engine.loaded = "M";
+    const chunks: any[] = [];
+    for await (const c of await engine.completions.create({ model: "M", prompt: "echo: a b", stream: true, stream_options: { include_usage: true } })) chunks.push(c);
+    for (const c of chunks) expect(c.object).toBe("text_completion");
+    expect(chunks.at(-2).choices[0]).toEqual({ text: "", finish_reason: "stop", index: 0 });
+    expect(chunks.at(-1).choices).toEqual([]);
+    const events = chunks.flatMap((c) => normalizeWebLlmChunk(c, U));
+    expect(events.filter((e) => e.type === "text").map((e: any) => e.delta).join("")).toBe("a b");
+    expect(events.find((e) => e.type === "finish")).toEqual({ type: "finish", reason: "stop" });
+    expect(events.find((e) => e.type === "usage")).toMatchObject({ usage: { promptTokens: 3, completionTokens: 2 } });
+    for (const c of chunks) expect(parsePageMessage(JSON.stringify({ type: "chunk", id: "r", data: c })).ok).toBe(true);
+  });
+
+  it("the fake engine refuses what web-llm refuses: embeddings on a chat model, chat and completions on an embedding model, unsupported fields", async () => {
+    const chat = new FakeEngine();
+    chat.loaded = "SmolLM2-360M-Instruct-q4f32_1-MLC";
+    await expect(chat.embeddings.create({ input: "x" })).rejects.toMatchObject({ name: "IncorrectPipelineLoadedError" });
+    await expect(chat.completions.create({ prompt: "x", stream: true, suffix: "y" })).rejects.toMatchObject({ name: "UnsupportedFieldsError" });
+    const emb = new FakeEngine();
+    emb.loaded = "snowflake-arctic-embed-s-q0f32-MLC-b4";
+    await expect(emb.chat.completions.create({ messages: [{ role: "user", content: "x" }], stream: true })).rejects.toMatchObject({ name: "IncorrectPipelineLoadedError" });
+    await expect(emb.completions.create({ prompt: "x", stream: true })).rejects.toMatchObject({ name: "IncorrectPipelineLoadedError" });
+    await expect(emb.embeddings.create({ input: "x", dimensions: 8 })).rejects.toMatchObject({ name: "UnsupportedFieldsError" });
+    await expect(emb.embeddings.create({ input: "x", encoding_format: "base64" })).rejects.toMatchObject({ name: "EmbeddingUnsupportedEncodingFormatError" });
+    await expect(emb.embeddings.create({ input: [""] })).rejects.toMatchObject({ name: "EmbeddingInputEmptyError" });
+    const list = await emb.embeddings.create({ input: [[1, 2, 3], [4]] });
+    expect(list).toMatchObject({ object: "list", model: "snowflake-arctic-embed-s-q0f32-MLC-b4", usage: { prompt_tokens: 4, total_tokens: 4 } });
+    expect(list.data.map((d: any) => [d.index, d.object, d.embedding.length])).toEqual([[0, "embedding", 384], [1, "embedding", 384]]);
+    expect(parsePageMessage(JSON.stringify({ type: "chunk", id: "r", data: list })).ok).toBe(true);
+    expect(mapWebLlmError("IncorrectPipelineLoadedError", "m", U).status).toBe(503);
+    expect(mapWebLlmError("EmbeddingInputEmptyError", "m", U).status).toBe(400);
+  });
+
+  it("relay messages: request.endpoint is optional and checked; hello capabilities carry completions and embeddingModels", () => {
+    expect(parseHubMessage('{"type":"request","id":"r","endpoint":"embeddings","body":{"input":"x"}}').ok).toBe(true);
+    expect(parseHubMessage('{"type":"request","id":"r","endpoint":"images","body":{}}').ok).toBe(false);
+    expect(parsePageMessage(JSON.stringify({ type: "hello", version: 1, models: ["E"], capabilities: { completions: false, embeddingModels: ["E"] } })).ok).toBe(true);
+    expect(parsePageMessage(JSON.stringify({ type: "hello", version: 1, models: ["E"], capabilities: { embeddingModels: "E" } })).ok).toBe(false);
+    expect(parsePageMessage(JSON.stringify({ type: "chunk", id: "r", data: { object: "list", data: [{ embedding: "x", index: 0 }] } })).ok).toBe(false);
+  });
+
+  it("base64 embeddings are little-endian float32, as the openai client decodes them", () => {
+    const b64 = floatsAsBase64([1, -0.5, 0.25]);
+    const bytes = Uint8Array.from(atob(b64), (ch) => ch.charCodeAt(0));
+    expect([...new Float32Array(bytes.buffer)]).toEqual([1, -0.5, 0.25]);
   });
 });
