@@ -61,6 +61,23 @@ describe("/v1/completions on a browser session", () => {
     s.ws.close();
   });
 
+  it("a client that leaves a completions stream interrupts it in the page; chat and completions for the model queue behind each other", async () => {
+    const model = uniqueModel();
+    const s = await serving([model], { completions: true }, new FakeEngine({ tokenDelayMs: 40 }));
+    const words = Array.from({ length: 60 }, (_, i) => `w${i}`).join(" ");
+    const first = await call("/v1/completions", { json: { model: "m", prompt: `echo: ${words}`, stream: true } }, browserOnly(model));
+    const second = call("/v1/chat/completions", { json: { model: "m", messages: [{ role: "user", content: "echo: after the cancel" }] } }, browserOnly(model));
+    const reader = first.res.body!.getReader();
+    await reader.read();
+    await reader.cancel();
+    const cancel = await s.next((m) => m.type === "cancel");
+    expect(cancel.id).toBe(s.inbox.find((m) => m.type === "request")!.id);
+    const { res } = await second;
+    expect((await res.json<any>()).choices[0].message.content).toBe("after the cancel");
+    expect(s.maxRunning).toBe(1);
+    s.ws.close();
+  });
+
   it("a session that did not announce completions is not sent one (503 no_capacity), and still serves chat", async () => {
     const model = uniqueModel();
     const s = await serving([model], {});
@@ -76,6 +93,26 @@ describe("/v1/completions on a browser session", () => {
 });
 
 describe("/v1/embeddings on a browser session", () => {
+  it("embeddings go to the least-busy session with the embedding model, never to a session that has the id as a chat model", async () => {
+    const model = uniqueModel("snowflake-arctic-embed-s");
+    const a = await serving([model], { embeddingModels: [model] }, embeddingEngine(model));
+    a.engine.tokenDelayMs = 300;
+    const first = call("/v1/embeddings", { json: { model: "m", input: "one" } }, browserOnly(model));
+    await a.next((m) => m.type === "request");
+    const b = await serving([model], { embeddingModels: [model] }, embeddingEngine(model));
+    // a is busy with the first one: the second goes to the idle b, not to the chat-only session.
+    const chatOnly = await serving([model], { completions: true });
+    expect(chatOnly.inbox.some((m) => m.type === "request")).toBe(false);
+    const second = await call("/v1/embeddings", { json: { model: "m", input: "two" } }, browserOnly(model));
+    expect(second.res.status).toBe(200);
+    expect(b.inbox.some((m) => m.type === "request")).toBe(true);
+    expect(chatOnly.inbox.some((m) => m.type === "request")).toBe(false);
+    expect((await first).res.status).toBe(200);
+    a.ws.close();
+    b.ws.close();
+    chatOnly.ws.close();
+  });
+
   it("a session with an embedding model answers with web-llm's list (one chunk, then done)", async () => {
     const model = uniqueModel("snowflake-arctic-embed-s");
     const s = await serving([model], { embeddingModels: [model] }, embeddingEngine(model));
