@@ -74,6 +74,11 @@ function sseUpstream(sentAt) {
   const server = createServer(async (req, res) => {
     let body = "";
     for await (const b of req) body += b;
+    if (req.method !== "POST") {
+      // The health hub's probes (/health, /slots, /metrics): a healthy idle server.
+      res.writeHead(req.url === "/health" ? 200 : 501, { "content-type": "application/json" });
+      return res.end(req.url === "/health" ? '{"status":"ok"}' : "{}");
+    }
     const key = JSON.parse(body).messages.at(-1).content;
     res.writeHead(200, { "content-type": "text/event-stream" });
     for (let i = 0; i < CHUNKS; i++) {
@@ -109,7 +114,14 @@ async function startMiniflare(vars) {
       modules: true,
       scriptPath: join(out, "index.js"),
       compatibilityDate: "2026-10-01",
-      durableObjects: { SESSION_HUB: { className: "SessionHub", useSQLite: true } },
+      // Every Durable Object the Worker binds (wrangler.toml), as a deployment has them.
+      durableObjects: {
+        SESSION_HUB: { className: "SessionHub", useSQLite: true },
+        HEALTH_HUB: { className: "HealthHub", useSQLite: true },
+        KEY_STORE: { className: "KeyStore", useSQLite: true },
+        KEY_GATE: { className: "KeyGate", useSQLite: true },
+        AUTH_GUARD: { className: "AuthGuard", useSQLite: true },
+      },
       bindings: vars,
     }),
   );
