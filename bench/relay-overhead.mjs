@@ -15,6 +15,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { unstable_startWorker } from "wrangler";
+import { miniflarePassthrough } from "./overhead/runtimes.mjs";
 
 const arg = (name, def) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -161,28 +162,37 @@ async function throughProxy() {
   const proxy = RUNTIME === "dev" ? await startDev(vars) : await startMiniflare(vars);
   for (let i = 0; i < 50 && (await fetch(`${proxy.url}/health`).catch(() => null))?.status !== 200; i++) await sleep(100);
   const session = await startRelayClient({ baseUrl: proxy.url, token, models: [MODEL], engine: benchEngine(sentAt) });
+  // The runtime's floor: a bare Worker that returns the upstream's body as it arrives (Miniflare).
+  const floor = RUNTIME === "dev" ? null : await miniflarePassthrough({ UPSTREAM: `http://127.0.0.1:${upstream.address().port}` });
   try {
-    return { http: await measure(proxy, "h", sentAt, "h"), relay: await measure(proxy, "b", sentAt, "b") };
+    return {
+      http: await measure(proxy, "h", sentAt, "h"),
+      relay: await measure(proxy, "b", sentAt, "b"),
+      ...(floor ? { floor: await measure(floor, "f", sentAt, "f") } : {}),
+    };
   } finally {
     await session.close();
     await proxy.stop();
+    await floor?.stop();
     upstream.close();
   }
 }
 
 const d = await direct();
-const { http, relay: rl } = await throughProxy();
+const { http, relay: rl, floor } = await throughProxy();
 const row = (name, xs) => `| ${name} | ${xs.length} | ${pct(xs, 50).toFixed(3)} | ${pct(xs, 99).toFixed(3)} | ${Math.max(...xs).toFixed(3)} |`;
 const table = [
   "| path | chunks | p50 ms | p99 ms | max ms |",
   "|---|---|---|---|---|",
   row("direct: in-process engine → consumer", d),
+  ...(floor ? [row("runtime floor: SSE server → bare pass-through Worker → SSE client (miniflare)", floor)] : []),
   row(`HTTP upstream: SSE server → Worker → SSE client (${RUNTIME})`, http),
   row(`relayed: session → SessionHub → Worker → SSE client (${RUNTIME})`, rl),
 ].join("\n");
 const summary = [
   `Relay overhead per chunk against the direct engine: p50 ${(pct(rl, 50) - pct(d, 50)).toFixed(2)} ms, p99 ${(pct(rl, 99) - pct(d, 99)).toFixed(2)} ms.`,
   `The relay hop alone (relayed minus the same chunks from an HTTP upstream through the same runtime): p50 ${(pct(rl, 50) - pct(http, 50)).toFixed(2)} ms, p99 ${(pct(rl, 99) - pct(http, 99)).toFixed(2)} ms.`,
+  ...(floor ? [`Against the runtime floor (relayed minus a bare pass-through Worker in the same runtime): p50 ${(pct(rl, 50) - pct(floor, 50)).toFixed(2)} ms, p99 ${(pct(rl, 99) - pct(floor, 99)).toFixed(2)} ms.`] : []),
   `(${REQUESTS} requests × ${CHUNKS} chunks, ${GAP_MS} ms apart, after 2 warm-up requests per path; runtime: ${RUNTIME}.)`,
 ].join(" ");
 console.log(table);
