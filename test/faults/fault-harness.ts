@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { createApp } from "../../src/app.ts";
+import { parseSse } from "../worker/harness.ts";
 
 export const FIXTURE_URL = (env as unknown as { FIXTURE_URL: string }).FIXTURE_URL;
 export const LLAMA_URL = env.LLAMA_URL as string;
@@ -50,14 +51,7 @@ export async function outcome(res: Response, started: number): Promise<Outcome> 
   const attempts = res.headers.get("x-switchyard-attempts");
   const type = res.headers.get("content-type") ?? "";
   if (type.includes("text/event-stream")) {
-    const frames: any[] = [];
-    let done = false;
-    for (const block of raw.split("\n\n")) {
-      if (!block || block.startsWith(":")) continue;
-      const data = block.replace(/^data: /, "");
-      if (data === "[DONE]") done = true;
-      else frames.push(JSON.parse(data));
-    }
+    const { frames, done } = parseSse(raw);
     const err = frames.find((f) => f.error);
     return {
       status: res.status,

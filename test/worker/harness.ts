@@ -38,7 +38,11 @@ export interface SseResult {
 }
 
 export async function readSse(res: Response): Promise<SseResult> {
-  const raw = await res.text();
+  return parseSse(await res.text());
+}
+
+/** SSE text as a client sees it: the data frames (parsed), whether [DONE] came, comment count. */
+export function parseSse(raw: string): SseResult {
   const frames: Array<Record<string, any>> = [];
   let done = false;
   let comments = 0;
