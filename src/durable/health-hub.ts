@@ -63,10 +63,8 @@ export class HealthHub extends DurableObject<Env> {
         t.health = { ...t.health, circuit: recordFailure(t.health.circuit, now, this.policy.circuit, a.retryAfterMs) };
       }
     }
-    if (report.outcome) {
-      countOutcome(this.traffic, report.outcome);
-      this.dirty = true;
-    }
+    for (const outcome of report.outcomes) countOutcome(this.traffic, outcome);
+    if (report.outcomes.length) this.dirty = true;
     this.touch();
   }
 

@@ -12,6 +12,27 @@ let cached: { snapshot: HealthSnapshot; fetchedAt: number; refreshing: boolean }
 /** When this isolate last changed an upstream's circuit itself: a hub snapshot asked for before that is older news. */
 const localAt = new Map<string, number>();
 
+/** Finished requests' signals and outcomes not yet sent to the hub. */
+interface Outbox {
+  upstreams: Map<string, UpstreamRef>;
+  attempts: AttemptSignal[];
+  outcomes: RequestOutcome[];
+  policy?: HealthReport["policy"];
+  /** A delayed send is pending (in some request's waitUntil). */
+  scheduled: boolean;
+}
+const OUTBOX_MAX = 256;
+const emptyOutbox = (): Outbox => ({ upstreams: new Map(), attempts: [], outcomes: [], scheduled: false });
+let outbox = emptyOutbox();
+
+function sendOutbox(hub: DurableObjectStub<HealthHub>): Promise<void> {
+  const out = outbox;
+  outbox = emptyOutbox();
+  if (!out.policy || (!out.attempts.length && !out.outcomes.length && !out.upstreams.size)) return Promise.resolve();
+  const report: HealthReport = { upstreams: [...out.upstreams.values()], attempts: out.attempts, outcomes: out.outcomes, policy: out.policy };
+  return hub.observe(report).catch(() => {});
+}
+
 export function healthHub(env: Record<string, unknown>): DurableObjectStub<HealthHub> | null {
   const ns = env.HEALTH_HUB as DurableObjectNamespace<HealthHub> | undefined;
   return ns ? ns.getByName("health") : null;
@@ -68,19 +89,28 @@ export class HealthRecorder {
     this.update(url, (h) => ({ ...h, circuit: recordFailure(h.circuit, now, this.config.circuit, retryAfterMs) }));
   }
 
-  /** Sends this request's signals and outcome to the hub (once). */
+  /**
+   * Hands this request's signals and outcome to the isolate's outbox (once). A failed attempt is
+   * news other isolates need now, so it is sent at once; otherwise the outbox goes to the hub within
+   * `health.snapshotTtlMs`, with whatever other requests added meanwhile.
+   */
   finish(outcome?: RequestOutcome): void {
     if (this.flushed) return;
     this.flushed = true;
     const hub = healthHub(this.env);
     if (!hub) return;
-    const report: HealthReport = {
-      upstreams: this.upstreams,
-      attempts: this.signals,
-      ...(outcome ? { outcome } : {}),
-      policy: { circuit: this.config.circuit, health: { sampleMs: this.config.health.sampleMs, idleStopMs: this.config.health.idleStopMs } },
-    };
-    this.defer(hub.observe(report).catch(() => {}));
+    for (const ref of this.upstreams) outbox.upstreams.set(upstreamKey(ref.url), ref);
+    outbox.attempts.push(...this.signals);
+    if (outcome) outbox.outcomes.push(outcome);
+    outbox.policy = { circuit: this.config.circuit, health: { sampleMs: this.config.health.sampleMs, idleStopMs: this.config.health.idleStopMs } };
+    const urgent = this.signals.some((s) => !s.ok) || this.config.health.snapshotTtlMs === 0 || outbox.outcomes.length >= OUTBOX_MAX;
+    if (urgent) this.defer(sendOutbox(hub));
+    else if (!outbox.scheduled) {
+      const box = outbox;
+      box.scheduled = true;
+      // Sends this outbox only: if an urgent send took it meanwhile, a later request schedules anew.
+      this.defer(new Promise((r) => setTimeout(r, this.config.health.snapshotTtlMs)).then(() => (outbox === box ? sendOutbox(hub) : undefined)));
+    }
   }
 
   private update(url: string, change: (h: UpstreamHealth) => UpstreamHealth): void {
@@ -105,4 +135,5 @@ export class HealthRecorder {
 /** Tests: forget the isolate's copy. */
 export function resetHealthCache(): void {
   cached = { snapshot: EMPTY_SNAPSHOT, fetchedAt: 0, refreshing: false };
+  outbox = emptyOutbox();
 }

@@ -27,11 +27,15 @@ export interface RequestOutcome {
   completionTokens?: number;
 }
 
-/** Everything one request tells the health hub, sent once with `ctx.waitUntil`. */
+/**
+ * What an isolate tells the health hub about the requests it finished since its last report: sent
+ * with `ctx.waitUntil`, at once when an attempt failed, otherwise batched for up to
+ * `health.snapshotTtlMs` (one Durable Object call a second per isolate, not one per request).
+ */
 export interface HealthReport {
   upstreams: UpstreamRef[];
   attempts: AttemptSignal[];
-  outcome?: RequestOutcome;
+  outcomes: RequestOutcome[];
   policy: {
     circuit: { failureThreshold: number; cooldownMs: number; maxCooldownMs: number };
     health: { sampleMs: number; idleStopMs: number };

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.ts";
+import { resetHealthCache } from "../../src/health/health-client.ts";
 import { chat, fixture, llama, outcome, sleep, vars } from "./fault-harness.ts";
 
 const hub = () => (env as unknown as Env).HEALTH_HUB.getByName("health");
@@ -105,11 +106,15 @@ describe("operator view", () => {
     const target = say("counted");
     const { res: r } = await chat({ stream: true, vars: vars([target]), body: { stream_options: { include_usage: true } } });
     await r.text();
-    await sleep(300);
-    const res = await get("/metrics", { ADMIN_TOKEN: "admin-for-tests" }, "admin-for-tests");
-    expect(res.status).toBe(200);
-    expect(res.headers.get("content-type")).toContain("text/plain");
-    const text = await res.text();
+    // Outcomes reach the hub batched, within health.snapshotTtlMs (1 s).
+    const text = await waitFor(async () => {
+      const res = await get("/metrics", { ADMIN_TOKEN: "admin-for-tests" }, "admin-for-tests");
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toContain("text/plain");
+      const body = await res.text();
+      return /switchyard_tokens_total\{target="llama:127\.0\.0\.1:\d+",kind="completion"\} [1-9]/.test(body) && body;
+    });
+    if (!text) throw new Error("no completion tokens counted in /metrics within 4 s");
     for (const family of ["switchyard_requests_total", "switchyard_errors_total", "switchyard_tokens_total", "switchyard_first_event_seconds_bucket", "switchyard_request_seconds_count", "switchyard_upstream_circuit_state", "switchyard_browser_sessions"]) {
       expect(text).toContain(family);
     }
@@ -123,5 +128,46 @@ describe("operator view", () => {
     expect(res.status).toBe(200);
     const body = (await res.json()) as any;
     expect(Array.isArray(body.upstreams) && Array.isArray(body.sessions) && Array.isArray(body.targets)).toBe(true);
+  });
+});
+
+describe("health reports are batched", () => {
+  /** A HEALTH_HUB namespace that records what reaches the hub (and forwards nothing). */
+  function recordingHub() {
+    const reports: any[] = [];
+    const stub = { observe: async (r: any) => void reports.push(r), snapshot: async () => ({ at: Date.now(), upstreams: {} }) };
+    return { reports, HEALTH_HUB: { getByName: () => stub, idFromName: () => ({}), get: () => stub } };
+  }
+
+  it("successful requests reach the hub as one report per snapshotTtlMs, not one call per request", async () => {
+    resetHealthCache();
+    const { reports, HEALTH_HUB } = recordingHub();
+    const cfg = { ...vars([say("batched")], { health: { snapshotTtlMs: 400 } }), HEALTH_HUB };
+    for (let i = 0; i < 6; i++) {
+      const { res, started } = await chat({ stream: i % 2 === 0, vars: cfg });
+      expect((await outcome(res, started)).text).toBe("batched");
+    }
+    expect(reports).toHaveLength(0);
+    await waitFor(async () => reports.length > 0, 2000);
+    expect(reports).toHaveLength(1);
+    expect(reports[0].outcomes).toHaveLength(6);
+    expect(reports[0].attempts.filter((a: any) => a.ok)).toHaveLength(6);
+    expect(reports[0].upstreams).toHaveLength(1);
+  });
+
+  it("a failed attempt is sent at once, with what was waiting", async () => {
+    resetHealthCache();
+    const { reports, HEALTH_HUB } = recordingHub();
+    const good = say("fine");
+    await outcome(...(Object.values(await chat({ stream: false, vars: { ...vars([good], { health: { snapshotTtlMs: 5000 } }), HEALTH_HUB } })) as [Response, number]));
+    expect(reports).toHaveLength(0);
+    const dead = llama("http://127.0.0.1:9/v1");
+    const cfg = { ...vars([dead, good], { health: { snapshotTtlMs: 5000 } }), HEALTH_HUB };
+    const got = await outcome(...(Object.values(await chat({ stream: false, vars: cfg })) as [Response, number]));
+    expect(got.text).toBe("fine");
+    await waitFor(async () => reports.length > 0, 1000);
+    expect(reports).toHaveLength(1);
+    expect(reports[0].outcomes).toHaveLength(2);
+    expect(reports[0].attempts.some((a: any) => !a.ok && a.url.includes(":9/"))).toBe(true);
   });
 });
