@@ -1,16 +1,14 @@
 import type { Config } from "../config/config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
-import { HealthRecorder } from "../health/health-client.ts";
+import type { HealthRecorder } from "../health/health-client.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
 import type { UpstreamEvent } from "../stream/events.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
-import { classifyFailure, retriesSameTarget } from "./classify-failure.ts";
+import { classifyFailure } from "./classify-failure.ts";
 import { conversationKey } from "./conversation-key.ts";
 import { EventReader } from "./event-reader.ts";
-import { orderTargets } from "./order-targets.ts";
-import { retryDelayMs } from "./retry-delay.ts";
 import type { Target } from "./target.ts";
-import { getUpstreamRetryAfter, getUpstreamStatus } from "./upstream-hints.ts";
+import { tryTargets } from "./try-targets.ts";
 
 export interface Started {
   target: Target;
@@ -36,91 +34,38 @@ export interface AttemptOptions {
 }
 
 /**
- * Tries the targets until one produces its first event. Before that event nothing has reached the
- * client, so a retryable failure may try the same llama-server again (a 5xx, or no free slot with a
- * short Retry-After: bounded by `retries.perTarget`, with backoff) and then moves on to the next
- * target, within `retries.maxAttempts` in all; a client mistake (or the last failure) is thrown as is.
- * The order comes from the model's `balance` and the cached health snapshot; every attempt is a
- * passive health signal, and the request's outcome reaches the health hub once it is over.
+ * Tries the targets (tryTargets: order, retries, failover, health signals) until one produces its
+ * first event; the request's outcome reaches the health hub once that attempt's events end.
  */
 export async function runAttempts(targets: Target[], opts: AttemptOptions): Promise<Started> {
   const { config } = opts;
-  const requestStart = Date.now();
-  const health = new HealthRecorder(
-    opts.env,
-    config,
-    targets.flatMap((t) => (t.kind === "llama" ? [{ url: t.url, ...(t.apiKeySecret ? { apiKeySecret: t.apiKeySecret } : {}) }] : [])),
-    opts.waitUntil,
-  );
-  const ordered =
-    targets.length > 1
-      ? orderTargets(targets, {
-          balance: config.models?.[opts.request.model]?.balance ?? "ordered",
-          snapshot: health.snapshot(),
-          now: Date.now(),
-          key: conversationKey(Array.isArray(opts.request.messages) ? opts.request.messages : []),
-        })
-      : targets;
-
-  let last: ProxyError | undefined;
-  let lastTarget: Target | undefined;
-  let attempts = 0;
-  const fail = (err: ProxyError): ProxyError => {
-    err.attempts = attempts;
-    health.finish({ target: lastTarget?.name ?? "none", code: err.code, totalMs: Date.now() - requestStart });
-    return err;
-  };
-
-  targets: for (const target of ordered) {
-    for (let onTarget = 1; ; onTarget++) {
-      if (opts.signal.aborted || attempts >= config.retries.maxAttempts) break targets;
-      attempts++;
-      lastTarget = target;
-      opts.onAttempt?.(attempts, target);
-      const attempt = new AbortController();
-      const onAbort = () => attempt.abort();
-      opts.signal.addEventListener("abort", onAbort, { once: true });
-      const startedAt = Date.now();
-      try {
-        const upstream = opts.upstreamFor(target);
-        const stream = await upstream.open(opts.request, {
-          requestId: opts.requestId,
-          signal: attempt.signal,
-          responseStartMs: config.timeouts.responseStartMs,
-          env: opts.env,
-        });
-        const events = new EventReader(stream.getReader(), target.name, config.timeouts, startedAt);
-        const first = await events.next();
-        if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} ended its answer without sending anything.` });
-        if (first.type === "error") {
-          events.cancel();
-          throw ProxyError.fromInfo(first.error);
-        }
-        const firstEventAt = Date.now();
-        if (target.kind === "llama") health.success(target.url);
-        observeEnd(events, target, health, requestStart, firstEventAt);
-        return { target, attempts, first, events, startedAt, firstEventAt };
-      } catch (e) {
-        attempt.abort();
-        opts.signal.removeEventListener("abort", onAbort);
-        const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} failed: ${String(e)}` });
-        const kind = classifyFailure(err, getUpstreamStatus(err));
-        if (kind === "gone") break targets;
-        const retryAfterMs = getUpstreamRetryAfter(err);
-        if (target.kind === "llama") health.failure(target.url, kind, retryAfterMs);
-        if (kind === "client") throw fail(err);
-        // Zero config's implicit browser fallback with no session says less than why the server
-        // before it failed; a declared one says how to fix the fallback the operator asked for.
-        if (!last || !(target.kind === "browser" && target.implicit && err.code === "no_capacity")) last = err;
-        if (target.kind !== "llama" || !retriesSameTarget(kind) || onTarget >= config.retries.perTarget) continue targets;
-        const delay = retryDelayMs(onTarget, retryAfterMs, config.retries);
-        if (delay === null) continue targets;
-        if (!(await sleep(delay, opts.signal))) break targets;
+  const tried = await tryTargets(
+    targets,
+    {
+      config,
+      env: opts.env,
+      model: opts.request.model,
+      key: () => conversationKey(Array.isArray(opts.request.messages) ? opts.request.messages : []),
+      signal: opts.signal,
+      onAttempt: opts.onAttempt,
+      waitUntil: opts.waitUntil,
+    },
+    async (target, signal, startedAt) => {
+      const upstream = opts.upstreamFor(target);
+      const stream = await upstream.open(opts.request, { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, env: opts.env });
+      const events = new EventReader(stream.getReader(), target.name, config.timeouts, startedAt);
+      const first = await events.next();
+      if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} ended its answer without sending anything.` });
+      if (first.type === "error") {
+        events.cancel();
+        throw ProxyError.fromInfo(first.error);
       }
-    }
-  }
-  if (opts.signal.aborted) throw fail(new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." }));
-  throw fail(last ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." }));
+      return { first, events };
+    },
+  );
+  const { target, attempts, value, startedAt, succeededAt: firstEventAt } = tried;
+  observeEnd(value.events, target, tried.health, tried.requestStart, firstEventAt);
+  return { target, attempts, first: value.first, events: value.events, startedAt, firstEventAt };
 }
 
 /** The outcome is known once the chosen attempt's events end: report it (and mid-stream breaks). */
@@ -151,20 +96,4 @@ function observeEnd(events: EventReader, target: Target, health: HealthRecorder,
       });
     },
   };
-}
-
-/** Waits `ms` unless the client leaves first (false). */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

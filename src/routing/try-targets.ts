@@ -1,0 +1,144 @@
+import type { Config } from "../config/config.ts";
+import { ProxyError } from "../errors/proxy-error.ts";
+import { HealthRecorder } from "../health/health-client.ts";
+import { classifyFailure, retriesSameTarget } from "./classify-failure.ts";
+import { orderTargets } from "./order-targets.ts";
+import { retryDelayMs } from "./retry-delay.ts";
+import type { Target } from "./target.ts";
+import { getUpstreamRetryAfter, getUpstreamStatus } from "./upstream-hints.ts";
+
+export interface TryOptions {
+  config: Config;
+  env: Record<string, unknown>;
+  /** The requested model: its `balance` orders the targets. */
+  model: string;
+  /** The conversation's affinity key for `least-busy` (conversationKey()); asked only when there is a choice. */
+  key?(): string | null;
+  /** Aborted when the client leaves: stops the current attempt and any further ones. */
+  signal: AbortSignal;
+  /** Called as each attempt starts, so attempts can be reported even on failure. */
+  onAttempt?(n: number, target: Target): void;
+  /** Where health signals and the outcome are sent after the response (ctx.waitUntil). */
+  waitUntil?(p: Promise<unknown>): void;
+  /**
+   * Whether a failure means the target cannot take this kind of request at all (a browser target with
+   * no session for the endpoint): it is skipped, not tried. Not counted (onAttempt has heard of it;
+   * the next try reuses its number), no health signal, and its error is the answer only when no
+   * target was tried.
+   */
+  skips?(err: ProxyError, target: Target): boolean;
+}
+
+/** One attempt: resolves with what counts as success, or rejects (a ProxyError) before anything reached the client. */
+export type AttemptOne<T> = (target: Target, signal: AbortSignal, startedAt: number) => Promise<T>;
+
+export interface Tried<T> {
+  target: Target;
+  /** Every try, same-target retries included. */
+  attempts: number;
+  value: T;
+  /** When the request started trying targets, the successful attempt started, and it succeeded. */
+  requestStart: number;
+  startedAt: number;
+  succeededAt: number;
+  /** The request's health signals: the caller reports the outcome with `finish` once the answer is over. */
+  health: HealthRecorder;
+}
+
+/**
+ * Tries the targets until one attempt succeeds. Until then nothing has reached the client, so a
+ * retryable failure may try the same llama-server again (a 5xx, or no free slot with a short
+ * Retry-After: bounded by `retries.perTarget`, with backoff) and then moves on to the next target,
+ * within `retries.maxAttempts` in all; a client mistake (or the last failure) is thrown as is, with
+ * its outcome reported. The order comes from the model's `balance` and the cached health snapshot;
+ * every attempt is a passive health signal.
+ */
+export async function tryTargets<T>(targets: Target[], opts: TryOptions, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
+  const { config } = opts;
+  const requestStart = Date.now();
+  const health = new HealthRecorder(
+    opts.env,
+    config,
+    targets.flatMap((t) => (t.kind === "llama" ? [{ url: t.url, ...(t.apiKeySecret ? { apiKeySecret: t.apiKeySecret } : {}) }] : [])),
+    opts.waitUntil,
+  );
+  const ordered =
+    targets.length > 1
+      ? orderTargets(targets, {
+          balance: config.models?.[opts.model]?.balance ?? "ordered",
+          snapshot: health.snapshot(),
+          now: Date.now(),
+          key: opts.key?.() ?? null,
+        })
+      : targets;
+
+  let last: ProxyError | undefined;
+  let skipped: ProxyError | undefined;
+  let lastTarget: Target | undefined;
+  let attempts = 0;
+  const fail = (err: ProxyError): ProxyError => {
+    err.attempts = attempts;
+    health.finish({ target: lastTarget?.name ?? "none", code: err.code, totalMs: Date.now() - requestStart });
+    return err;
+  };
+
+  targets: for (const target of ordered) {
+    for (let onTarget = 1; ; onTarget++) {
+      if (opts.signal.aborted || attempts >= config.retries.maxAttempts) break targets;
+      const before = lastTarget;
+      attempts++;
+      lastTarget = target;
+      opts.onAttempt?.(attempts, target);
+      const attempt = new AbortController();
+      const onAbort = () => attempt.abort();
+      opts.signal.addEventListener("abort", onAbort, { once: true });
+      const startedAt = Date.now();
+      try {
+        const value = await attemptOne(target, attempt.signal, startedAt);
+        const succeededAt = Date.now();
+        if (target.kind === "llama") health.success(target.url);
+        return { target, attempts, value, requestStart, startedAt, succeededAt, health };
+      } catch (e) {
+        attempt.abort();
+        opts.signal.removeEventListener("abort", onAbort);
+        const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} failed: ${String(e)}` });
+        if (opts.skips?.(err, target)) {
+          attempts--;
+          lastTarget = before;
+          skipped ??= err;
+          continue targets;
+        }
+        const kind = classifyFailure(err, getUpstreamStatus(err));
+        if (kind === "gone") break targets;
+        const retryAfterMs = getUpstreamRetryAfter(err);
+        if (target.kind === "llama") health.failure(target.url, kind, retryAfterMs);
+        if (kind === "client") throw fail(err);
+        // Zero config's implicit browser fallback with no session says less than why the server
+        // before it failed; a declared one says how to fix the fallback the operator asked for.
+        if (!last || !(target.kind === "browser" && target.implicit && err.code === "no_capacity")) last = err;
+        if (target.kind !== "llama" || !retriesSameTarget(kind) || onTarget >= config.retries.perTarget) continue targets;
+        const delay = retryDelayMs(onTarget, retryAfterMs, config.retries);
+        if (delay === null) continue targets;
+        if (!(await sleep(delay, opts.signal))) break targets;
+      }
+    }
+  }
+  if (opts.signal.aborted) throw fail(new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." }));
+  throw fail(last ?? skipped ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." }));
+}
+
+/** Waits `ms` unless the client leaves first (false). */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
