@@ -6,6 +6,8 @@
 // Paths (the proxy appends /v1/chat/completions to a target's base URL):
 //   /fixture/<name>[/bytes-<n>][/gap-<ms>]/v1/chat/completions   replay test/fixtures/llama/<name>.json's body
 //   /behave/<kind>[/<arg>]/v1/chat/completions                     scripted behaviours (see BEHAVIOURS)
+//   /behave/embed/v1/embeddings, /behave/busy-then-embed/<s>/…      embeddings (any behaviour answers
+//                                                                  whatever the path's endpoint)
 //   /u-<tag>/…                a leading u-<tag> segment is ignored: one upstream URL (so one health
 //                             record and one circuit) per test
 //   GET …/health, …/slots,    answered as llama-server does (503 while `loading`, else ok and one idle
@@ -226,6 +228,28 @@ const BEHAVIOURS = {
   async "router-no-model"(req, res) {
     res.writeHead(400, { "content-type": "application/json" });
     res.end(JSON.stringify({ error: { code: 400, message: "model 'qwen' not found", type: "invalid_request_error" } }));
+  },
+  // ---- Embeddings (added; the behaviours above are unchanged) ----
+  // llama-server started with --embeddings: one 4-dimensional vector per input, in its key order.
+  // An empty input is refused with 400 invalid_request_error, as llama-server does.
+  async embed(req, res, arg, state, body) {
+    const parsed = JSON.parse(body || "{}");
+    const inputs = Array.isArray(parsed.input) && typeof parsed.input[0] !== "number" ? parsed.input : [parsed.input];
+    if (inputs.some((i) => i === "" || (Array.isArray(i) && i.length === 0))) {
+      res.writeHead(400, { "content-type": "application/json; charset=utf-8" });
+      return res.end(JSON.stringify({ error: { code: 400, message: "Input content cannot be empty", type: "invalid_request_error" } }));
+    }
+    const data = inputs.map((_, index) => ({ embedding: [0.25, -0.5, 0.125, index], index, object: "embedding" }));
+    res.writeHead(200, { "content-type": "application/json; charset=utf-8" });
+    res.end(JSON.stringify({ model: parsed.model ?? "m", object: "list", usage: { prompt_tokens: 2 * inputs.length, total_tokens: 2 * inputs.length }, data }));
+  },
+  // The first request to this path: 503 no slot available with Retry-After: `arg` s; then `embed`.
+  async "busy-then-embed"(req, res, arg, state, body, counter) {
+    if (counter <= 1) {
+      res.writeHead(503, { "content-type": "application/json", "retry-after": String(arg ?? 1) });
+      return res.end(JSON.stringify({ error: { code: 503, message: "no slot available", type: "unavailable_error" } }));
+    }
+    return BEHAVIOURS.embed(req, res, arg, state, body);
   },
 };
 
