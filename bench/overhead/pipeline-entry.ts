@@ -11,6 +11,7 @@ import { createToolCallTransform, type ToolDefinition } from "../../src/toolcall
 import { llamaSseEvents, llamaSseReader } from "../../src/upstreams/llama/parse-llama-sse.ts";
 import { ToolCallStreamRewriter } from "../../src/toolcalls/index.ts";
 import type { UpstreamEvent } from "../../src/stream/events.ts";
+import { Utf8Slab } from "../../src/stream/utf8-slab.ts";
 
 const TIMEOUTS = { firstTokenMs: 60_000, idleMs: 60_000, totalMs: 600_000 };
 const META = { id: "chatcmpl-bench", created: 0, model: "bench", includeUsage: false };
@@ -50,10 +51,10 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
 /**
  * The same work without any stream between the stages — the pure pipeline: llamaSseReader (SSE
  * lines, JSON, mapLlamaChunk: parse and normalize, parseLlamaSse's core) → ToolCallStreamRewriter (rewrite,
- * with tools; the steps ToolCallTransform takes) → chatSseEncoder (encode) → UTF-8 bytes.
+ * with tools; the steps ToolCallTransform takes) → chatSseEncoder (encode) → UTF-8 bytes (Utf8Slab, as BodyWriter writes them).
  */
 export function runPure(chunks: Uint8Array[], tools?: ToolDefinition[]): number {
-  const bytes = new TextEncoder();
+  const bytes = new Utf8Slab();
   const sse = chatSseEncoder(new ChunkEncoder(META, () => ({ target: "bench", attempts: 1 })));
   const rewriter = tools ? new ToolCallStreamRewriter(tools) : null;
   let out = 0;

@@ -1,4 +1,5 @@
 import { ProxyError } from "../errors/proxy-error.ts";
+import { Utf8Slab } from "./utf8-slab.ts";
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: ProxyError };
 
@@ -35,7 +36,7 @@ const SEND_QUEUE_CHARS = 64 * 1024;
 export class BodyWriter {
   readonly readable: ReadableStream<Uint8Array>;
   private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
-  private readonly encoder = new TextEncoder();
+  private readonly utf8 = new Utf8Slab();
   private gone = false;
   private closed = false;
   private queued = "";
@@ -57,7 +58,7 @@ export class BodyWriter {
     if (this.gone || this.closed) return false;
     this.lastWriteAt = Date.now();
     try {
-      await this.writer.write(this.encoder.encode(text));
+      await this.writer.write(this.utf8.encode(text));
       return true;
     } catch {
       this.markGone();

@@ -246,7 +246,8 @@ export class ToolCallStreamRewriter {
   }
 
   private event(e: UpstreamEvent): void {
-    const last = this.out[this.out.length - 1];
+    // Not `this.out[this.out.length - 1]` on an empty array: index -1 is a slow property lookup in V8.
+    const last = this.out.length > 0 ? this.out[this.out.length - 1] : undefined;
     if (e.type === "text" && last?.type === "text") last.delta += e.delta;
     else if (e.type === "reasoning" && last?.type === "reasoning") last.delta += e.delta;
     else this.out.push(e);

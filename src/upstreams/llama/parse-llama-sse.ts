@@ -6,8 +6,19 @@ import { mapLlamaChunk, type ChunkState } from "./map-llama-chunk.ts";
 /** How llama-server opens a frame that carries one token of content or reasoning. */
 const CONTENT_HEAD = '{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"';
 const REASONING_HEAD = '{"choices":[{"finish_reason":null,"index":0,"delta":{"reasoning_content":"';
-/** A string literal with an escape or a raw control character: left to JSON.parse. */
-const NOT_PLAIN = /[\\\u0000-\u001f]/;
+/** A string literal's body with an escape, a quote or a raw control character: read with JSON.parse. */
+const NOT_PLAIN = /[\\"\u0000-\u001f]/;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** The index of the last \n or \r in `text`, or -1. A chunk nearly always ends with one, so scanning back wins over lastIndexOf. */
+function lastLineBreak(text: string): number {
+  for (let i = text.length - 1; i >= 0; i--) {
+    const c = text.charCodeAt(i);
+    if (c === 0x0a || c === 0x0d) return i;
+  }
+  return -1;
+}
 
 /** A frame larger than this is not a chat chunk; refuse it rather than buffer without bound. */
 const MAX_FRAME_CHARS = 8 * 1024 * 1024;
@@ -72,29 +83,44 @@ export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => 
   };
   // Nearly every frame is one content (or reasoning) delta whose other bytes repeat those of the frame
   // before. Once such a frame was parsed in full and gave nothing but its delta, later frames with the
-  // same opening and the same tail differ only in the delta's text: read it without parsing the frame.
+  // same opening and the same tail differ only in the delta's string literal: read just that literal
+  // (as is when it has no escapes, else JSON.parse of the literal alone) instead of the whole frame.
   let knownTail: string | null = null;
+  // slice + === rather than startsWith/endsWith: several times faster in V8 on these short strings.
+  const headOf = (data: string): 0 | 1 | -1 => (data.slice(0, CONTENT_HEAD.length) === CONTENT_HEAD ? 0 : data.slice(0, REASONING_HEAD.length) === REASONING_HEAD ? 1 : -1);
+  /** The delta in `data[start, end)` (between the literal's quotes), or null when that is not one JSON string. */
+  const literal = (data: string, start: number, end: number): string | null => {
+    const raw = data.slice(start, end);
+    if (!NOT_PLAIN.test(raw)) return raw;
+    try {
+      const v: unknown = JSON.parse(data.slice(start - 1, end + 1));
+      return typeof v === "string" ? v : null;
+    } catch {
+      return null;
+    }
+  };
   const quick = (data: string): boolean => {
     if (knownTail === null) return false;
-    const kind = data.startsWith(CONTENT_HEAD) ? 0 : data.startsWith(REASONING_HEAD) ? 1 : -1;
+    const kind = headOf(data);
     if (kind < 0) return false;
     const start = kind === 0 ? CONTENT_HEAD.length : REASONING_HEAD.length;
-    const end = data.indexOf('"', start);
-    if (end < 0 || data.length - end - 1 !== knownTail.length || !data.endsWith(knownTail)) return false;
-    const text = data.slice(start, end);
-    if (NOT_PLAIN.test(text)) return false;
+    const end = data.length - knownTail.length - 1;
+    if (end < start || data.charCodeAt(end) !== QUOTE || data.slice(end + 1) !== knownTail) return false;
+    const text = literal(data, start, end);
+    if (text === null) return false;
     if (text !== "") emit([{ type: kind === 0 ? "text" : "reasoning", delta: text }]);
     return true;
   };
   const learn = (data: string, events: UpstreamEvent[], json: { usage?: unknown; timings?: unknown; error?: unknown }) => {
     knownTail = null;
-    const kind = data.startsWith(CONTENT_HEAD) ? 0 : data.startsWith(REASONING_HEAD) ? 1 : -1;
+    const kind = headOf(data);
     if (kind < 0 || json.usage !== undefined || json.timings !== undefined || json.error !== undefined) return;
     const start = kind === 0 ? CONTENT_HEAD.length : REASONING_HEAD.length;
-    const end = data.indexOf('"', start);
-    const text = data.slice(start, end);
-    if (end < 0 || NOT_PLAIN.test(text)) return;
-    const only = events.length === 0 ? text === "" : events.length === 1 && events[0]!.type === (kind === 0 ? "text" : "reasoning") && (events[0] as { delta: string }).delta === text;
+    let end = start;
+    while (end < data.length && data.charCodeAt(end) !== QUOTE) end += data.charCodeAt(end) === BACKSLASH ? 2 : 1;
+    if (end >= data.length) return;
+    const text = literal(data, start, end);
+    const only = text !== null && (events.length === 0 ? text === "" : events.length === 1 && events[0]!.type === (kind === 0 ? "text" : "reasoning") && (events[0] as { delta: string }).delta === text);
     if (only) knownTail = data.slice(end + 1);
   };
 
@@ -140,7 +166,7 @@ export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => 
       const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
       // Only the new text is searched for a line end: the unfinished line before it has none, and
       // rescanning it would make a long line quadratic.
-      const cutInText = Math.max(text.lastIndexOf("\n"), text.lastIndexOf("\r"));
+      const cutInText = lastLineBreak(text);
       if (cutInText === -1) {
         tail += text;
         if (tail.length > MAX_FRAME_CHARS) {

@@ -41,6 +41,13 @@ describe("parseLlamaSse on repeated token frames", () => {
     content("wörld 👋"),
     content("esc\\u00e9aped"),
     content("tab\\tbed"),
+    // Escapes read from the literal alone, one after another; a backslash before the closing quote.
+    content("say \\\"hi\\\""),
+    content("back\\\\"),
+    content("\\ud83d\\udc4b"),
+    // An unescaped quote turns the same bytes into a different object: must not pass as one literal.
+    content('q","x":"b'),
+    content('r","content":"s'),
     // The same opening with more in the tail: timings, a second delta key, another choice, usage.
     content("t1", `}}],"created":1796026036,"id":"chatcmpl-5weJ","model":"m","object":"chat.completion.chunk","timings":{"predicted_n":3}}`),
     content("t2"),
