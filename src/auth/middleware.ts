@@ -31,11 +31,6 @@ export function authMiddleware(): MiddlewareHandler<AppEnv> {
       const meter = await admit(c, principal.key, kind);
       c.set("meter", meter);
       if (c.req.method === "GET" && path.startsWith("/v1/models/")) meter.checkModel(decodeURIComponent(path.slice("/v1/models/".length)));
-      // Embeddings do not go through the chat pipeline's hook: read the model from a copy of the body.
-      if (path === "/v1/embeddings" && principal.key.models) {
-        const body = (await c.req.raw.clone().json().catch(() => null)) as { model?: unknown } | null;
-        if (typeof body?.model === "string") meter.checkModel(body.model);
-      }
     } catch (e) {
       const err = toProxyError(e);
       return path === "/v1/messages" ? anthropicErrorResponse(err, { "x-request-id": c.get("requestId") }) : errorResponse(err);

@@ -19,6 +19,7 @@ import { fetchLlamaEmbeddings } from "../upstreams/llama/llama-embeddings.ts";
 export async function embeddings(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
   const request = validateBody(EmbeddingsRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+  c.get("meter")?.checkModel(request.model);
   const targets = planTargets(config, request.model);
   const requestId = c.get("requestId");
   const env = c.env as unknown as Record<string, unknown>;
