@@ -15,7 +15,27 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   if (declared > maxBytes) throw tooLarge();
   if (!request.body) throw invalidJson("The request has no body; send a JSON object.");
 
-  const reader = request.body.getReader();
+  // A declared length is enforced by the HTTP runtime (the body cannot run past it): read it in one
+  // go, and check the size read anyway (a Request built in-process carries whatever header it was given).
+  const bytes = declared >= 0 ? new Uint8Array(await request.arrayBuffer()) : await readCapped(request.body, maxBytes, tooLarge);
+  if (bytes.byteLength > maxBytes) throw tooLarge();
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw invalidJson("The request body is not valid UTF-8.");
+  }
+  if (text.trim() === "") throw invalidJson("The request body is empty; send a JSON object.");
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw invalidJson(`The request body is not valid JSON: ${(e as Error).message}.`);
+  }
+}
+
+/** A body of unknown length (chunked), refused as soon as it passes `maxBytes`. */
+async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number, tooLarge: () => ProxyError): Promise<Uint8Array> {
+  const reader = body.getReader();
   const parts: Uint8Array[] = [];
   let size = 0;
   for (;;) {
@@ -34,18 +54,7 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
     bytes.set(p, offset);
     offset += p.byteLength;
   }
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    throw invalidJson("The request body is not valid UTF-8.");
-  }
-  if (text.trim() === "") throw invalidJson("The request body is empty; send a JSON object.");
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw invalidJson(`The request body is not valid JSON: ${(e as Error).message}.`);
-  }
+  return bytes;
 }
 
 function invalidJson(message: string): ProxyError {
