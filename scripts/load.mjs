@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createServer } from "node:http";
 import { startSwitchyard } from "../test/support/switchyard-dev.mjs";
-import { startLlamaServer } from "../test/support/llama-server.mjs";
+import { freePort, startLlamaServer } from "../test/support/llama-server.mjs";
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -93,7 +93,36 @@ symlinkSync(join(repo, "node_modules"), join(snapshot, "node_modules"));
 process.chdir(snapshot);
 
 const upstream = upstreamKind === "llama" ? await startLlamaServer({ parallel: 4, args: ["-t", "1"] }) : await startFakeLlama();
-const proxy = await startSwitchyard({ vars: { SWITCHYARD_CONFIG: { models: { m: { targets: [{ kind: "llama", url: upstream.url }] } }, timeouts: { heartbeatMs } } } });
+const inspectorPort = await freePort();
+const proxy = await startSwitchyard({ args: ["--inspector-port", String(inspectorPort)], vars: { SWITCHYARD_CONFIG: { models: { m: { targets: [{ kind: "llama", url: upstream.url }] } }, timeouts: { heartbeatMs } } } });
+
+/**
+ * The Worker's V8 heap after a full garbage collection, through wrangler dev's inspector: what the
+ * JavaScript holds, as opposed to RSS, which also counts memory the allocator keeps for reuse.
+ */
+async function workerHeapMb() {
+  const [target] = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((res, rej) => (ws.addEventListener("open", res), ws.addEventListener("error", rej)));
+  let id = 0;
+  const call = (method) =>
+    new Promise((res) => {
+      const mine = ++id;
+      const on = (m) => {
+        const d = JSON.parse(m.data);
+        if (d.id === mine) (ws.removeEventListener("message", on), res(d.result));
+      };
+      ws.addEventListener("message", on);
+      ws.send(JSON.stringify({ id: mine, method }));
+    });
+  try {
+    await call("HeapProfiler.collectGarbage");
+    const { usedSize } = await call("Runtime.getHeapUsage");
+    return Math.round((usedSize / 1048576) * 10) / 10;
+  } finally {
+    ws.close();
+  }
+}
 const pgid = Number(execFileSync("ps", ["-o", "pgid=", "-p", String(await launcherPid(proxy.port))], { encoding: "utf8" }).trim());
 
 async function launcherPid(port) {
@@ -167,9 +196,9 @@ stats.errors = 0;
 stats.latencies = [];
 stats.firstByte = [];
 await new Promise((r) => setTimeout(r, 2000));
-const baseline = { ...workerdStats(pgid), sockets: upstreamSockets(upstream.port) };
+const baseline = { ...workerdStats(pgid), sockets: upstreamSockets(upstream.port), heapMb: await workerHeapMb() };
 log(`# load: ${concurrency} concurrent streams for ${durationS} s through wrangler dev to ${upstreamKind === "llama" ? "llama-server (-np 4)" : `a fake upstream (${tokens} tokens, ${gapMs} ms apart)`}`);
-log(`# baseline: workerd processes ${baseline.processes}, fds ${baseline.fds}, rss ${baseline.rssMb} MB, upstream sockets ${baseline.sockets}`);
+log(`# baseline: workerd processes ${baseline.processes}, fds ${baseline.fds}, rss ${baseline.rssMb} MB, Worker heap after GC ${baseline.heapMb} MB, upstream sockets ${baseline.sockets}`);
 const results = [];
 for (let round = 1; round <= rounds; round++) {
   stats.ok = 0;
@@ -189,7 +218,7 @@ for (let round = 1; round <= rounds; round++) {
   clearInterval(sampler);
   const elapsedS = (Date.now() - started) / 1000;
   await new Promise((r) => setTimeout(r, 8000)); // keep-alive connections idle out
-  const after = { ...workerdStats(pgid), sockets: upstreamSockets(upstream.port) };
+  const after = { ...workerdStats(pgid), sockets: upstreamSockets(upstream.port), heapMb: await workerHeapMb() };
   results.push({
     round,
     upstream: upstreamKind,
@@ -217,5 +246,5 @@ await upstream.stop();
 process.chdir(repo);
 rmSync(snapshot, { recursive: true, force: true });
 const leaked = after.sockets > baseline.sockets + 5 || after.fds > baseline.fds + 50;
-log(`# ${errors === 0 && !leaked ? "PASS" : "FAIL"}: ${errors} errors; fds ${baseline.fds} → ${after.fds}, upstream sockets ${baseline.sockets} → ${after.sockets}, workerd RSS after each round: ${results.map((r) => r.after.rssMb).join(", ")} MB`);
+log(`# ${errors === 0 && !leaked ? "PASS" : "FAIL"}: ${errors} errors; fds ${baseline.fds} → ${after.fds}, upstream sockets ${baseline.sockets} → ${after.sockets}, workerd RSS after each round: ${results.map((r) => r.after.rssMb).join(", ")} MB; Worker heap after GC: ${baseline.heapMb} → ${results.map((r) => r.after.heapMb).join(", ")} MB`);
 process.exit(errors === 0 && !leaked ? 0 : 1);

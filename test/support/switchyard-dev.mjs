@@ -4,9 +4,10 @@
 import { spawn } from "node:child_process";
 import { freePort } from "./llama-server.mjs";
 
-export async function startSwitchyard({ vars = {}, env = {}, readyTimeoutMs = 60_000 } = {}) {
+/** `args`: more `wrangler dev` arguments (e.g. `--inspector-port`). */
+export async function startSwitchyard({ vars = {}, env = {}, args: more = [], readyTimeoutMs = 60_000 } = {}) {
   const port = await freePort();
-  const args = ["scripts/start.mjs", "--port", String(port), "--ip", "127.0.0.1"];
+  const args = ["scripts/start.mjs", "--port", String(port), "--ip", "127.0.0.1", ...more];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${typeof v === "string" ? v : JSON.stringify(v)}`);
   const child = spawn(process.execPath, args, {
     detached: true,
