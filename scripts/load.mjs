@@ -102,7 +102,8 @@ const proxy = await startSwitchyard({ args: ["--inspector-port", String(inspecto
  */
 async function workerHeapMb() {
   const [target] = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
-  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  // wrangler's inspector proxy wants an allowed Origin (a DevTools page's or a local one).
+  const ws = new WebSocket(target.webSocketDebuggerUrl, { headers: { origin: "http://127.0.0.1" } });
   await new Promise((res, rej) => (ws.addEventListener("open", res), ws.addEventListener("error", rej)));
   let id = 0;
   const call = (method) =>
