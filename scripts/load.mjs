@@ -8,6 +8,7 @@
 //   npm run load                                   1,000 streams, 60 s, fast Node fake upstream
 //   npm run load -- --upstream llama --concurrency 16 --duration 60     the real llama-server (-np 4)
 //   options: --concurrency N --duration S --tokens T (fake: tokens per answer, default 20) --gap MS
+//   --worker passthrough (a bare pass-through Worker instead of Switchyard: the runtime's floor)
 //   --rounds R (default 2: the same load twice on one wrangler dev, to tell a leak from a warm heap)
 //   (fake: ms between tokens, default 1500: a slow generation, so 1,000 streams are in flight at once
 //   without the fake outrunning two shared cores) --heartbeat MS (timeouts.heartbeatMs, default 2000)
@@ -39,6 +40,7 @@ function startFakeLlama() {
     if (req.method === "GET" && req.url.endsWith("/health")) return res.end('{"status":"ok"}');
     if (req.method === "GET" && req.url.endsWith("/slots")) return res.end("[]");
     if (req.method === "GET" && req.url.endsWith("/metrics")) return res.writeHead(501).end();
+    if (req.method === "GET") return res.writeHead(404).end();
     for await (const _ of req);
     res.writeHead(200, { "content-type": "text/event-stream" });
     let closed = false;
@@ -93,8 +95,20 @@ symlinkSync(join(repo, "node_modules"), join(snapshot, "node_modules"));
 process.chdir(snapshot);
 
 const upstream = upstreamKind === "llama" ? await startLlamaServer({ parallel: 4, args: ["-t", "1"] }) : await startFakeLlama();
-const inspectorPort = await freePort();
-const proxy = await startSwitchyard({ args: ["--inspector-port", String(inspectorPort)], vars: { SWITCHYARD_CONFIG: { models: { m: { targets: [{ kind: "llama", url: upstream.url }] } }, timeouts: { heartbeatMs } } } });
+// --worker passthrough: the same load through a bare pass-through Worker (bench/passthrough-worker)
+// under wrangler dev instead of Switchyard — the runtime's own memory and descriptor behaviour, to
+// compare Switchyard's against.
+const workerKind = arg("worker", "switchyard");
+let inspectorPort = await freePort();
+let proxy;
+if (workerKind === "passthrough") {
+  const { devPassthrough } = await import("../bench/overhead/runtimes.mjs");
+  const dev = await devPassthrough({ dir: mkdtempSync(join(tmpdir(), "switchyard-load-pt-")) }, { UPSTREAM: upstream.url, LLAMA: upstream.url });
+  inspectorPort = dev.inspectorPort;
+  proxy = { url: dev.url, port: Number(new URL(dev.url).port), logs: () => "", stop: dev.stop };
+} else {
+  proxy = await startSwitchyard({ args: ["--inspector-port", String(inspectorPort)], vars: { SWITCHYARD_CONFIG: { models: { m: { targets: [{ kind: "llama", url: upstream.url }] } }, timeouts: { heartbeatMs } } } });
+}
 
 /**
  * The Worker's V8 heap after a full garbage collection, through wrangler dev's inspector: what the
@@ -198,7 +212,7 @@ stats.latencies = [];
 stats.firstByte = [];
 await new Promise((r) => setTimeout(r, 2000));
 const baseline = { ...workerdStats(pgid), sockets: upstreamSockets(upstream.port), heapMb: await workerHeapMb() };
-log(`# load: ${concurrency} concurrent streams for ${durationS} s through wrangler dev to ${upstreamKind === "llama" ? "llama-server (-np 4)" : `a fake upstream (${tokens} tokens, ${gapMs} ms apart)`}`);
+log(`# load: ${concurrency} concurrent streams for ${durationS} s through ${workerKind === "passthrough" ? "a bare pass-through Worker under " : ""}wrangler dev to ${upstreamKind === "llama" ? "llama-server (-np 4)" : `a fake upstream (${tokens} tokens, ${gapMs} ms apart)`}`);
 log(`# baseline: workerd processes ${baseline.processes}, fds ${baseline.fds}, rss ${baseline.rssMb} MB, Worker heap after GC ${baseline.heapMb} MB, upstream sockets ${baseline.sockets}`);
 const results = [];
 for (let round = 1; round <= rounds; round++) {

@@ -97,11 +97,12 @@ async function stopGroup(child) {
 /** `wrangler dev <script> --no-bundle` with its own config, vars from an env file, state in a temp dir. */
 async function wranglerDev({ script, config, vars, tmp, name, probe }) {
   const port = await freePort();
+  const inspectorPort = await freePort();
   const envFile = join(tmp, `${name}.env`);
   writeFileSync(envFile, Object.entries(vars).map(([k, v]) => `${k}='${v}'`).join("\n") + "\n");
   const child = spawn(
     process.execPath,
-    [WRANGLER, "dev", script, "--no-bundle", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--env-file", envFile, "--persist-to", join(tmp, `${name}-state`), "--inspector-port", String(await freePort()), "--show-interactive-dev-session=false", "--log-level", "warn"],
+    [WRANGLER, "dev", script, "--no-bundle", "-c", config, "--ip", "127.0.0.1", "--port", String(port), "--env-file", envFile, "--persist-to", join(tmp, `${name}-state`), "--inspector-port", String(inspectorPort), "--show-interactive-dev-session=false", "--log-level", "warn"],
     { cwd: ROOT, detached: true, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" } },
   );
   let err = "";
@@ -113,7 +114,7 @@ async function wranglerDev({ script, config, vars, tmp, name, probe }) {
     await stopGroup(child);
     throw new Error(`${e.message}\n${err}`);
   }
-  return { url, stop: () => stopGroup(child) };
+  return { url, inspectorPort, stop: () => stopGroup(child) };
 }
 
 export function devSwitchyard(build, vars) {
