@@ -77,8 +77,8 @@ try {
   const smf = await started("Switchyard (Miniflare)", miniflareSwitchyard(build.script, syVars));
   add("Switchyard, Miniflare", "sy-mf", () => `${smf.url}/v1/chat/completions`);
   if (!flag("no-diagnostic")) {
-    // Diagnostic: the same Worker without the HEALTH_HUB binding, so no health report (one Durable
-    // Object call per request) is sent — how much of Switchyard's own cost that call is.
+    // Diagnostic: the same Worker without the HEALTH_HUB binding, so no health snapshot is read and
+    // no health report is sent (Durable Object calls, batched to about one a second per isolate).
     const snh = await started("Switchyard without HealthHub (Miniflare)", miniflareSwitchyard(build.script, syVars, ["HEALTH_HUB"]));
     add("Switchyard without HEALTH_HUB (diagnostic), Miniflare", "sy-nohealth-mf", () => `${snh.url}/v1/chat/completions`);
   }

@@ -114,29 +114,40 @@ if (workerKind === "passthrough") {
  * The Worker's V8 heap after a full garbage collection, through wrangler dev's inspector: what the
  * JavaScript holds, as opposed to RSS, which also counts memory the allocator keeps for reuse.
  */
+// One inspector connection for the whole run: wrangler's proxy may not answer a second one.
+let inspector = null;
 async function workerHeapMb() {
-  const [target] = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
-  // wrangler's inspector proxy wants an allowed Origin (a DevTools page's or a local one).
-  const ws = new WebSocket(target.webSocketDebuggerUrl, { headers: { origin: "http://127.0.0.1" } });
-  await new Promise((res, rej) => (ws.addEventListener("open", res), ws.addEventListener("error", rej)));
-  let id = 0;
-  const call = (method) =>
+  if (!inspector) {
+    const [target] = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
+    // wrangler's inspector proxy wants an allowed Origin (a DevTools page's or a local one).
+    const ws = new WebSocket(target.webSocketDebuggerUrl, { headers: { origin: "http://127.0.0.1" } });
+    await new Promise((res, rej) => (ws.addEventListener("open", res), ws.addEventListener("error", rej)));
+    inspector = { ws, id: 0 };
+  }
+  const { ws } = inspector;
+  // The proxy can drop a message sent while it is still attaching to the runtime: ask again after 2 s.
+  const once = (method) =>
     new Promise((res) => {
-      const mine = ++id;
+      const mine = ++inspector.id;
       const on = (m) => {
         const d = JSON.parse(m.data);
-        if (d.id === mine) (ws.removeEventListener("message", on), res(d.result));
+        if (d.id === mine) (ws.removeEventListener("message", on), clearTimeout(timer), res(d.result));
       };
+      const timer = setTimeout(() => (ws.removeEventListener("message", on), res(null)), 2000);
       ws.addEventListener("message", on);
       ws.send(JSON.stringify({ id: mine, method }));
     });
-  try {
-    await call("HeapProfiler.collectGarbage");
-    const { usedSize } = await call("Runtime.getHeapUsage");
-    return Math.round((usedSize / 1048576) * 10) / 10;
-  } finally {
-    ws.close();
-  }
+  const call = async (method) => {
+    for (let i = 0; i < 5; i++) {
+      const r = await once(method);
+      if (r) return r;
+    }
+    return null;
+  };
+  // The bare pass-through's inspector sometimes stops answering after a round: then no figure.
+  if (!(await call("HeapProfiler.collectGarbage"))) return null;
+  const usage = await call("Runtime.getHeapUsage");
+  return usage ? Math.round((usage.usedSize / 1048576) * 10) / 10 : null;
 }
 const pgid = Number(execFileSync("ps", ["-o", "pgid=", "-p", String(await launcherPid(proxy.port))], { encoding: "utf8" }).trim());
 
@@ -256,6 +267,7 @@ const after = results.at(-1).after;
 const errors = results.reduce((a, r) => a + r.errors, 0);
 writeFileSync(join(tmpdir(), "switchyard-load-wrangler.log"), proxy.logs());
 if (stats.errorSamples.length) log(`# error samples:\n${stats.errorSamples.join("\n")}\n# wrangler dev's last output:\n${proxy.logs().slice(-3000)}`);
+inspector?.ws.close();
 await proxy.stop();
 await upstream.stop();
 process.chdir(repo);
