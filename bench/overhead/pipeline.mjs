@@ -63,6 +63,17 @@ export async function measurePipeline({ runs = 300 } = {}) {
   };
 }
 
+/** Per workload, the run with the median CPU time among several `measurePipeline` results. */
+export function pipelineMedian(runs) {
+  const out = { ...runs[0] };
+  for (const [k, v] of Object.entries(runs[0])) {
+    if (!v || typeof v !== "object" || !("cpuMs" in v)) continue;
+    const sorted = runs.map((r) => r[k]).sort((a, b) => a.cpuMs - b.cpuMs);
+    out[k] = sorted[Math.floor(sorted.length / 2)];
+  }
+  return out;
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const i = process.argv.indexOf("--runs");
   const r = await measurePipeline({ runs: i > 0 ? Number(process.argv[i + 1]) : 300 });

@@ -23,8 +23,10 @@ const isSpace = (c: string | undefined): boolean => c === " " || c === "\n" || c
 
 /** Longest suffix of `text` (from `from` on) that is a proper prefix of `marker`. */
 function heldSuffix(text: string, from: number, marker: string): number {
+  const first = marker.charCodeAt(0);
   for (let n = Math.min(marker.length - 1, text.length - from); n > 0; n--) {
-    if (marker.startsWith(text.slice(text.length - n))) return n;
+    // Only a suffix that starts with the marker's first character can be its prefix (no slice otherwise).
+    if (text.charCodeAt(text.length - n) === first && marker.startsWith(text.slice(text.length - n))) return n;
   }
   return 0;
 }
