@@ -63,8 +63,10 @@ export class HealthHub extends DurableObject<Env> {
         t.health = { ...t.health, circuit: recordFailure(t.health.circuit, now, this.policy.circuit, a.retryAfterMs) };
       }
     }
-    for (const outcome of report.outcomes) countOutcome(this.traffic, outcome);
-    if (report.outcomes.length) this.dirty = true;
+    // `?? []`: an isolate still running the previous deploy sends no `outcomes` list.
+    const outcomes = report.outcomes ?? [];
+    for (const outcome of outcomes) countOutcome(this.traffic, outcome);
+    if (outcomes.length) this.dirty = true;
     this.touch();
   }
 
