@@ -6,6 +6,7 @@ import { unsupported, validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { CompletionsRequestSchema } from "../schemas/completions-request.ts";
+import { dataFrame, framedSse, gathered } from "../stream/event-encoder.ts";
 import { jsonResponse } from "../stream/json-response.ts";
 import { randomId } from "../stream/random-id.ts";
 import { sseResponse } from "../stream/sse-response.ts";
@@ -30,22 +31,10 @@ export async function completions(c: Context<AppEnv>): Promise<Response> {
   });
   const meta = { id: randomId("cmpl-"), created: Math.floor(Date.now() / 1000), model: request.model, includeUsage: request.stream_options?.include_usage === true };
   const encoder = new TextCompletionEncoder(meta, () => run.extension());
-  if (request.stream) {
-    const frame = (chunks: Record<string, unknown>[]) => chunks.map((x) => `data: ${JSON.stringify(x)}\n\n`).join("");
-    return sseResponse({
-      ...run.common,
-      encoder: {
-        encode: (e) => frame(encoder.encode(e)),
-        end: () => frame(encoder.end()) + "data: [DONE]\n\n",
-        get failed() {
-          return encoder.failed !== null;
-        },
-      },
-    });
-  }
+  if (request.stream) return sseResponse({ ...run.common, encoder: framedSse(encoder, dataFrame, "data: [DONE]\n\n") });
   return jsonResponse({
     ...run.common,
-    aggregator: { push: (e) => void encoder.encode(e), get failed() { return encoder.failed; } },
+    aggregator: gathered(encoder),
     result: () => (encoder.end(), encoder.completion()),
   });
 }

@@ -1,0 +1,40 @@
+import type { Aggregator } from "./json-response.ts";
+import type { ErrorInfo, UpstreamEvent } from "./events.ts";
+import type { SseEncoder } from "./sse-response.ts";
+
+/**
+ * The encoder of an API that turns internal events into its own event objects (Responses, Messages,
+ * text completions): the stream frames them, the non-stream body is the same encoder gathered.
+ */
+export interface EventEncoder<E> {
+  encode(event: UpstreamEvent): E[];
+  end(): E[];
+  readonly failed: ErrorInfo | null;
+}
+
+/** `data: <event>` per event (OpenAI framing). */
+export const dataFrame = (e: unknown): string => `data: ${JSON.stringify(e)}\n\n`;
+/** `event: <type>` and `data: <event>` per event (Responses and Anthropic framing). */
+export const namedFrame = (e: { type: string }): string => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+
+/** The SSE body of an EventEncoder: each event framed, `trailer` after the end (e.g. `data: [DONE]`). */
+export function framedSse<E>(encoder: EventEncoder<E>, frame: (e: E) => string, trailer = ""): SseEncoder {
+  const frames = (events: E[]) => events.map(frame).join("");
+  return {
+    encode: (event) => frames(encoder.encode(event)),
+    end: () => frames(encoder.end()) + trailer,
+    get failed() {
+      return encoder.failed !== null;
+    },
+  };
+}
+
+/** The non-stream side of an EventEncoder: events fed to it, its own body built at the end. */
+export function gathered<E>(encoder: EventEncoder<E>): Aggregator {
+  return {
+    push: (event) => void encoder.encode(event),
+    get failed() {
+      return encoder.failed;
+    },
+  };
+}
