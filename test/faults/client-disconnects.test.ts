@@ -7,29 +7,22 @@ const LIMIT_MS = 1000;
 const id = (stage: string, stream: boolean) => `leave-${stage}-${stream ? "s" : "n"}-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`;
 
 describe.each([true, false])("a client that leaves (stream: %s)", (stream) => {
-  it("while the upstream has sent no headers (before commit)", async () => {
-    const requestId = id("headers", stream);
+  /** The client aborts 150 ms into a request whose upstream stalls at `behaviour`. */
+  async function leaveDuringStall(stage: string, behaviour: string, timeouts: Record<string, number>) {
+    const requestId = id(stage, stream);
     const ac = new AbortController();
-    const pending = chat({ stream, requestId, signal: ac.signal, vars: vars([llama(fixture("behave/stall-headers/5000"))], { timeouts: { ...FAST, responseStartMs: 5000 } }) });
+    const pending = chat({ stream, requestId, signal: ac.signal, vars: vars([llama(fixture(behaviour))], { timeouts: { ...FAST, ...timeouts } }) });
     await sleep(150);
     const leftAt = Date.now();
     ac.abort();
     const { res } = await pending;
     await res.text().catch(() => "");
     expect(await closedAfter(requestId, leftAt)).toBeLessThan(LIMIT_MS);
-  });
+  }
 
-  it("after headers, before the first token", async () => {
-    const requestId = id("first", stream);
-    const ac = new AbortController();
-    const pending = chat({ stream, requestId, signal: ac.signal, vars: vars([llama(fixture("behave/stall-before-first/5000"))], { timeouts: { ...FAST, firstTokenMs: 5000 } }) });
-    await sleep(150);
-    const leftAt = Date.now();
-    ac.abort();
-    const { res } = await pending;
-    await res.text().catch(() => "");
-    expect(await closedAfter(requestId, leftAt)).toBeLessThan(LIMIT_MS);
-  });
+  it("while the upstream has sent no headers (before commit)", () => leaveDuringStall("headers", "behave/stall-headers/5000", { responseStartMs: 5000 }));
+
+  it("after headers, before the first token", () => leaveDuringStall("first", "behave/stall-before-first/5000", { firstTokenMs: 5000 }));
 
   it("after commit, mid-answer (the body reader goes away)", async () => {
     const requestId = id("mid", stream);
