@@ -102,32 +102,14 @@ export const REASONING_MARKERS: Array<[string, Build]> = [
   ["<|im_end|>", drop],
 ];
 
-/** Each table's entries by their first character, built once: a `<` need not be compared with every marker. */
-const byFirstChar = new WeakMap<Array<[string, Build]>, Map<number, Array<[string, Build]>>>();
-function entriesFor(table: Array<[string, Build]>, c: number): Array<[string, Build]> | undefined {
-  let index = byFirstChar.get(table);
-  if (!index) {
-    index = new Map();
-    for (const entry of table) {
-      const first = entry[0].charCodeAt(0);
-      const list = index.get(first);
-      if (list) list.push(entry);
-      else index.set(first, [entry]);
-    }
-    byFirstChar.set(table, index);
-  }
-  return index.get(c);
-}
-
 /** The longest marker of `table` opening at `j`, "maybe" while the text may still grow into one. */
 export function literal(buf: string, j: number, eof: boolean, table: Array<[string, Build]>): Candidate {
-  const entries = entriesFor(table, buf.charCodeAt(j));
-  if (!entries) return NO;
   let best: [string, Build] | null = null;
   let maybe = false;
   const avail = buf.length - j;
-  for (const entry of entries) {
+  for (const entry of table) {
     const open = entry[0];
+    if (open.charCodeAt(0) !== buf.charCodeAt(j)) continue;
     if (buf.startsWith(open, j)) {
       if (!best || open.length > best[0].length) best = entry;
     } else if (!eof && avail < open.length && open.startsWith(buf.slice(j))) maybe = true;
