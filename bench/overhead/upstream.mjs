@@ -16,7 +16,7 @@ const frame = (delta, finish = null) =>
   `data: {"choices":[{"finish_reason":${finish ? `"${finish}"` : "null"},"index":0,"delta":${JSON.stringify(delta)}}],"created":1796022686,"id":"${ID}","model":"m","system_fingerprint":"b1-bench","object":"chat.completion.chunk"}\n\n`;
 const usageFrame = (n) => `data: {"choices":[],"created":1796022686,"id":"${ID}","model":"m","object":"chat.completion.chunk","usage":{"completion_tokens":${n},"prompt_tokens":12,"total_tokens":${n + 12}},"timings":{"prompt_n":12,"predicted_n":${n}}}\n\n`;
 
-/** About 1,000 tokens: reasoning, prose, two calls written as text, prose (bench/toolcalls/throughput.mjs). */
+/** About 1,000 tokens: reasoning, prose, two calls written as text, prose (also bench/toolcalls/throughput.mjs's). */
 export function toolText() {
   const reasoning = "The user wants the weather in two cities and the local time. ".repeat(20);
   const prose = "Here is what I found so far: the forecast models disagree a little, {so} I will check <b>both</b> sources [1]. ".repeat(12);

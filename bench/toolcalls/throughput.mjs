@@ -1,34 +1,8 @@
 // CPU cost of rewriting one streamed response of about 1,000 tokens (deltas of 1–8 characters,
 // about 4 characters per token): reasoning, prose, two calls, more prose.
 
-function sampleResponse() {
-  const reasoning = "The user wants the weather in two cities and the local time. ".repeat(20);
-  const prose = "Here is what I found so far: the forecast models disagree a little, {so} I will check <b>both</b> sources [1]. ".repeat(12);
-  const call = (city) => `<tool_call>\n{"name": "get_weather", "arguments": {"city": "${city}", "days": 3, "metric": true}}\n</tool_call>`;
-  return `<think>\n${reasoning}\n</think>\n\n${prose}\n${call("Paris")}\n${call("Berlin")}\n${prose}`;
-}
-
-const TOOLS = [
-  {
-    type: "function",
-    function: {
-      name: "get_weather",
-      parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" }, metric: { type: "boolean" } }, required: ["city"] },
-    },
-  },
-];
-
-function split(text, seed) {
-  const chunks = [];
-  let s = seed >>> 0;
-  for (let i = 0; i < text.length; ) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    const n = 1 + (s >>> 29);
-    chunks.push(text.slice(i, i + n));
-    i += n;
-  }
-  return chunks;
-}
+// The same answer, tools and delta split as the proxy-overhead benchmark's upstream.
+import { TOOLS, splitDeltas as split, toolText as sampleResponse } from "../overhead/upstream.mjs";
 
 export function measureStreaming(engine, quick) {
   const text = sampleResponse();
