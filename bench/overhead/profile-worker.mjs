@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+// CPU profile of the Switchyard Worker under Miniflare, through workerd's inspector: N requests to the
+// fast upstream (bench/overhead/upstream.mjs), one at a time, then the functions by self time.
+// The Worker is built unminified (`wrangler deploy --dry-run --minify=false`) so names are readable.
+//   npx node bench/overhead/profile-worker.mjs [--requests 2000] [--stream] [--top 40] [--out file.cpuprofile]
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Miniflare, convertV4MiniflareOptions } from "miniflare";
+import { post } from "./client.mjs";
+import { freePort } from "./runtimes.mjs";
+import { startBenchUpstream } from "./upstream.mjs";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const argv = process.argv.slice(2);
+const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
+const stream = argv.includes("--stream");
+const N = Number(opt("requests", 2000));
+
+mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
+const dir = mkdtempSync(join(ROOT, ".wrangler", "profile-"));
+execFileSync(process.execPath, [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", dir, "--minify=false"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } });
+const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+const durableObjects = {};
+for (const m of toml.matchAll(/\[\[durable_objects\.bindings\]\]\s*name\s*=\s*"([^"]+)"\s*class_name\s*=\s*"([^"]+)"/g)) durableObjects[m[1]] = { className: m[2], useSQLite: true };
+
+const up = await startBenchUpstream();
+const UP = `http://127.0.0.1:${up.port}`;
+const inspectorPort = await freePort();
+const mf = new Miniflare(
+  convertV4MiniflareOptions({
+    host: "127.0.0.1",
+    port: await freePort(),
+    inspectorPort,
+    modules: true,
+    scriptPath: join(dir, "index.js"),
+    compatibilityDate: /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1],
+    durableObjects,
+    bindings: { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: `${UP}/fast` }] } } }), LLAMA_URL: UP },
+  }),
+);
+try {
+  const url = `${(await mf.ready).origin}/v1/chat/completions`;
+  const body = { model: "fast", messages: [{ role: "user", content: "hi" }], stream };
+  const probe = await post(url, body);
+  if (probe.status !== 200 || !probe.done) throw new Error(`the Worker did not answer: ${probe.status} ${probe.text}`);
+  for (let i = 0; i < 300; i++) await post(url, body);
+
+  const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
+  const target = targets.find((t) => /core:user/.test(t.title ?? ""));
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((res, rej) => (ws.addEventListener("open", res), ws.addEventListener("error", rej)));
+  let id = 0;
+  const pending = new Map();
+  ws.addEventListener("message", (m) => {
+    const d = JSON.parse(m.data);
+    pending.get(d.id)?.(d.result);
+    pending.delete(d.id);
+  });
+  const call = (method, params = {}) => new Promise((res) => (pending.set(++id, res), ws.send(JSON.stringify({ id, method, params }))));
+  await call("Profiler.enable");
+  await call("Profiler.setSamplingInterval", { interval: 100 });
+  await call("Profiler.start");
+  const t0 = performance.now();
+  for (let i = 0; i < N; i++) await post(url, body);
+  const wall = performance.now() - t0;
+  const { profile } = await call("Profiler.stop");
+  ws.close();
+  if (argv.includes("--out")) writeFileSync(opt("out"), JSON.stringify(profile));
+
+  // Self time per function (the Worker's isolate only; "(idle)" is time spent waiting).
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  let total = 0;
+  profile.samples.forEach((nodeId, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    total += dt;
+    const f = byId.get(nodeId).callFrame;
+    const key = `${f.functionName || "(anonymous)"} ${f.url ? `${f.url.split("/").pop()}:${f.lineNumber + 1}` : ""}`.trim();
+    self.set(key, (self.get(key) ?? 0) + dt);
+  });
+  console.log(`${N} ${stream ? "stream" : "non-stream"} requests, ${(wall / N).toFixed(3)} ms each (client included)`);
+  for (const [k, t] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(opt("top", 40)))) console.log(`${((100 * t) / total).toFixed(1).padStart(5)} %  ${k}`);
+} finally {
+  await mf.dispose();
+  await up.close();
+  rmSync(dir, { recursive: true, force: true });
+}
