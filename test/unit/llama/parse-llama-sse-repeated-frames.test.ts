@@ -20,6 +20,26 @@ async function parse(frames: string[], bytes: boolean): Promise<UpstreamEvent[]>
   return out;
 }
 
+/** The body read `size` bytes at a time. */
+function parseReads(all: Uint8Array, size: number): Promise<UpstreamEvent[]> {
+  const reads: Uint8Array[] = [];
+  for (let i = 0; i < all.length; i += size) reads.push(all.subarray(i, i + size));
+  return parseChunks(reads);
+}
+
+async function parseChunks(reads: Uint8Array[]): Promise<UpstreamEvent[]> {
+  const source = new ReadableStream<Uint8Array>({
+    start(c) {
+      for (const r of reads) c.enqueue(r);
+      c.close();
+    },
+  });
+  const out: UpstreamEvent[] = [];
+  const reader = source.pipeThrough(parseLlamaSse("llama:test")).getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) out.push(r.value);
+  return out;
+}
+
 function fullParse(datas: string[]): UpstreamEvent[] {
   const state: ChunkState = {};
   return datas.flatMap((d) => mapLlamaChunk(JSON.parse(d), state, "llama:test"));
@@ -81,17 +101,52 @@ describe("parseLlamaSse on repeated token frames", () => {
   });
 
   it("splits across reads anywhere (one byte at a time)", async () => {
+    const all = new TextEncoder().encode(frames.join(""));
+    expect(await parseReads(all, 1)).toEqual(fullParse(datas));
+  });
+
+  // Frames read from their raw bytes (several to a read, or a read ending inside a frame) must give
+  // what the frame-by-frame text path gives.
+  it("reads many frames per read, and reads that end inside a frame, the same way", async () => {
     const enc = new TextEncoder();
+    const expected = fullParse(datas);
+    // Whole frames, k to a read: after the first learned frame every read starts between frames.
+    for (const k of [1, 2, 3, 5, frames.length]) {
+      const reads: Uint8Array[] = [];
+      for (let i = 0; i < frames.length; i += k) reads.push(enc.encode(frames.slice(i, i + k).join("")));
+      expect(await parseChunks(reads), `${k} frames a read`).toEqual(expected);
+    }
+    // Reads that end inside a frame (the rest of it starts the next read), at several cut points.
+    for (const cut of [1, 40, 70, 100]) {
+      const reads: Uint8Array[] = [];
+      let carry = "";
+      for (let i = 0; i < frames.length; i += 2) {
+        const two = carry + frames.slice(i, i + 2).join("");
+        const next = frames[i + 2] ?? "";
+        const at = Math.min(cut, next.length);
+        reads.push(enc.encode(two + next.slice(0, at)));
+        carry = next.slice(at);
+        if (next) i++;
+      }
+      if (carry) reads.push(enc.encode(carry));
+      expect(await parseChunks(reads), `cut at ${cut}`).toEqual(expected);
+    }
     const all = enc.encode(frames.join(""));
-    const source = new ReadableStream<Uint8Array>({
-      start(c) {
-        for (let i = 0; i < all.length; i++) c.enqueue(all.subarray(i, i + 1));
-        c.close();
-      },
-    });
-    const out: UpstreamEvent[] = [];
-    const reader = source.pipeThrough(parseLlamaSse("llama:test")).getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) out.push(r.value);
-    expect(out).toEqual(fullParse(datas));
+    for (const size of [all.length, 300, 64, 7]) expect(await parseReads(all, size), `reads of ${size} bytes`).toEqual(expected);
+  });
+
+  it("reads a literal with invalid UTF-8 as the text path does", async () => {
+    const enc = new TextEncoder();
+    const head = enc.encode(`data: ${content("")}`.slice(0, -tail.length - 1));
+    const rest = enc.encode(`"${tail}\n\n`);
+    const bad = new Uint8Array([...head, 0x61, 0xff, 0xe2, 0x82, ...rest]);
+    const body = new Uint8Array([...enc.encode(`data: ${content("a")}\n\n`), ...bad, ...bad, ...enc.encode("data: [DONE]\n\n")]);
+    const whole = await parseReads(body, body.length);
+    expect(whole).toEqual(await parseReads(body, 1));
+    expect(whole.slice(0, 3)).toEqual([
+      { type: "text", delta: "a" },
+      { type: "text", delta: "a\ufffd\ufffd" },
+      { type: "text", delta: "a\ufffd\ufffd" },
+    ]);
   });
 });
