@@ -11,7 +11,7 @@ import { createToolCallTransform, type ToolDefinition } from "../../src/toolcall
 import { llamaSseEvents, llamaSseReader } from "../../src/upstreams/llama/parse-llama-sse.ts";
 import { ToolCallStreamRewriter } from "../../src/toolcalls/index.ts";
 import type { UpstreamEvent } from "../../src/stream/events.ts";
-import { Utf8Slab } from "../../src/stream/utf8-slab.ts";
+import { ByteQueue } from "../../src/stream/byte-queue.ts";
 
 const TIMEOUTS = { firstTokenMs: 60_000, idleMs: 60_000, totalMs: 600_000 };
 const META = { id: "chatcmpl-bench", created: 0, model: "bench", includeUsage: false };
@@ -51,16 +51,17 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
 /**
  * The same work without any stream between the stages — the pure pipeline: llamaSseReader (SSE
  * lines, JSON, mapLlamaChunk: parse and normalize, parseLlamaSse's core) → ToolCallStreamRewriter (rewrite,
- * with tools; the steps ToolCallTransform takes) → chatSseEncoder (encode) → UTF-8 bytes (Utf8Slab, as BodyWriter writes them).
+ * with tools; the steps ToolCallTransform takes) → chatSseEncoder (encode) → UTF-8 bytes (a ByteQueue taken
+ * after every frame, as BodyWriter does when the client keeps up).
  */
 export function runPure(chunks: Uint8Array[], tools?: ToolDefinition[]): number {
-  const bytes = new Utf8Slab();
+  const bytes = new ByteQueue();
   const sse = chatSseEncoder(new ChunkEncoder(META, () => ({ target: "bench", attempts: 1 })));
   const rewriter = tools ? new ToolCallStreamRewriter(tools) : null;
   let out = 0;
   const write = (e: UpstreamEvent) => {
-    const text = sse.encode(e);
-    if (text) out += bytes.encode(text).byteLength;
+    sse.encode(e, bytes);
+    out += bytes.take()?.byteLength ?? 0;
   };
   const event = (e: UpstreamEvent) => {
     if (!rewriter) return write(e);
@@ -73,5 +74,6 @@ export function runPure(chunks: Uint8Array[], tools?: ToolDefinition[]): number 
   const reader = llamaSseReader("bench", event);
   for (const c of chunks) reader.push(c);
   reader.end();
-  return out + bytes.encode(sse.end()).byteLength;
+  sse.end(bytes);
+  return out + (bytes.take()?.byteLength ?? 0);
 }

@@ -1,5 +1,5 @@
 import { ProxyError } from "../errors/proxy-error.ts";
-import { Utf8Slab } from "./utf8-slab.ts";
+import { ByteQueue } from "./byte-queue.ts";
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: ProxyError };
 
@@ -25,21 +25,26 @@ export function settle<T>(work: Promise<T>): Promise<Settled<T>> {
   );
 }
 
-/** Queued text beyond which `send` waits for the body to drain. */
-const SEND_QUEUE_CHARS = 64 * 1024;
+/** Queued bytes beyond which `flush` waits for the body to drain. */
+const SEND_QUEUE_BYTES = 64 * 1024;
 
 /**
  * A byte sink for a committed response body that notices a departed client: the runtime only tells
  * a Worker the client left when a write fails, so every write (heartbeats included) is watched and
  * `onGone` fires once.
+ *
+ * Frames are appended to `queue` and sent by `flush` without waiting for the previous write: written
+ * at once when the body is idle, otherwise joined to what is queued behind the write in flight and
+ * written right after it. A fast upstream's frames then leave in fewer, larger writes, and no frame
+ * waits for anything but the write before it.
  */
 export class BodyWriter {
   readonly readable: ReadableStream<Uint8Array>;
+  /** Where frames are appended before `flush`. */
+  readonly queue = new ByteQueue();
   private readonly writer: WritableStreamDefaultWriter<Uint8Array>;
-  private readonly utf8 = new Utf8Slab();
   private gone = false;
   private closed = false;
-  private queued = "";
   private draining: Promise<void> | null = null;
   lastWriteAt = Date.now();
 
@@ -54,39 +59,44 @@ export class BodyWriter {
     return this.gone;
   }
 
+  /** Writes `text` after anything queued; resolves once it was written (false if the client is gone). */
   async write(text: string): Promise<boolean> {
-    if (this.gone || this.closed) return false;
-    this.lastWriteAt = Date.now();
-    try {
-      await this.writer.write(this.utf8.encode(text));
-      return true;
-    } catch {
-      this.markGone();
-      return false;
-    }
+    this.queue.text(text);
+    void this.flush();
+    if (this.draining) await this.draining;
+    return !this.gone && !this.closed;
+  }
+
+  /** Appends `text` and flushes. */
+  send(text: string): Promise<void> {
+    this.queue.text(text);
+    return this.flush();
   }
 
   /**
-   * Sends `text` without waiting for the previous write: written at once when the body is idle,
-   * otherwise joined to what is queued behind the write in flight and written right after it. A fast
-   * upstream's frames then leave in fewer, larger writes, and no frame waits for anything but the
-   * write before it. Resolves at once unless more than `SEND_QUEUE_CHARS` are queued (back-pressure).
+   * Sends what is queued. Resolves at once unless more than `limit` bytes wait behind the write in
+   * flight (back-pressure).
    */
-  async send(text: string): Promise<void> {
-    if (this.gone || this.closed || text === "") return;
+  flush(limit = SEND_QUEUE_BYTES): Promise<void> {
+    if (this.gone || this.closed) {
+      this.queue.take();
+      return Promise.resolve();
+    }
+    if (this.queue.size === 0) return Promise.resolve();
     this.lastWriteAt = Date.now();
-    this.queued += text;
     this.draining ??= this.drain();
-    if (this.queued.length > SEND_QUEUE_CHARS) await this.draining;
+    return this.queue.size > limit ? this.draining : Promise.resolve();
   }
 
   private async drain(): Promise<void> {
-    while (this.queued !== "" && !this.gone) {
-      const text = this.queued;
-      this.queued = "";
-      await this.write(text);
+    for (let bytes = this.queue.take(); bytes && !this.gone; bytes = this.queue.take()) {
+      try {
+        await this.writer.write(bytes);
+      } catch {
+        this.markGone();
+      }
     }
-    this.queued = "";
+    this.queue.take();
     this.draining = null;
   }
 

@@ -1,5 +1,6 @@
 import type { Aggregator } from "./json-response.ts";
 import type { ErrorInfo, UpstreamEvent } from "./events.ts";
+import type { ByteQueue } from "./byte-queue.ts";
 import type { SseEncoder } from "./sse-response.ts";
 
 /**
@@ -19,10 +20,15 @@ export const namedFrame = (e: { type: string }): string => `event: ${e.type}\nda
 
 /** The SSE body of an EventEncoder: each event framed, `trailer` after the end (e.g. `data: [DONE]`). */
 export function framedSse<E>(encoder: EventEncoder<E>, frame: (e: E) => string, trailer = ""): SseEncoder {
-  const frames = (events: E[]) => events.map(frame).join("");
+  const frames = (events: E[], out: ByteQueue) => {
+    for (const e of events) out.text(frame(e));
+  };
   return {
-    encode: (event) => frames(encoder.encode(event)),
-    end: () => frames(encoder.end()) + trailer,
+    encode: (event, out) => frames(encoder.encode(event), out),
+    end: (out) => {
+      frames(encoder.end(), out);
+      if (trailer) out.text(trailer);
+    },
     get failed() {
       return encoder.failed !== null;
     },

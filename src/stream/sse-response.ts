@@ -1,6 +1,7 @@
 import { errorResponse } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { ChunkEncoder } from "./chunk-encoder.ts";
+import type { ByteQueue } from "./byte-queue.ts";
 import { BodyWriter, settle, settleWithin } from "./commit.ts";
 import type { EventPull } from "./event-source.ts";
 import type { UpstreamEvent } from "./events.ts";
@@ -12,39 +13,47 @@ export interface StreamStart {
   headers: Record<string, string>;
 }
 
-/** Internal events → SSE text, in some API's wire format (chat completions, responses, messages). */
+/** Internal events → SSE bytes, in some API's wire format (chat completions, responses, messages). */
 export interface SseEncoder {
-  /** SSE text for one event (may be empty). */
-  encode(event: UpstreamEvent): string;
-  /** SSE text once the upstream is done: held final chunks and the terminator (e.g. `data: [DONE]`). */
-  end(): string;
+  /** Appends the SSE frames for one event (maybe none) to `out`. */
+  encode(event: UpstreamEvent, out: ByteQueue): void;
+  /** Appends what is due once the upstream is done: held final chunks and the terminator (e.g. `data: [DONE]`). */
+  end(out: ByteQueue): void;
   /** Set once an error was encoded: nothing more may follow it. */
   readonly failed: boolean;
 }
 
+const utf8 = new TextEncoder();
+/** What follows the delta's string in a plain delta chunk. */
+const PLAIN_DELTA_END = utf8.encode(`},"finish_reason":null,"logprobs":null}]}\n\n`);
+
 /** Chat completions framing: `data: <chunk>` per chunk and `data: [DONE]` at the end. */
 export function chatSseEncoder(encoder: ChunkEncoder): SseEncoder {
-  const frame = (chunks: Record<string, unknown>[]) => {
-    let out = "";
-    for (const c of chunks) out += `data: ${JSON.stringify(c)}\n\n`;
-    return out;
+  const frames = (chunks: Record<string, unknown>[], out: ByteQueue) => {
+    for (const c of chunks) out.text(`data: ${JSON.stringify(c)}\n\n`);
   };
-  // The common frame — one text or reasoning delta — is written from its constant start and the
-  // escaped delta, byte for byte what JSON.stringify of the chunk object gives.
-  let prefix: string | undefined;
-  const plain = (key: string, delta: string) => {
-    prefix ??= `data: ${encoder.deltaPrefix()}`;
-    return `${prefix}{"${key}":${JSON.stringify(delta)}},"finish_reason":null,"logprobs":null}]}\n\n`;
+  // The common frame — one text or reasoning delta — is written from its constant start and end
+  // (encoded once per response) around the escaped delta: byte for byte what JSON.stringify of the
+  // chunk object gives.
+  let contentStart: Uint8Array | undefined;
+  let reasoningStart: Uint8Array | undefined;
+  const plain = (start: Uint8Array, delta: string, out: ByteQueue) => {
+    out.bytes(start);
+    out.jsonString(delta);
+    out.bytes(PLAIN_DELTA_END);
   };
   return {
-    encode: (event) => {
+    encode: (event, out) => {
       if (encoder.plainDeltaReady) {
-        if (event.type === "text") return plain("content", event.delta);
-        if (event.type === "reasoning") return plain("reasoning_content", event.delta);
+        if (event.type === "text") return plain((contentStart ??= utf8.encode(`data: ${encoder.deltaPrefix()}{"content":`)), event.delta, out);
+        if (event.type === "reasoning") return plain((reasoningStart ??= utf8.encode(`data: ${encoder.deltaPrefix()}{"reasoning_content":`)), event.delta, out);
       }
-      return frame(encoder.encode(event));
+      frames(encoder.encode(event), out);
     },
-    end: () => frame(encoder.end()) + "data: [DONE]\n\n",
+    end: (out) => {
+      frames(encoder.end(), out);
+      out.text("data: [DONE]\n\n");
+    },
     get failed() {
       return encoder.failed !== null;
     },
@@ -92,13 +101,15 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
     try {
       const started = early ?? (await settle(opts.start));
       if (!started.ok) {
-        await write(body, opts.encoder.encode({ type: "error", error: started.error.toInfo() }));
+        opts.encoder.encode({ type: "error", error: started.error.toInfo() }, body.queue);
+        await body.flush();
         return;
       }
       const { first, events } = started.value;
       let event: UpstreamEvent | null = first;
       while (event && !body.clientGone) {
-        await write(body, opts.encoder.encode(event));
+        opts.encoder.encode(event, body.queue);
+        await body.flush();
         if (opts.encoder.failed) break;
         try {
           event = await events.next();
@@ -115,7 +126,8 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
         events.cancel();
         return;
       }
-      await write(body, opts.encoder.end());
+      opts.encoder.end(body.queue);
+      await body.flush();
     } finally {
       clearInterval(heartbeat);
       await body.close();
@@ -123,10 +135,6 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
   })();
   opts.waitUntil(pump);
   return new Response(body.readable, { status: 200, headers });
-}
-
-function write(body: BodyWriter, text: string): Promise<void> {
-  return body.send(text);
 }
 
 export function withAttempts(headers: Headers, err: ProxyError): Headers {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ChunkEncoder } from "../../../src/stream/chunk-encoder.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
-import { chatSseEncoder } from "../../../src/stream/sse-response.ts";
+import { ByteQueue } from "../../../src/stream/byte-queue.ts";
+import { chatSseEncoder, type SseEncoder } from "../../../src/stream/sse-response.ts";
 
 const meta = { id: "chatcmpl-abc", created: 1700000000, model: 'my "model" é', includeUsage: true };
 const ext = () => ({ target: "llama:h:1", attempts: 1 });
@@ -11,6 +12,19 @@ function reference(events: UpstreamEvent[]): string {
   const enc = new ChunkEncoder(meta, ext);
   const frames = [...events.flatMap((e) => enc.encode(e)), ...enc.end()];
   return frames.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n";
+}
+
+/** The SSE text `sse` writes for `events` (and its end, when `end`). */
+function written(sse: SseEncoder, events: UpstreamEvent[], end: boolean): string {
+  const q = new ByteQueue();
+  let out = "";
+  const decoder = new TextDecoder();
+  for (const e of events) {
+    sse.encode(e, q);
+    out += decoder.decode(q.take() ?? new Uint8Array(0));
+  }
+  if (end) sse.end(q);
+  return out + decoder.decode(q.take() ?? new Uint8Array(0));
 }
 
 describe("chatSseEncoder", () => {
@@ -32,7 +46,7 @@ describe("chatSseEncoder", () => {
       { type: "text", delta: "after the end" },
     ];
     const sse = chatSseEncoder(new ChunkEncoder(meta, ext));
-    const out = events.map((e) => sse.encode(e)).join("") + sse.end();
+    const out = written(sse, events, true);
     expect(out).toBe(reference(events));
   });
 
@@ -43,7 +57,7 @@ describe("chatSseEncoder", () => {
       { type: "text", delta: "b" },
     ];
     const sse = chatSseEncoder(new ChunkEncoder(meta, ext));
-    const out = events.map((e) => sse.encode(e)).join("");
+    const out = written(sse, events, false);
     expect(sse.failed).toBe(true);
     const enc = new ChunkEncoder(meta, ext);
     expect(out).toBe(events.flatMap((e) => enc.encode(e)).map((c) => `data: ${JSON.stringify(c)}\n\n`).join(""));

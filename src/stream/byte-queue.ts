@@ -1,0 +1,76 @@
+const FIRST_SLAB = 4 * 1024;
+const MAX_SLAB = 64 * 1024;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const utf8 = new TextEncoder();
+
+/**
+ * A response body's bytes not yet written, built in place: frames are appended to one buffer
+ * (UTF-8 text, constant byte strings, JSON string literals) and taken as one view when the body can
+ * take them. Per frame this avoids a new buffer from `TextEncoder.encode`, the string
+ * concatenation of frames waiting behind a write, and — for the common frame, constant bytes around
+ * one short token — encoding the constant part again. Buffers start small (a short answer needs
+ * little) and double up to 64 KiB; a taken view is never written again, so a consumer may hold it.
+ */
+export class ByteQueue {
+  private slab = new Uint8Array(FIRST_SLAB);
+  private start = 0;
+  private used = 0;
+
+  /** Bytes appended and not yet taken. */
+  get size(): number {
+    return this.used - this.start;
+  }
+
+  /** Appends `text` as UTF-8 (lone surrogates as U+FFFD, as TextEncoder does). */
+  text(text: string): void {
+    // A UTF-16 code unit takes at most 3 bytes in UTF-8.
+    const worst = text.length * 3;
+    if (worst > MAX_SLAB / 4) return this.bytes(utf8.encode(text));
+    this.reserve(worst);
+    this.used += utf8.encodeInto(text, this.slab.subarray(this.used)).written;
+  }
+
+  bytes(bytes: Uint8Array): void {
+    this.reserve(bytes.length);
+    this.slab.set(bytes, this.used);
+    this.used += bytes.length;
+  }
+
+  /** Appends `JSON.stringify(value)`: printable ASCII is copied as is, anything else goes through JSON.stringify. */
+  jsonString(value: string): void {
+    const n = value.length;
+    this.reserve(n + 2);
+    const slab = this.slab;
+    let at = this.used;
+    slab[at++] = QUOTE;
+    for (let i = 0; i < n; i++) {
+      const c = value.charCodeAt(i);
+      // Nothing is committed until the closing quote: bailing out leaves the queue as it was.
+      if (c < 0x20 || c >= 0x80 || c === QUOTE || c === BACKSLASH) return this.text(JSON.stringify(value));
+      slab[at++] = c;
+    }
+    slab[at++] = QUOTE;
+    this.used = at;
+  }
+
+  /** Everything appended since the last take, as one view (null when nothing was). */
+  take(): Uint8Array | null {
+    if (this.used === this.start) return null;
+    const view = this.slab.subarray(this.start, this.used);
+    this.start = this.used;
+    return view;
+  }
+
+  /** Makes room for `n` more bytes; what is pending moves to the new buffer, taken views stay where they are. */
+  private reserve(n: number): void {
+    if (this.slab.length - this.used >= n) return;
+    const pending = this.used - this.start;
+    // Twice what is needed, so a queue that keeps growing (a slow client) is not copied per frame.
+    const next = new Uint8Array(Math.max(Math.min(MAX_SLAB, this.slab.length * 2), 2 * (pending + n)));
+    if (pending > 0) next.set(this.slab.subarray(this.start, this.used));
+    this.slab = next;
+    this.start = 0;
+    this.used = pending;
+  }
+}
