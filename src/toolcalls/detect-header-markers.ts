@@ -17,8 +17,19 @@ function couldBecomeTag(partial: string, equals: string | null, named: string): 
   return named.startsWith(p) || (p.startsWith(named) && /^[^"\n]*(?:" ?)?$/.test(p.slice(named.length)));
 }
 
+/**
+ * Whether the text at `j` agrees with `open` as far as it goes: anything else (`<b>`, `<|im_end|>`)
+ * can never become that opening, and is turned down before any slicing or matching.
+ */
+function agreesWith(buf: string, j: number, open: string): boolean {
+  const n = Math.min(open.length, buf.length - j);
+  for (let i = 1; i < n; i++) if (buf.charCodeAt(j + i) !== open.charCodeAt(i)) return false;
+  return true;
+}
+
 /** `<function=NAME>`, `<function name="NAME">` (Functionary v3.1, Hermes; body JSON or XML). */
 export function functionTag(buf: string, j: number, eof: boolean): Candidate {
+  if (!agreesWith(buf, j, "<function")) return NO;
   const m = /^<function(?:=([^>\n<]{1,128})>|\s+name\s*=\s*"([^"\n]{1,128})"\s*>)/.exec(buf.slice(j, j + 160));
   if (m) {
     const name = (m[1] ?? m[2])!.trim();
@@ -34,6 +45,7 @@ export function functionTag(buf: string, j: number, eof: boolean): Candidate {
 
 /** MiniMax without its outer tag: <invoke name="NAME">…</invoke>. */
 export function invokeTag(buf: string, j: number, eof: boolean): Candidate {
+  if (!agreesWith(buf, j, "<invoke")) return NO;
   const head = buf.slice(j, j + 160);
   if (/^<invoke\s+name\s*=\s*"[^"\n]{1,128}"\s*>/.test(head)) {
     return { kind: "region", length: 0, spec: { dialect: "minimax", close: ["</invoke>"], reopen: [], closeInBody: true } };
@@ -44,6 +56,7 @@ export function invokeTag(buf: string, j: number, eof: boolean): Candidate {
 
 /** Harmony (gpt-oss): `<|start|>assistant<|channel|>commentary to=functions.NAME …<|message|>`. */
 export function harmony(buf: string, j: number, eof: boolean, callsEnabled: boolean): Candidate {
+  if (!agreesWith(buf, j, "<|")) return NO;
   const head = buf.slice(j, j + 400);
   for (const open of ["<|start|>", "<|channel|>"]) {
     if (!head.startsWith(open)) {
