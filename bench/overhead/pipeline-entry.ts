@@ -1,13 +1,13 @@
 // The Worker's per-request stream pipeline, assembled from the same modules start-chat.ts and
 // chat-completions.ts use (as llama-upstream.ts assembles them): upstream bytes → llamaSseEvents (parse, normalize) →
-// EventReader (timeouts) → pullThrough + tool-call transform (rewrite, when the request has tools) →
+// EventReader (timeouts) → pullThrough + ToolCallEvents (rewrite, when the request has tools) →
 // ChunkEncoder + sseResponse (encode, the committed body) → bytes read by a client.
 import { EventReader } from "../../src/routing/event-reader.ts";
 import { ChunkEncoder } from "../../src/stream/chunk-encoder.ts";
 import type { EventPull } from "../../src/stream/event-source.ts";
 import { pullThrough } from "../../src/stream/pull-through.ts";
 import { chatSseEncoder, sseResponse } from "../../src/stream/sse-response.ts";
-import { createToolCallTransform, type ToolDefinition } from "../../src/toolcalls/index.ts";
+import { ToolCallEvents, type ToolDefinition } from "../../src/toolcalls/index.ts";
 import { llamaSseEvents, llamaSseReader } from "../../src/upstreams/llama/parse-llama-sse.ts";
 import { ToolCallStreamRewriter } from "../../src/toolcalls/index.ts";
 import type { UpstreamEvent } from "../../src/stream/events.ts";
@@ -25,11 +25,11 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
       else c.close();
     },
   });
-  const reader = new EventReader(llamaSseEvents(upstream, "bench").getReader(), "bench", TIMEOUTS, Date.now());
+  const reader = new EventReader(llamaSseEvents(upstream, "bench"), "bench", TIMEOUTS, Date.now());
   let first = await reader.next();
   let events: EventPull = reader;
   if (first && tools) {
-    events = pullThrough(first, reader, createToolCallTransform(tools));
+    events = pullThrough(first, reader, new ToolCallEvents(tools));
     first = await events.next();
   }
   if (!first) return 0;
@@ -51,7 +51,7 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
 /**
  * The same work without any stream between the stages — the pure pipeline: llamaSseReader (SSE
  * lines, JSON, mapLlamaChunk: parse and normalize, parseLlamaSse's core) → ToolCallStreamRewriter (rewrite,
- * with tools; the steps ToolCallTransform takes) → chatSseEncoder (encode) → UTF-8 bytes (a ByteQueue taken
+ * with tools; the steps ToolCallEvents takes) → chatSseEncoder (encode) → UTF-8 bytes (a ByteQueue taken
  * after every frame, as BodyWriter does when the client keeps up).
  */
 export function runPure(chunks: Uint8Array[], tools?: ToolDefinition[]): number {

@@ -1,5 +1,6 @@
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { UpstreamEvent } from "../stream/events.ts";
+import type { EventStreamReader } from "../upstreams/upstream.ts";
 
 /**
  * Reads an attempt's events with its timeouts: the first event within `firstTokenMs`, every later
@@ -19,7 +20,7 @@ export class EventReader {
   observer?: EndObserver;
 
   constructor(
-    private readonly reader: ReadableStreamDefaultReader<UpstreamEvent>,
+    private readonly reader: EventStreamReader,
     private readonly upstream: string,
     private readonly timeouts: { firstTokenMs: number; idleMs: number; totalMs: number },
     startedAt: number,

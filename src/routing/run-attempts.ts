@@ -53,7 +53,7 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
     async (target, signal, startedAt) => {
       const upstream = opts.upstreamFor(target);
       const stream = await upstream.open(opts.request, { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, env: opts.env });
-      const events = new EventReader(stream.getReader(), target.name, config.timeouts, startedAt);
+      const events = new EventReader(stream, target.name, config.timeouts, startedAt);
       const first = await events.next();
       if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} ended its answer without sending anything.` });
       if (first.type === "error") {

@@ -8,7 +8,7 @@ import type { UpstreamEvent } from "../stream/events.ts";
 import type { StreamStart } from "../stream/sse-response.ts";
 import type { SwitchyardExtension } from "../stream/switchyard-extension.ts";
 import { pullThrough } from "../stream/pull-through.ts";
-import { createToolCallTransform, type ToolCallReport, type ToolDefinition } from "../toolcalls/index.ts";
+import { ToolCallEvents, type ToolCallReport, type ToolDefinition } from "../toolcalls/index.ts";
 import { applyToolCallPolicy, type RewrittenAttempt } from "./tool-call-policy.ts";
 import { minToolCallScore } from "../config/config.ts";
 import { BrowserUpstream } from "../upstreams/browser/browser-upstream.ts";
@@ -90,15 +90,15 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
   // One target (or the whole plan), its events through the tool-call rewriter.
   const startRewritten = async (plan: Target[], upstream: (t: Target) => Upstream): Promise<RewrittenAttempt> => {
     const s = await runAttempts(plan, attemptOptions(upstream));
-    const transform = createToolCallTransform(request.tools as ToolDefinition[], {
+    const rewrite = new ToolCallEvents(request.tools as ToolDefinition[], {
       ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}),
       ...(request.parallel_tool_calls != null ? { parallel_tool_calls: request.parallel_tool_calls } : {}),
     });
     // Tool calls written as text become real tool_calls; plain text still flows at once.
-    const events = pullThrough(s.first, s.events, transform);
+    const events = pullThrough(s.first, s.events, rewrite);
     const first = await events.next();
     if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${s.target.name} ended its answer without sending anything.` });
-    return { target: s.target, first, events, reports: () => transform.toolCalls, started: s } as RewrittenAttempt & { started: Started };
+    return { target: s.target, first, events, reports: () => rewrite.toolCalls, started: s } as RewrittenAttempt & { started: Started };
   };
 
   // Usage and the stream slot of a keyed request follow the events (src/auth/meter.ts).

@@ -2,56 +2,63 @@ import { ProxyError } from "../errors/proxy-error.ts";
 import type { EventPull } from "./event-source.ts";
 import type { UpstreamEvent } from "./events.ts";
 
-/**
- * Runs an attempt's events (its first event, then the rest) through a TransformStream of events —
- * a rewriter — and offers the result as an EventPull again. Timeouts and upstream failures of the
- * inner pull become error events, so the transform sees them in order.
- *
- * Events are written straight into the transform's writable side (no source stream and no pipe in
- * between); `writer.ready` keeps at most one event waiting there until the reader asks for more.
- */
-export function pullThrough(first: UpstreamEvent, inner: EventPull, transform: TransformStream<UpstreamEvent, UpstreamEvent>): EventPull {
-  const writer = transform.writable.getWriter();
-  const reader = transform.readable.getReader();
-  let cancelled = false;
-  let pumping = false;
+/** A synchronous step over the event stream (a rewriter): events in, the events they make ready out. */
+export interface EventStage {
+  push(event: UpstreamEvent): UpstreamEvent[];
+  /** The events still held once the input has ended. */
+  end(): UpstreamEvent[];
+}
 
-  const pump = async () => {
-    let event: UpstreamEvent | null = first;
-    try {
-      while (event) {
-        await writer.ready;
-        if (cancelled) return;
-        writer.write(event).catch(() => {});
-        try {
-          event = await inner.next();
-        } catch (e) {
-          const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", message: String(e) });
-          event = null;
-          await writer.ready;
-          if (cancelled) return;
-          writer.write({ type: "error", error: err.toInfo() }).catch(() => {});
-        }
-      }
-      if (!cancelled) await writer.close();
-    } catch {
-      // The reader was cancelled (the writable errors with it): nothing more to feed.
-    }
+/**
+ * Runs an attempt's events (its first event, then the rest) through `stage` and offers the result as
+ * an EventPull again. Timeouts and upstream failures of the inner pull become error events, so the
+ * stage sees them in order; after an error the inner pull is cancelled and not read again. The inner pull is read only when the
+ * stage has nothing ready, so no event waits anywhere but in the upstream; and no stream sits in
+ * between (in workerd each JS stream hop costs a crossing into the runtime per event).
+ */
+export function pullThrough(first: UpstreamEvent, inner: EventPull, stage: EventStage): EventPull {
+  let pending: UpstreamEvent | null = first;
+  let ready: UpstreamEvent[] = [];
+  let next = 0;
+  let done = false;
+
+  const take = (events: UpstreamEvent[]) => {
+    ready = events;
+    next = 0;
   };
 
   return {
     async next() {
-      if (!pumping) {
-        pumping = true;
-        void pump();
+      while (next === ready.length) {
+        if (done) return null;
+        let event = pending;
+        pending = null;
+        if (!event) {
+          try {
+            event = await inner.next();
+          } catch (e) {
+            const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", message: String(e) });
+            event = { type: "error", error: err.toInfo() };
+          }
+          if (done) return null;
+        }
+        if (!event) {
+          done = true;
+          take(stage.end());
+        } else {
+          take(stage.push(event));
+          if (event.type === "error") {
+            done = true;
+            inner.cancel();
+          }
+        }
       }
-      const r = await reader.read();
-      return r.done ? null : r.value;
+      return ready[next++]!;
     },
     cancel() {
-      cancelled = true;
+      done = true;
+      take([]);
       inner.cancel();
-      reader.cancel().catch(() => {});
     },
   };
 }

@@ -16,7 +16,7 @@ export type {
 export { PENALTIES, scoreOf } from "./problems.ts";
 export { rewriteToolCalls, startsInsideReasoning } from "./rewrite-tool-calls.ts";
 export { ToolCallStreamRewriter } from "./stream-rewriter.ts";
-export { ToolCallTransform, createToolCallTransform, type ToolCallTransformOptions } from "./tool-call-transform.ts";
+export { ToolCallEvents, type ToolCallEventsOptions } from "./tool-call-events.ts";
 export { parseJson, parseJsonValue } from "./parse-json.ts";
 export { isFloatText, toJsonValue, type JsonNode, type JsonValue } from "./json-node.ts";
 export { buildToolPrompt, type ToolPromptOptions } from "./build-tool-prompt.ts";

@@ -11,10 +11,21 @@ export interface AttemptContext {
 }
 
 /**
+ * An attempt's events, read one at a time. A `ReadableStream<UpstreamEvent>`'s reader is one; an
+ * adapter may also read its body straight into events, with no stream of events in between (in
+ * workerd every JS stream hop costs a crossing into the runtime per event).
+ */
+export interface EventStreamReader {
+  read(): Promise<ReadableStreamReadResult<UpstreamEvent>>;
+  /** Stops the attempt's upstream work; a pending read ends as done. */
+  cancel(reason?: unknown): Promise<void>;
+}
+
+/**
  * Something that can answer a chat request as internal events. `open` rejects with a ProxyError
  * before any event exists (so the router may fail over); afterwards failures are `error` events.
  */
 export interface Upstream {
   readonly name: string;
-  open(request: ChatRequest, ctx: AttemptContext): Promise<ReadableStream<UpstreamEvent>>;
+  open(request: ChatRequest, ctx: AttemptContext): Promise<EventStreamReader>;
 }

@@ -1,7 +1,6 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { BrowserTarget } from "../../schemas/config.ts";
-import type { UpstreamEvent } from "../../stream/events.ts";
-import type { AttemptContext, Upstream } from "../upstream.ts";
+import type { AttemptContext, EventStreamReader, Upstream } from "../upstream.ts";
 import { openRelay } from "./browser-upstream.ts";
 import { relayEvents } from "./relay-events.ts";
 
@@ -42,9 +41,9 @@ export class BrowserCompletionsUpstream implements Upstream {
   ) {}
 
   /** The chat request argument is unused: this upstream serves the text completion it was made for. */
-  async open(_chat: unknown, ctx: AttemptContext): Promise<ReadableStream<UpstreamEvent>> {
+  async open(_chat: unknown, ctx: AttemptContext): Promise<EventStreamReader> {
     const body = adaptCompletionForWebLlm(this.body, this.target.model);
     const out = await openRelay("completions", this.target.model, body, ctx);
-    return out.pipeThrough(new TextDecoderStream()).pipeThrough(relayEvents(this.name));
+    return out.pipeThrough(new TextDecoderStream()).pipeThrough(relayEvents(this.name)).getReader();
   }
 }

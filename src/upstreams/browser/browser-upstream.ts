@@ -3,9 +3,8 @@ import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { BrowserTarget } from "../../schemas/config.ts";
 import type { Endpoint } from "../../schemas/relay.ts";
-import type { UpstreamEvent } from "../../stream/events.ts";
 import { randomId } from "../../stream/random-id.ts";
-import type { AttemptContext, Upstream } from "../upstream.ts";
+import type { AttemptContext, EventStreamReader, Upstream } from "../upstream.ts";
 import { adaptForWebLlm } from "./adapt-for-web-llm.ts";
 import { relayEvents } from "./relay-events.ts";
 
@@ -59,9 +58,9 @@ export class BrowserUpstream implements Upstream {
     private readonly target: BrowserTarget,
   ) {}
 
-  async open(request: ChatRequest, ctx: AttemptContext): Promise<ReadableStream<UpstreamEvent>> {
+  async open(request: ChatRequest, ctx: AttemptContext): Promise<EventStreamReader> {
     const body = adaptForWebLlm(request, this.target.model);
     const out = await openRelay("chat", this.target.model, body, ctx);
-    return out.pipeThrough(new TextDecoderStream()).pipeThrough(relayEvents(this.name));
+    return out.pipeThrough(new TextDecoderStream()).pipeThrough(relayEvents(this.name)).getReader();
   }
 }

@@ -1,7 +1,6 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { LlamaTarget } from "../../schemas/config.ts";
-import type { UpstreamEvent } from "../../stream/events.ts";
-import type { AttemptContext, Upstream } from "../upstream.ts";
+import type { AttemptContext, EventStreamReader, Upstream } from "../upstream.ts";
 import { completionSseAsChat } from "./completion-sse-as-chat.ts";
 import { parseLlamaSse } from "./parse-llama-sse.ts";
 import { postLlama, targetBody } from "./post-llama.ts";
@@ -18,7 +17,7 @@ export class LlamaCompletionsUpstream implements Upstream {
   ) {}
 
   /** The chat request argument is unused: this upstream serves the text completion it was made for. */
-  async open(_chat: unknown, ctx: AttemptContext): Promise<ReadableStream<UpstreamEvent>> {
+  async open(_chat: unknown, ctx: AttemptContext): Promise<EventStreamReader> {
     const body = targetBody({ ...this.body, stream: true, stream_options: { include_usage: true } }, this.body.model, this.target);
     const res = await postLlama(this.target, this.name, "/completions", body, ctx, "text/event-stream");
     const contentType = res.headers.get("content-type") ?? "";
@@ -26,6 +25,6 @@ export class LlamaCompletionsUpstream implements Upstream {
       await res.body!.cancel().catch(() => {});
       throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${this.name} answered /v1/completions with ${contentType || "no content type"} instead of an event stream.` });
     }
-    return res.body!.pipeThrough(new TextDecoderStream()).pipeThrough(completionSseAsChat()).pipeThrough(parseLlamaSse(this.name));
+    return res.body!.pipeThrough(new TextDecoderStream()).pipeThrough(completionSseAsChat()).pipeThrough(parseLlamaSse(this.name)).getReader();
   }
 }

@@ -2,7 +2,7 @@ import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { LlamaTarget } from "../../schemas/config.ts";
 import type { UpstreamEvent } from "../../stream/events.ts";
-import type { AttemptContext, Upstream } from "../upstream.ts";
+import type { AttemptContext, EventStreamReader, Upstream } from "../upstream.ts";
 import { buildLlamaBody } from "./build-llama-body.ts";
 import { llamaSseEvents } from "./parse-llama-sse.ts";
 import { mapLlamaCompletion } from "./map-llama-completion.ts";
@@ -15,7 +15,7 @@ export class LlamaUpstream implements Upstream {
     private readonly target: LlamaTarget,
   ) {}
 
-  async open(request: ChatRequest, ctx: AttemptContext, stream = true): Promise<ReadableStream<UpstreamEvent>> {
+  async open(request: ChatRequest, ctx: AttemptContext, stream = true): Promise<EventStreamReader> {
     const toolMode = request.tools?.length
       ? (this.target.tools ?? (await detectToolMode(this.target.url, authOnly(llamaHeaders(this.target, this.name, ctx, "application/json")), ctx.responseStartMs)))
       : "native";
@@ -65,11 +65,12 @@ function authOnly(headers: Headers): Headers {
   return new Headers(auth ? { authorization: auth } : {});
 }
 
-function eventsOf(events: UpstreamEvent[]): ReadableStream<UpstreamEvent> {
-  return new ReadableStream({
-    start(controller) {
-      for (const e of events) controller.enqueue(e);
-      controller.close();
+function eventsOf(events: UpstreamEvent[]): EventStreamReader {
+  let next = 0;
+  return {
+    read: async () => (next < events.length ? { done: false, value: events[next++]! } : { done: true, value: undefined }),
+    cancel: async () => {
+      next = events.length;
     },
-  });
+  };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { llamaSseEvents, parseLlamaSse } from "../../../src/upstreams/llama/parse-llama-sse.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
+import type { EventStreamReader } from "../../../src/upstreams/upstream.ts";
 
 const enc = new TextEncoder();
 
@@ -15,14 +16,14 @@ function body(parts: Uint8Array[], fail?: Error): ReadableStream<Uint8Array> {
   });
 }
 
-async function all(s: ReadableStream<UpstreamEvent>): Promise<UpstreamEvent[]> {
+async function all(s: ReadableStream<UpstreamEvent> | EventStreamReader): Promise<UpstreamEvent[]> {
   const out: UpstreamEvent[] = [];
-  const r = s.getReader();
+  const r = "getReader" in s ? s.getReader() : s;
   for (let x = await r.read(); !x.done; x = await r.read()) out.push(x.value);
   return out;
 }
 
-describe("llamaSseEvents (the pulled form of parseLlamaSse)", () => {
+describe("llamaSseEvents (parseLlamaSse read straight from the body)", () => {
   const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ choices: [{ finish_reason: finish, index: 0, delta }], created: 1, id: "x", model: "m", object: "chat.completion.chunk" })}\n\n`;
   const streams: Record<string, string> = {
     "plain text": chunk({ role: "assistant", content: null }) + chunk({ content: "Hel" }) + chunk({ content: "lo" }) + chunk({}, "stop") + "data: [DONE]\n\n",
@@ -41,8 +42,7 @@ describe("llamaSseEvents (the pulled form of parseLlamaSse)", () => {
   });
 
   it("errors when the body errors mid-stream", async () => {
-    const s = llamaSseEvents(body([enc.encode('data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n')], new Error("reset")), "llama:t");
-    const r = s.getReader();
+    const r = llamaSseEvents(body([enc.encode('data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\n')], new Error("reset")), "llama:t");
     expect(await r.read()).toEqual({ done: false, value: { type: "text", delta: "a" } });
     await expect(r.read()).rejects.toThrow("reset");
   });
@@ -57,9 +57,27 @@ describe("llamaSseEvents (the pulled form of parseLlamaSse)", () => {
         cancelled = reason ?? "cancelled";
       },
     });
-    const r = llamaSseEvents(src, "llama:t").getReader();
+    const r = llamaSseEvents(src, "llama:t");
     await r.read();
     await r.cancel("client left");
     expect(cancelled).toBe("client left");
+    expect(await r.read()).toEqual({ done: true, value: undefined });
+  });
+
+  it("a read pending when it is cancelled ends as done, without the unfinished-stream error", async () => {
+    const src = new ReadableStream<Uint8Array>({ start() {} });
+    const r = llamaSseEvents(src, "llama:t");
+    const pending = r.read();
+    await r.cancel("timeout");
+    expect(await pending).toEqual({ done: true, value: undefined });
+  });
+
+  it("gives every event of a chunk that carries several frames, one per read", async () => {
+    const two = enc.encode('data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\ndata: {"choices":[{"index":0,"delta":{"content":"b"}}]}\n\n');
+    const r = llamaSseEvents(body([two]), "llama:t");
+    expect(await r.read()).toEqual({ done: false, value: { type: "text", delta: "a" } });
+    expect(await r.read()).toEqual({ done: false, value: { type: "text", delta: "b" } });
+    expect(await r.read()).toMatchObject({ done: false, value: { type: "error" } });
+    expect(await r.read()).toEqual({ done: true, value: undefined });
   });
 });

@@ -1,25 +1,21 @@
 import { describe, expect, it } from "vitest";
-import { createToolCallTransform, type ToolCallReport, type UpstreamEventLike } from "./imports.ts";
+import { ToolCallEvents, type ToolCallReport, type UpstreamEventLike } from "./imports.ts";
 import { TOOLS } from "./fixtures.ts";
+import { pullThrough } from "../../../src/stream/pull-through.ts";
+import type { UpstreamEvent } from "../../../src/stream/events.ts";
 
+/** `events` as an attempt's pull, through ToolCallEvents as the Worker runs it (pullThrough). */
 async function run(events: UpstreamEventLike[], onToolCalls?: (r: ToolCallReport[]) => void) {
-  const transform = createToolCallTransform(TOOLS, { onToolCalls });
-  const writer = transform.writable.getWriter();
-  const reading = (async () => {
-    const out: UpstreamEventLike[] = [];
-    const reader = transform.readable.getReader();
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return out;
-      out.push(value);
-    }
-  })();
-  for (const e of events) await writer.write(e);
-  await writer.close();
-  return { out: await reading, transform };
+  const transform = new ToolCallEvents(TOOLS, { onToolCalls });
+  const [first, ...rest] = events as UpstreamEvent[];
+  let i = 0;
+  const pull = pullThrough(first!, { next: async () => rest[i++] ?? null, cancel() {} }, transform);
+  const out: UpstreamEventLike[] = [];
+  for (let e = await pull.next(); e; e = await pull.next()) out.push(e);
+  return { out, transform };
 }
 
-describe("createToolCallTransform", () => {
+describe("ToolCallEvents", () => {
   it("rewrites text, passes other events through and turns stop into tool_calls", async () => {
     let reports: ToolCallReport[] = [];
     const { out, transform } = await run(

@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// CPU per request of two builds of the Worker, side by side: each built with `wrangler deploy
+// --dry-run` (A from a git revision, B from the working tree unless --b names one), each under its
+// own Miniflare, both against the fast upstream (bench/overhead/upstream.mjs). Batches of requests
+// alternate between them; the workerd process's CPU time (/proc/<pid>/stat, Linux) per batch gives
+// the cost per request, client and upstream excluded. For A/B checks of a hot-path change, which the
+// latency benchmark's noise on shared cores would hide.
+//   npx node bench/overhead/ab-worker.mjs [--a HEAD] [--b <rev>] [--stream] [--tools] [--rounds 20] [--batch 200]
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Miniflare, convertV4MiniflareOptions } from "miniflare";
+import { post } from "./client.mjs";
+import { freePort } from "./runtimes.mjs";
+import { TOOLS, startBenchUpstream } from "./upstream.mjs";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const argv = process.argv.slice(2);
+const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
+const stream = argv.includes("--stream");
+const tools = argv.includes("--tools");
+const ROUNDS = Number(opt("rounds", 20));
+const BATCH = Number(opt("batch", 200));
+const TICK = 100; // clock ticks per second (USER_HZ)
+
+mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
+const work = mkdtempSync(join(ROOT, ".wrangler", "ab-"));
+
+/** The Worker bundle of `rev` (a git revision) or of the working tree (`rev` undefined). */
+function build(rev, name) {
+  let cwd = ROOT;
+  if (rev) {
+    cwd = join(work, `${name}-src`);
+    mkdirSync(cwd);
+    execFileSync("sh", ["-c", `git archive ${rev} | tar -x -C ${cwd}`], { cwd: ROOT });
+    symlinkSync(join(ROOT, "node_modules"), join(cwd, "node_modules"));
+  }
+  const out = join(work, name);
+  execFileSync(process.execPath, [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", out], { cwd, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } });
+  return { script: join(out, "index.js"), toml: readFileSync(join(cwd, "wrangler.toml"), "utf8") };
+}
+
+const workerdPids = () =>
+  new Set(
+    readdirSync("/proc")
+      .filter((p) => /^\d+$/.test(p))
+      .filter((p) => {
+        try {
+          return readFileSync(`/proc/${p}/comm`, "utf8").trim() === "workerd" && readFileSync(`/proc/${p}/stat`, "utf8").split(" ")[3] === String(process.pid);
+        } catch {
+          return false;
+        }
+      }),
+  );
+const cpuTicks = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return Number(f[11]) + Number(f[12]); // utime + stime
+};
+
+async function start({ script, toml }, upstream) {
+  const before = workerdPids();
+  const durableObjects = {};
+  for (const m of toml.matchAll(/\[\[durable_objects\.bindings\]\]\s*name\s*=\s*"([^"]+)"\s*class_name\s*=\s*"([^"]+)"/g)) durableObjects[m[1]] = { className: m[2], useSQLite: true };
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      host: "127.0.0.1",
+      port: await freePort(),
+      modules: true,
+      scriptPath: script,
+      compatibilityDate: /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1],
+      durableObjects,
+      bindings: { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: upstream }] } } }) },
+    }),
+  );
+  const url = `${(await mf.ready).origin}/v1/chat/completions`;
+  const pid = [...workerdPids()].find((p) => !before.has(p));
+  if (!pid) throw new Error("could not find the workerd process");
+  return { mf, url, pid };
+}
+
+const up = await startBenchUpstream();
+const base = `http://127.0.0.1:${up.port}`;
+const body = { model: "fast", messages: [{ role: "user", content: "hi" }], stream, ...(tools ? { tools: TOOLS } : {}) };
+const builds = { A: build(opt("a", "HEAD"), "A"), B: build(opt("b", undefined), "B") };
+// The fast upstream's 16-token answer; with --tools, its 1,000-token answer with two calls written as text.
+const path = tools ? "/flood-1000" : "/fast";
+const runs = {};
+try {
+  for (const k of ["A", "B"]) runs[k] = await start(builds[k], `${base}${path}`);
+  for (const k of ["A", "B"]) {
+    const probe = await post(runs[k].url, body);
+    if (probe.status !== 200) throw new Error(`${k} did not answer: ${probe.status} ${probe.text}`);
+    for (let i = 0; i < BATCH; i++) await post(runs[k].url, body);
+  }
+  const ticks = { A: [], B: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const k of r % 2 ? ["B", "A"] : ["A", "B"]) {
+      const t0 = cpuTicks(runs[k].pid);
+      for (let i = 0; i < BATCH; i++) await post(runs[k].url, body);
+      ticks[k].push(cpuTicks(runs[k].pid) - t0);
+    }
+  }
+  const perReq = (t) => (t / TICK / BATCH) * 1000; // ms
+  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const a = median(ticks.A.map(perReq));
+  const b = median(ticks.B.map(perReq));
+  const sum = (xs) => xs.reduce((s, x) => s + x, 0);
+  console.log(`${stream ? "stream" : "non-stream"}${tools ? " with tools" : ""}, ${ROUNDS} rounds × ${BATCH} requests each, workerd CPU per request (median of rounds):`);
+  console.log(`  A (${opt("a", "HEAD")}): ${a.toFixed(3)} ms   B (${opt("b", "working tree")}): ${b.toFixed(3)} ms   B/A ${(b / a).toFixed(3)} (all rounds: ${(sum(ticks.B) / sum(ticks.A)).toFixed(3)})`);
+} finally {
+  for (const r of Object.values(runs)) await r.mf.dispose();
+  await up.close();
+  rmSync(work, { recursive: true, force: true });
+}
