@@ -2,10 +2,11 @@
 // CPU per request of two builds of the Worker, side by side: each built with `wrangler deploy
 // --dry-run` (A from a git revision, B from the working tree unless --b names one), each under its
 // own Miniflare, both against the fast upstream (bench/overhead/upstream.mjs). Batches of requests
-// alternate between them; the workerd process's CPU time (/proc/<pid>/stat, Linux) per batch gives
+// alternate between them; the workerd process's CPU time (its threads' schedstat, Linux) per batch gives
 // the cost per request, client and upstream excluded. For A/B checks of a hot-path change, which the
 // latency benchmark's noise on shared cores would hide.
-//   npx node bench/overhead/ab-worker.mjs [--a HEAD] [--b <rev>] [--stream] [--tools] [--rounds 20] [--batch 200]
+//   npx node bench/overhead/ab-worker.mjs [--a HEAD] [--b <rev>] [--stream] [--tools] [--rounds 100] [--batch 20]
+// Two identical builds (`--b HEAD`) differ by a few per cent run to run: that is the resolution.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -19,9 +20,8 @@ const argv = process.argv.slice(2);
 const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
 const stream = argv.includes("--stream");
 const tools = argv.includes("--tools");
-const ROUNDS = Number(opt("rounds", 20));
-const BATCH = Number(opt("batch", 200));
-const TICK = 100; // clock ticks per second (USER_HZ)
+const ROUNDS = Number(opt("rounds", 100));
+const BATCH = Number(opt("batch", 20));
 
 mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
 const work = mkdtempSync(join(ROOT, ".wrangler", "ab-"));
@@ -52,9 +52,15 @@ const workerdPids = () =>
         }
       }),
   );
-const cpuTicks = (pid) => {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-  return Number(f[11]) + Number(f[12]); // utime + stime
+/** Nanoseconds on CPU of all the process's threads so far (/proc/<pid>/task/<tid>/schedstat). */
+const cpuNs = (pid) => {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
+    } catch {}
+  }
+  return ns;
 };
 
 async function start({ script, toml }, upstream) {
@@ -95,12 +101,12 @@ try {
   const ticks = { A: [], B: [] };
   for (let r = 0; r < ROUNDS; r++) {
     for (const k of r % 2 ? ["B", "A"] : ["A", "B"]) {
-      const t0 = cpuTicks(runs[k].pid);
+      const t0 = cpuNs(runs[k].pid);
       for (let i = 0; i < BATCH; i++) await post(runs[k].url, body);
-      ticks[k].push(cpuTicks(runs[k].pid) - t0);
+      ticks[k].push(cpuNs(runs[k].pid) - t0);
     }
   }
-  const perReq = (t) => (t / TICK / BATCH) * 1000; // ms
+  const perReq = (t) => t / 1e6 / BATCH; // ms
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const a = median(ticks.A.map(perReq));
   const b = median(ticks.B.map(perReq));

@@ -97,19 +97,19 @@ export class HealthRecorder {
   finish(outcome?: RequestOutcome): void {
     if (this.flushed) return;
     this.flushed = true;
-    const hub = healthHub(this.env);
-    if (!hub) return;
+    if (!this.env.HEALTH_HUB) return;
     for (const ref of this.upstreams) outbox.upstreams.set(upstreamKey(ref.url), ref);
     outbox.attempts.push(...this.signals);
     if (outcome) outbox.outcomes.push(outcome);
     outbox.policy = { circuit: this.config.circuit, health: { sampleMs: this.config.health.sampleMs, idleStopMs: this.config.health.idleStopMs } };
     const urgent = this.signals.some((s) => !s.ok) || this.config.health.snapshotTtlMs === 0 || outbox.outcomes.length >= OUTBOX_MAX;
-    if (urgent) this.defer(sendOutbox(hub));
+    // The hub's stub only when something is sent (getByName is a call into the runtime).
+    if (urgent) this.defer(sendOutbox(healthHub(this.env)!));
     else if (!outbox.scheduled) {
       const box = outbox;
       box.scheduled = true;
       // Sends this outbox only: if an urgent send took it meanwhile, a later request schedules anew.
-      this.defer(new Promise((r) => setTimeout(r, this.config.health.snapshotTtlMs)).then(() => (outbox === box ? sendOutbox(hub) : undefined)));
+      this.defer(new Promise((r) => setTimeout(r, this.config.health.snapshotTtlMs)).then(() => (outbox === box ? sendOutbox(healthHub(this.env)!) : undefined)));
     }
   }
 

@@ -18,6 +18,8 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
 const utf8 = new TextEncoder();
+// Literals are decoded whole (no state between calls): one decoder for every stream.
+const literalDecoder = new TextDecoder();
 const CONTENT_LINE = utf8.encode(`data: ${CONTENT_HEAD}`);
 const REASONING_LINE = utf8.encode(`data: ${REASONING_HEAD}`);
 
@@ -44,7 +46,6 @@ export class RepeatedTokenFrames {
   /** What follows the delta's closing quote in the learned frame, as text and as the SSE frame's bytes (with its blank line). */
   private tail: string | null = null;
   private tailLine: Uint8Array | null = null;
-  private readonly decoder = new TextDecoder();
 
   /** True once a frame was learned: `readBytes` and `readData` may then succeed. */
   get armed(): boolean {
@@ -127,7 +128,7 @@ export class RepeatedTokenFrames {
         text = "";
         for (let i = start; i < end; i++) text += String.fromCharCode(bytes[i]!);
       } else {
-        const body = this.decoder.decode(bytes.subarray(start, end));
+        const body = literalDecoder.decode(bytes.subarray(start, end));
         text = plain ? body : parseLiteral(body);
         if (text === null) return at;
       }
