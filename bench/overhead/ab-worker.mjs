@@ -5,7 +5,8 @@
 // alternate between them; the workerd process's CPU time (its threads' schedstat, Linux) per batch gives
 // the cost per request, client and upstream excluded. For A/B checks of a hot-path change, which the
 // latency benchmark's noise on shared cores would hide.
-//   npx node bench/overhead/ab-worker.mjs [--a HEAD] [--b <rev>] [--stream] [--tools] [--rounds 100] [--batch 20]
+// `--a passthrough` puts the bare pass-through Worker (bench/passthrough-worker) in A's place.
+//   npx node bench/overhead/ab-worker.mjs [--a HEAD|passthrough] [--b <rev>] [--stream] [--tools] [--rounds 100] [--batch 20]
 // Two identical builds (`--b HEAD`) differ by a few per cent run to run: that is the resolution.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from "node:fs";
@@ -26,8 +27,9 @@ const BATCH = Number(opt("batch", 20));
 mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
 const work = mkdtempSync(join(ROOT, ".wrangler", "ab-"));
 
-/** The Worker bundle of `rev` (a git revision) or of the working tree (`rev` undefined). */
+/** The Worker bundle of `rev` (a git revision) or of the working tree (`rev` undefined); `passthrough`: the runtime's floor. */
 function build(rev, name) {
+  if (rev === "passthrough") return { script: join(ROOT, "bench/passthrough-worker/index.js"), toml: readFileSync(join(ROOT, "bench/passthrough-worker/wrangler.toml"), "utf8"), passthrough: true };
   let cwd = ROOT;
   if (rev) {
     cwd = join(work, `${name}-src`);
@@ -63,7 +65,7 @@ const cpuNs = (pid) => {
   return ns;
 };
 
-async function start({ script, toml }, upstream) {
+async function start({ script, toml, passthrough }, upstream) {
   const before = workerdPids();
   const durableObjects = {};
   for (const m of toml.matchAll(/\[\[durable_objects\.bindings\]\]\s*name\s*=\s*"([^"]+)"\s*class_name\s*=\s*"([^"]+)"/g)) durableObjects[m[1]] = { className: m[2], useSQLite: true };
@@ -75,7 +77,7 @@ async function start({ script, toml }, upstream) {
       scriptPath: script,
       compatibilityDate: /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1],
       durableObjects,
-      bindings: { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: upstream }] } } }) },
+      bindings: passthrough ? { UPSTREAM: upstream } : { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: upstream }] } } }) },
     }),
   );
   const url = `${(await mf.ready).origin}/v1/chat/completions`;

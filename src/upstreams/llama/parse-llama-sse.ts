@@ -14,6 +14,14 @@ function lastLineBreak(text: string): number {
   return -1;
 }
 
+/** The index just past the first blank line (`\n\n`) at or after `from`, or -1. */
+function frameEnd(bytes: Uint8Array, from: number): number {
+  for (let i = bytes.indexOf(0x0a, from); i >= 0 && i + 1 < bytes.length; i = bytes.indexOf(0x0a, i + 1)) {
+    if (bytes[i + 1] === 0x0a) return i + 2;
+  }
+  return -1;
+}
+
 /** A frame larger than this is not a chat chunk; refuse it rather than buffer without bound. */
 const MAX_FRAME_CHARS = 8 * 1024 * 1024;
 
@@ -121,31 +129,40 @@ export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => 
     },
   });
 
+  const pushText = (text: string) => {
+    // Only the new text is searched for a line end: the unfinished line before it has none, and
+    // rescanning it would make a long line quadratic.
+    const cutInText = lastLineBreak(text);
+    if (cutInText === -1) {
+      tail += text;
+      betweenFrames = false;
+      if (tail.length > MAX_FRAME_CHARS) {
+        fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} sent a stream line longer than ${MAX_FRAME_CHARS} characters.` }));
+      }
+      return;
+    }
+    const complete = tail + text.slice(0, cutInText + 1);
+    tail = text.slice(cutInText + 1);
+    parser.feed(complete);
+    betweenFrames = tail === "" && complete.charCodeAt(complete.length - 1) === 0x0a && complete.charCodeAt(complete.length - 2) === 0x0a;
+  };
+
   return {
     push(chunk) {
       if (failed) return;
-      if (betweenFrames && !done && typeof chunk !== "string" && repeated.armed) {
+      if (typeof chunk === "string") return pushText(chunk);
+      let at = 0;
+      while (at < chunk.length && !failed) {
+        if (!betweenFrames || done) return pushText(decoder.decode(at === 0 ? chunk : chunk.subarray(at), { stream: true }));
         // Token deltas change neither `failed` nor `finished`: straight out.
-        const read = repeated.readBytes(chunk, 0, enqueue);
-        if (read === chunk.length) return;
-        chunk = read === 0 ? chunk : chunk.subarray(read);
+        if (repeated.armed) at = repeated.readBytes(chunk, at, enqueue);
+        if (at === chunk.length) return;
+        // Anything else goes the full way one frame at a time (it may teach `repeated` a tail), so the
+        // frames after it in the same read can still be read from their bytes.
+        const end = frameEnd(chunk, at);
+        pushText(decoder.decode(end < 0 ? chunk.subarray(at) : chunk.subarray(at, end), { stream: true }));
+        at = end < 0 ? chunk.length : end;
       }
-      const text = typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
-      // Only the new text is searched for a line end: the unfinished line before it has none, and
-      // rescanning it would make a long line quadratic.
-      const cutInText = lastLineBreak(text);
-      if (cutInText === -1) {
-        tail += text;
-        betweenFrames = false;
-        if (tail.length > MAX_FRAME_CHARS) {
-          fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} sent a stream line longer than ${MAX_FRAME_CHARS} characters.` }));
-        }
-        return;
-      }
-      const complete = tail + text.slice(0, cutInText + 1);
-      tail = text.slice(cutInText + 1);
-      parser.feed(complete);
-      betweenFrames = tail === "" && complete.charCodeAt(complete.length - 1) === 0x0a && complete.charCodeAt(complete.length - 2) === 0x0a;
     },
     end() {
       // A last frame without its blank line still counts.
