@@ -1,6 +1,6 @@
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { UpstreamEvent } from "../stream/events.ts";
-import type { EventStreamReader } from "../upstreams/upstream.ts";
+import type { EventStreamReader } from "../stream/event-source.ts";
 
 /**
  * Reads an attempt's events with its timeouts: the first event within `firstTokenMs`, every later

@@ -5,3 +5,60 @@ export interface EventPull {
   next(): Promise<UpstreamEvent | null>;
   cancel(): void;
 }
+
+/**
+ * An attempt's events, read one at a time. A `ReadableStream<UpstreamEvent>`'s reader is one;
+ * `bodyEvents` reads a body straight into events, with no stream of events in between (in workerd
+ * every JS stream hop costs a crossing into the runtime per event).
+ */
+export interface EventStreamReader {
+  read(): Promise<ReadableStreamReadResult<UpstreamEvent>>;
+  /** Stops the attempt's upstream work; a pending read ends as done. */
+  cancel(reason?: unknown): Promise<void>;
+}
+
+/** A push parser of a body: bytes in, events out through the `emit` it was made with. */
+export interface BodyParser {
+  push(chunk: Uint8Array): void;
+  /** The body ended (a parser reports an unfinished answer as an error event here). */
+  end(): void;
+}
+
+/**
+ * A body read straight into events by a push parser: each read reads the body until at least one
+ * event comes out (or the body ends); cancelling it cancels the body, and a read pending then ends as
+ * done without the parser's end.
+ */
+export function bodyEvents(body: ReadableStream<Uint8Array>, parser: (emit: (e: UpstreamEvent) => void) => BodyParser): EventStreamReader {
+  const source = body.getReader();
+  // Events of the last body chunk not read yet (a chunk may carry several).
+  const ready: UpstreamEvent[] = [];
+  let next = 0;
+  let ended = false;
+  const parse = parser((e) => ready.push(e));
+  return {
+    async read() {
+      while (next === ready.length) {
+        if (ended) return { done: true, value: undefined };
+        ready.length = 0;
+        next = 0;
+        const r = await source.read();
+        // Cancelled while reading: nothing more, not even the parser's end.
+        if (ended) return { done: true, value: undefined };
+        if (r.done) {
+          ended = true;
+          parse.end();
+        } else {
+          parse.push(r.value);
+        }
+      }
+      return { done: false, value: ready[next++]! };
+    },
+    cancel(reason) {
+      ended = true;
+      ready.length = 0;
+      next = 0;
+      return source.cancel(reason);
+    },
+  };
+}

@@ -1,5 +1,5 @@
 import type { ChatRequest } from "../schemas/chat-request.ts";
-import type { UpstreamEvent } from "../stream/events.ts";
+import type { EventStreamReader } from "../stream/event-source.ts";
 
 export interface AttemptContext {
   requestId: string;
@@ -8,17 +8,6 @@ export interface AttemptContext {
   /** Until upstream headers. */
   responseStartMs: number;
   env: Record<string, unknown>;
-}
-
-/**
- * An attempt's events, read one at a time. A `ReadableStream<UpstreamEvent>`'s reader is one; an
- * adapter may also read its body straight into events, with no stream of events in between (in
- * workerd every JS stream hop costs a crossing into the runtime per event).
- */
-export interface EventStreamReader {
-  read(): Promise<ReadableStreamReadResult<UpstreamEvent>>;
-  /** Stops the attempt's upstream work; a pending read ends as done. */
-  cancel(reason?: unknown): Promise<void>;
 }
 
 /**

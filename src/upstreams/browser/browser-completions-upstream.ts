@@ -1,6 +1,7 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { BrowserTarget } from "../../schemas/config.ts";
-import type { AttemptContext, EventStreamReader, Upstream } from "../upstream.ts";
+import type { EventStreamReader } from "../../stream/event-source.ts";
+import type { AttemptContext, Upstream } from "../upstream.ts";
 import { openRelay } from "./browser-upstream.ts";
 import { relayEvents } from "./relay-events.ts";
 
@@ -44,6 +45,6 @@ export class BrowserCompletionsUpstream implements Upstream {
   async open(_chat: unknown, ctx: AttemptContext): Promise<EventStreamReader> {
     const body = adaptCompletionForWebLlm(this.body, this.target.model);
     const out = await openRelay("completions", this.target.model, body, ctx);
-    return out.pipeThrough(new TextDecoderStream()).pipeThrough(relayEvents(this.name)).getReader();
+    return relayEvents(out, this.name);
   }
 }

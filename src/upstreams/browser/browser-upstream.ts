@@ -4,7 +4,8 @@ import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { BrowserTarget } from "../../schemas/config.ts";
 import type { Endpoint } from "../../schemas/relay.ts";
 import { randomId } from "../../stream/random-id.ts";
-import type { AttemptContext, EventStreamReader, Upstream } from "../upstream.ts";
+import type { EventStreamReader } from "../../stream/event-source.ts";
+import type { AttemptContext, Upstream } from "../upstream.ts";
 import { adaptForWebLlm } from "./adapt-for-web-llm.ts";
 import { relayEvents } from "./relay-events.ts";
 
@@ -61,6 +62,6 @@ export class BrowserUpstream implements Upstream {
   async open(request: ChatRequest, ctx: AttemptContext): Promise<EventStreamReader> {
     const body = adaptForWebLlm(request, this.target.model);
     const out = await openRelay("chat", this.target.model, body, ctx);
-    return out.pipeThrough(new TextDecoderStream()).pipeThrough(relayEvents(this.name)).getReader();
+    return relayEvents(out, this.name);
   }
 }

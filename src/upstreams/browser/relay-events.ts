@@ -1,47 +1,58 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { RelayLine } from "../../schemas/relay.ts";
+import { bodyEvents, type BodyParser, type EventStreamReader } from "../../stream/event-source.ts";
 import type { UpstreamEvent } from "../../stream/events.ts";
 import { mapWebLlmError } from "./map-web-llm-error.ts";
 import { normalizeWebLlmChunk, type WebLlmChunk } from "./normalize-web-llm-chunk.ts";
 
 /**
  * The hub's answer for one relayed request (the page's `chunk`, `done` and `error` messages, one JSON
- * object per line) → internal events. Text split anywhere is reassembled into lines first; the stream
- * must end with `done` or `error`, anything else is a broken relay and becomes an error event.
+ * object per line) → internal events, read straight from the body (no stream of events in between).
+ * Text split anywhere is reassembled into lines first; the answer must end with `done` or `error`,
+ * anything else is a broken relay and becomes an error event.
  */
-export function relayEvents(upstream: string): TransformStream<string, UpstreamEvent> {
+export function relayEvents(body: ReadableStream<Uint8Array>, upstream: string): EventStreamReader {
+  return bodyEvents(body, (emit) => relayLineReader(upstream, emit));
+}
+
+/** relayEvents' pure core: body bytes in, events out through `emit`. */
+export function relayLineReader(upstream: string, emit: (e: UpstreamEvent) => void): BodyParser {
+  const decoder = new TextDecoder();
   let buffer = "";
   let ended = false;
-  const handle = (line: string, controller: TransformStreamDefaultController<UpstreamEvent>) => {
+  const handle = (line: string) => {
     if (ended || line.trim() === "") return;
     let msg: RelayLine;
     try {
       msg = JSON.parse(line) as RelayLine;
     } catch {
       ended = true;
-      controller.enqueue(broken(upstream, "the relay sent a line that is not JSON"));
+      emit(broken(upstream, "the relay sent a line that is not JSON"));
       return;
     }
     for (const event of relayLineEvents(msg, upstream)) {
-      controller.enqueue(event);
+      emit(event);
       if (event.type === "error") ended = true;
     }
     if (msg.type === "done" || msg.type === "error") ended = true;
   };
-  return new TransformStream({
-    transform(text, controller) {
-      buffer += text;
-      let nl: number;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        handle(buffer.slice(0, nl), controller);
-        buffer = buffer.slice(nl + 1);
+  return {
+    push(chunk) {
+      // Only the new text is searched for line ends: the unfinished line before it has none.
+      const text = decoder.decode(chunk, { stream: true });
+      let start = 0;
+      for (let nl = text.indexOf("\n"); nl >= 0; nl = text.indexOf("\n", start)) {
+        handle(buffer + text.slice(start, nl));
+        buffer = "";
+        start = nl + 1;
       }
+      buffer += text.slice(start);
     },
-    flush(controller) {
-      handle(buffer, controller);
-      if (!ended) controller.enqueue(broken(upstream, "the browser session's answer ended without done or error"));
+    end() {
+      handle(buffer + decoder.decode());
+      if (!ended) emit(broken(upstream, "the browser session's answer ended without done or error"));
     },
-  });
+  };
 }
 
 /** Pure: one relay line → events. */

@@ -1,6 +1,7 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { LlamaTarget } from "../../schemas/config.ts";
-import type { AttemptContext, EventStreamReader, Upstream } from "../upstream.ts";
+import type { EventStreamReader } from "../../stream/event-source.ts";
+import type { AttemptContext, Upstream } from "../upstream.ts";
 import { completionSseAsChat } from "./completion-sse-as-chat.ts";
 import { parseLlamaSse } from "./parse-llama-sse.ts";
 import { postLlama, targetBody } from "./post-llama.ts";

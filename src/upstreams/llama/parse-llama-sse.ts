@@ -3,7 +3,7 @@ import type { UpstreamEvent } from "../../stream/events.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import { mapLlamaChunk, type ChunkState } from "./map-llama-chunk.ts";
 import { RepeatedTokenFrames } from "./repeated-token-frames.ts";
-import type { EventStreamReader } from "../upstream.ts";
+import { bodyEvents, type EventStreamReader } from "../../stream/event-source.ts";
 
 /** The index of the last \n or \r in `text`, or -1. A chunk nearly always ends with one, so scanning back wins over lastIndexOf. */
 function lastLineBreak(text: string): number {
@@ -174,41 +174,7 @@ export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => 
   };
 }
 
-/**
- * llama-server's SSE body read straight into events: each read reads the body until at least one
- * event comes out (or the body ends). The same events as `body.pipeThrough(parseLlamaSse())`, with
- * no stream, pipe or writable side per chunk; cancelling it cancels the body.
- */
+/** llama-server's SSE body read straight into events (the same events as `body.pipeThrough(parseLlamaSse())`). */
 export function llamaSseEvents(body: ReadableStream<Uint8Array>, upstream: string): EventStreamReader {
-  const source = body.getReader();
-  // Events of the last body chunk not read yet (a chunk may carry several frames).
-  const ready: UpstreamEvent[] = [];
-  let next = 0;
-  let ended = false;
-  const sse = llamaSseReader(upstream, (e) => ready.push(e));
-  return {
-    async read() {
-      while (next === ready.length) {
-        if (ended) return { done: true, value: undefined };
-        ready.length = 0;
-        next = 0;
-        const r = await source.read();
-        // Cancelled while reading: nothing more, not even the "ended unfinished" error.
-        if (ended) return { done: true, value: undefined };
-        if (r.done) {
-          ended = true;
-          sse.end();
-        } else {
-          sse.push(r.value);
-        }
-      }
-      return { done: false, value: ready[next++]! };
-    },
-    cancel(reason) {
-      ended = true;
-      ready.length = 0;
-      next = 0;
-      return source.cancel(reason);
-    },
-  };
+  return bodyEvents(body, (emit) => llamaSseReader(upstream, emit));
 }

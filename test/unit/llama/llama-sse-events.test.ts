@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { llamaSseEvents, parseLlamaSse } from "../../../src/upstreams/llama/parse-llama-sse.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
-import type { EventStreamReader } from "../../../src/upstreams/upstream.ts";
+import type { EventStreamReader } from "../../../src/stream/event-source.ts";
 
 const enc = new TextEncoder();
 
