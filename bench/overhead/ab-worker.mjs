@@ -6,14 +6,14 @@
 // the cost per request, client and upstream excluded. For A/B checks of a hot-path change, which the
 // latency benchmark's noise on shared cores would hide.
 // `--a passthrough` puts the bare pass-through Worker (bench/passthrough-worker) in A's place.
-//   npx node bench/overhead/ab-worker.mjs [--a HEAD|passthrough] [--b <rev>] [--stream] [--tools] [--rounds 100] [--batch 20]
+//   npx node bench/overhead/ab-worker.mjs [--a HEAD|passthrough] [--b <rev>] [--runtime miniflare|dev] [--stream] [--tools] [--rounds 100] [--batch 20]
 // Two identical builds (`--b HEAD`) differ by a few per cent run to run: that is the resolution.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { post } from "./client.mjs";
-import { freePort } from "./runtimes.mjs";
+import { devPassthrough, devSwitchyard, freePort } from "./runtimes.mjs";
 import { TOOLS, startBenchUpstream } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -21,6 +21,8 @@ const argv = process.argv.slice(2);
 const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
 const stream = argv.includes("--stream");
 const tools = argv.includes("--tools");
+/** `miniflare`: one workerd per build; `dev`: `wrangler dev` per build (its proxy in front). */
+const RUNTIME = opt("runtime", "miniflare");
 const ROUNDS = Number(opt("rounds", 100));
 const BATCH = Number(opt("batch", 20));
 
@@ -42,16 +44,26 @@ function build(rev, name) {
   return { script: join(out, "index.js"), toml: readFileSync(join(cwd, "wrangler.toml"), "utf8") };
 }
 
+const parentOf = (pid) => {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1];
+  } catch {
+    return null;
+  }
+};
+/** The workerd processes this script started (directly, or through wrangler dev). */
 const workerdPids = () =>
   new Set(
     readdirSync("/proc")
       .filter((p) => /^\d+$/.test(p))
       .filter((p) => {
         try {
-          return readFileSync(`/proc/${p}/comm`, "utf8").trim() === "workerd" && readFileSync(`/proc/${p}/stat`, "utf8").split(" ")[3] === String(process.pid);
+          if (readFileSync(`/proc/${p}/comm`, "utf8").trim() !== "workerd") return false;
         } catch {
           return false;
         }
+        for (let q = parentOf(p); q && q !== "0" && q !== "1"; q = parentOf(q)) if (q === String(process.pid)) return true;
+        return false;
       }),
   );
 /** Nanoseconds on CPU of all the process's threads so far (/proc/<pid>/task/<tid>/schedstat). */
@@ -65,8 +77,18 @@ const cpuNs = (pid) => {
   return ns;
 };
 
+const vars = (upstream) => ({ SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: upstream }] } } }) });
+
 async function start({ script, toml, passthrough }, upstream) {
   const before = workerdPids();
+  if (RUNTIME === "dev") {
+    // wrangler dev runs two workerd processes (its proxy and the Worker): both are counted.
+    const build = { script, dir: work };
+    const dev = passthrough ? await devPassthrough(build, { UPSTREAM: upstream, LLAMA: upstream }) : await devSwitchyard(build, vars(upstream));
+    const pids = [...workerdPids()].filter((p) => !before.has(p));
+    if (!pids.length) throw new Error("could not find wrangler dev's workerd processes");
+    return { mf: { dispose: dev.stop }, url: `${dev.url}${passthrough ? new URL(upstream).pathname : ""}/v1/chat/completions`, pids };
+  }
   const durableObjects = {};
   for (const m of toml.matchAll(/\[\[durable_objects\.bindings\]\]\s*name\s*=\s*"([^"]+)"\s*class_name\s*=\s*"([^"]+)"/g)) durableObjects[m[1]] = { className: m[2], useSQLite: true };
   const mf = new Miniflare(
@@ -77,13 +99,13 @@ async function start({ script, toml, passthrough }, upstream) {
       scriptPath: script,
       compatibilityDate: /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1],
       durableObjects,
-      bindings: passthrough ? { UPSTREAM: upstream } : { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: upstream }] } } }) },
+      bindings: passthrough ? { UPSTREAM: upstream } : vars(upstream),
     }),
   );
   const url = `${(await mf.ready).origin}/v1/chat/completions`;
-  const pid = [...workerdPids()].find((p) => !before.has(p));
-  if (!pid) throw new Error("could not find the workerd process");
-  return { mf, url, pid };
+  const pids = [...workerdPids()].filter((p) => !before.has(p));
+  if (!pids.length) throw new Error("could not find the workerd process");
+  return { mf, url, pids };
 }
 
 const up = await startBenchUpstream();
@@ -103,9 +125,10 @@ try {
   const ticks = { A: [], B: [] };
   for (let r = 0; r < ROUNDS; r++) {
     for (const k of r % 2 ? ["B", "A"] : ["A", "B"]) {
-      const t0 = cpuNs(runs[k].pid);
+      const cpu = () => runs[k].pids.reduce((sum, pid) => sum + cpuNs(pid), 0);
+      const t0 = cpu();
       for (let i = 0; i < BATCH; i++) await post(runs[k].url, body);
-      ticks[k].push(cpuNs(runs[k].pid) - t0);
+      ticks[k].push(cpu() - t0);
     }
   }
   const perReq = (t) => t / 1e6 / BATCH; // ms
@@ -113,7 +136,7 @@ try {
   const a = median(ticks.A.map(perReq));
   const b = median(ticks.B.map(perReq));
   const sum = (xs) => xs.reduce((s, x) => s + x, 0);
-  console.log(`${stream ? "stream" : "non-stream"}${tools ? " with tools" : ""}, ${ROUNDS} rounds × ${BATCH} requests each, workerd CPU per request (median of rounds):`);
+  console.log(`${RUNTIME}, ${stream ? "stream" : "non-stream"}${tools ? " with tools" : ""}, ${ROUNDS} rounds × ${BATCH} requests each, workerd CPU per request (median of rounds):`);
   console.log(`  A (${opt("a", "HEAD")}): ${a.toFixed(3)} ms   B (${opt("b", "working tree")}): ${b.toFixed(3)} ms   B/A ${(b / a).toFixed(3)} (all rounds: ${(sum(ticks.B) / sum(ticks.A)).toFixed(3)})`);
 } finally {
   for (const r of Object.values(runs)) await r.mf.dispose();
