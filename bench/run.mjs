@@ -174,11 +174,11 @@ try {
   results.errors = errors;
 
   // 5. CPU of the pipeline in Node.
-  // In fresh Node processes, so the collector is not also sweeping this run's own samples; three
+  // In fresh Node processes, so the collector is not also sweeping this run's own samples; five
   // of them, each workload's median run kept.
-  log("pipeline CPU in Node (3 fresh processes)");
+  log("pipeline CPU in Node (5 fresh processes)");
   results.pipeline = pipelineMedian(
-    Array.from({ length: 3 }, () => JSON.parse(execFileSync(process.execPath, [join(ROOT, "bench/overhead/pipeline.mjs"), "--runs", String(QUICK ? 50 : 200)], { encoding: "utf8", maxBuffer: 1 << 24 }))),
+    Array.from({ length: 5 }, () => JSON.parse(execFileSync(process.execPath, [join(ROOT, "bench/overhead/pipeline.mjs"), "--runs", String(QUICK ? 50 : 200)], { encoding: "utf8", maxBuffer: 1 << 24 }))),
   );
   results.machine.loadEnd = loadavg().map((x) => x.toFixed(2)).join(" ");
   results.portkey = portkeyVersions();
