@@ -39,19 +39,34 @@ export class ByteQueue {
 
   /** Appends `JSON.stringify(value)`: printable ASCII is copied as is, anything else goes through JSON.stringify. */
   jsonString(value: string): void {
+    this.reserve(value.length + 2);
+    if (!this.asciiLiteral(value)) this.text(JSON.stringify(value));
+  }
+
+  /** Appends `before`, `JSON.stringify(value)` and `after` (a frame around one string) with one check for room. */
+  jsonStringBetween(before: Uint8Array, value: string, after: Uint8Array): void {
+    this.reserve(before.length + value.length + 2 + after.length);
+    this.slab.set(before, this.used);
+    this.used += before.length;
+    if (!this.asciiLiteral(value)) this.text(JSON.stringify(value));
+    this.bytes(after);
+  }
+
+  /** Writes `value` as a JSON string if it is printable ASCII (room already reserved); false, and nothing written, otherwise. */
+  private asciiLiteral(value: string): boolean {
     const n = value.length;
-    this.reserve(n + 2);
     const slab = this.slab;
     let at = this.used;
     slab[at++] = QUOTE;
     for (let i = 0; i < n; i++) {
       const c = value.charCodeAt(i);
       // Nothing is committed until the closing quote: bailing out leaves the queue as it was.
-      if (c < 0x20 || c >= 0x80 || c === QUOTE || c === BACKSLASH) return this.text(JSON.stringify(value));
+      if (c < 0x20 || c >= 0x80 || c === QUOTE || c === BACKSLASH) return false;
       slab[at++] = c;
     }
     slab[at++] = QUOTE;
     this.used = at;
+    return true;
   }
 
   /** Everything appended since the last take, as one view (null when nothing was). */

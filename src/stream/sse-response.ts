@@ -37,11 +37,7 @@ export function chatSseEncoder(encoder: ChunkEncoder): SseEncoder {
   // chunk object gives.
   let contentStart: Uint8Array | undefined;
   let reasoningStart: Uint8Array | undefined;
-  const plain = (start: Uint8Array, delta: string, out: ByteQueue) => {
-    out.bytes(start);
-    out.jsonString(delta);
-    out.bytes(PLAIN_DELTA_END);
-  };
+  const plain = (start: Uint8Array, delta: string, out: ByteQueue) => out.jsonStringBetween(start, delta, PLAIN_DELTA_END);
   return {
     encode: (event, out) => {
       if (encoder.plainDeltaReady) {

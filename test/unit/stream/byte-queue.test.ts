@@ -45,6 +45,11 @@ describe("ByteQueue", () => {
       q.jsonString(v);
       expect(new TextDecoder().decode(q.take()!)).toBe(JSON.stringify(v));
     }
+    // Between constant bytes, the same JSON, whatever the value holds.
+    for (const v of values) {
+      q.jsonStringBetween(enc.encode("data: {"), v, enc.encode("}\n\n"));
+      expect(new TextDecoder().decode(q.take()!)).toBe(`data: {${JSON.stringify(v)}}\n\n`);
+    }
     // A bail-out half way through a literal leaves nothing behind.
     q.text("[");
     q.jsonString("abc\u00e9");
