@@ -107,9 +107,13 @@ export function literal(buf: string, j: number, eof: boolean, table: Array<[stri
   let best: [string, Build] | null = null;
   let maybe = false;
   const avail = buf.length - j;
+  const first = buf.charCodeAt(j);
+  // The second character rules out nearly every marker at once (`<b>`, `<|im_end|>`…) before any
+  // startsWith; when the text ends after the first one, every marker with that first one may follow.
+  const second = avail > 1 ? buf.charCodeAt(j + 1) : -1;
   for (const entry of table) {
     const open = entry[0];
-    if (open.charCodeAt(0) !== buf.charCodeAt(j)) continue;
+    if (open.charCodeAt(0) !== first || (second >= 0 && open.charCodeAt(1) !== second)) continue;
     if (buf.startsWith(open, j)) {
       if (!best || open.length > best[0].length) best = entry;
     } else if (!eof && avail < open.length && open.startsWith(buf.slice(j))) maybe = true;
