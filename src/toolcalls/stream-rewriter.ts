@@ -21,6 +21,13 @@ const RESCAN_LIMIT = 4096;
 
 const isSpace = (c: string | undefined): boolean => c === " " || c === "\n" || c === "\t" || c === "\r";
 
+/**
+ * In the middle of a line, with no call just ended, only these characters can change anything:
+ * where mayStartCandidate answers true there, and the newline that starts a line.
+ */
+const MID_LINE_STOPS = new Uint8Array(128);
+for (const c of "<[`{fA>\n") MID_LINE_STOPS[c.charCodeAt(0)] = 1;
+
 /** Longest suffix of `text` (from `from` on) that is a proper prefix of `marker`. */
 function heldSuffix(text: string, from: number, marker: string): number {
   const first = marker.charCodeAt(0);
@@ -171,6 +178,14 @@ export class ToolCallStreamRewriter {
     const buf = this.buf;
     let i = this.pos;
     while (i < buf.length) {
+      if (!this.atLineStart && !this.atBoundary && !this.afterCall) {
+        // Plain prose: nothing to track and nothing to classify until the next stop.
+        let code = buf.charCodeAt(i);
+        while (code >= 128 || MID_LINE_STOPS[code] === 0) {
+          if (++i === buf.length) return this.emitPlain(i);
+          code = buf.charCodeAt(i);
+        }
+      }
       const c = buf[i]!;
       if (this.afterCall && (c === "," || c === ";")) {
         // A separator between two calls (`f(a=1), g(b=2)`, `{…}; {…}`) disappears with them.
