@@ -6,7 +6,8 @@
 // elsewhere cannot reload it mid-run) and a session client from test/support/relay-client.mjs; both
 // clocks are this process's.
 //   npx node bench/relay-overhead.mjs [--requests 20] [--chunks 50] [--gap-ms 10] [--runtime miniflare|dev] [--write docs/benchmarks.md]
-import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { createServer } from "node:http";
 import { performance } from "node:perf_hooks";
 import { startRelayClient } from "../test/support/relay-client.mjs";
@@ -199,7 +200,15 @@ console.log(table);
 console.log(summary);
 
 if (WRITE) {
-  const head = existsSync(WRITE) && readFileSync(WRITE, "utf8").includes("## Relay overhead") ? "" : "\n## Relay overhead\n\nPer-chunk latency from the engine yielding a chunk to the client reading its SSE frame, measured by `bench/relay-overhead.mjs` on the development machine (2 shared cores). Both proxied paths include workerd, the Worker's own pipeline and Node's fetch (with `--runtime dev` also wrangler dev's proxy, twice for the relay: the session's WebSocket and the client's SSE); the HTTP-upstream row is the same Worker serving the same chunks from a llama-server stand-in, so the difference between the last two rows is the relay hop itself (WebSocket → Durable Object → Worker).\n";
-  if (!existsSync(WRITE)) appendFileSync(WRITE, "# Benchmarks\n");
-  appendFileSync(WRITE, `${head}\n\`npx node bench/relay-overhead.mjs --requests ${REQUESTS} --chunks ${CHUNKS} --gap-ms ${GAP_MS} --runtime ${RUNTIME} --write ${WRITE}\` (${new Date().toISOString().slice(0, 10)})\n\n${table}\n\n${summary}\n`);
+  // Replaces the latest run between the markers in the "Relay overhead" section; the history and the
+  // reading around it are written by hand.
+  const text = readFileSync(WRITE, "utf8");
+  const start = "<!-- relay-overhead:start (written by bench/relay-overhead.mjs --write) -->";
+  const end = "<!-- relay-overhead:end -->";
+  const i = text.indexOf(start);
+  const j = text.indexOf(end);
+  if (i < 0 || j < i) throw new Error(`${WRITE} has no ${start} … ${end} block to write into`);
+  const load = loadavg().map((x) => x.toFixed(2)).join(" ");
+  const block = `${start}\n\n\`npx node bench/relay-overhead.mjs --requests ${REQUESTS} --chunks ${CHUNKS} --gap-ms ${GAP_MS} --runtime ${RUNTIME}\` (${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, load average ${load}):\n\n${table}\n\n${summary}\n\n${end}`;
+  writeFileSync(WRITE, text.slice(0, i) + block + text.slice(j + end.length));
 }
