@@ -11,9 +11,8 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { post } from "./client.mjs";
-import { devPassthrough, devSwitchyard, freePort } from "./runtimes.mjs";
+import { devPassthrough, devSwitchyard, miniflarePassthrough, miniflareSwitchyard } from "./runtimes.mjs";
 import { TOOLS, startBenchUpstream } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -31,7 +30,7 @@ const work = mkdtempSync(join(ROOT, ".wrangler", "ab-"));
 
 /** The Worker bundle of `rev` (a git revision) or of the working tree (`rev` undefined); `passthrough`: the runtime's floor. */
 function build(rev, name) {
-  if (rev === "passthrough") return { script: join(ROOT, "bench/passthrough-worker/index.js"), toml: readFileSync(join(ROOT, "bench/passthrough-worker/wrangler.toml"), "utf8"), passthrough: true };
+  if (rev === "passthrough") return { script: join(ROOT, "bench/passthrough-worker/index.js"), passthrough: true };
   let cwd = ROOT;
   if (rev) {
     cwd = join(work, `${name}-src`);
@@ -41,7 +40,7 @@ function build(rev, name) {
   }
   const out = join(work, name);
   execFileSync(process.execPath, [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", out], { cwd, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } });
-  return { script: join(out, "index.js"), toml: readFileSync(join(cwd, "wrangler.toml"), "utf8") };
+  return { script: join(out, "index.js") };
 }
 
 const parentOf = (pid) => {
@@ -79,7 +78,7 @@ const cpuNs = (pid) => {
 
 const vars = (upstream) => ({ SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: upstream }] } } }) });
 
-async function start({ script, toml, passthrough }, upstream) {
+async function start({ script, passthrough }, upstream) {
   const before = workerdPids();
   if (RUNTIME === "dev") {
     // wrangler dev runs two workerd processes (its proxy and the Worker): both are counted.
@@ -87,25 +86,15 @@ async function start({ script, toml, passthrough }, upstream) {
     const dev = passthrough ? await devPassthrough(build, { UPSTREAM: upstream, LLAMA: upstream }) : await devSwitchyard(build, vars(upstream));
     const pids = [...workerdPids()].filter((p) => !before.has(p));
     if (!pids.length) throw new Error("could not find wrangler dev's workerd processes");
-    return { mf: { dispose: dev.stop }, url: `${dev.url}${passthrough ? new URL(upstream).pathname : ""}/v1/chat/completions`, pids };
+    return { stop: dev.stop, url: `${dev.url}${passthrough ? new URL(upstream).pathname : ""}/v1/chat/completions`, pids };
   }
-  const durableObjects = {};
-  for (const m of toml.matchAll(/\[\[durable_objects\.bindings\]\]\s*name\s*=\s*"([^"]+)"\s*class_name\s*=\s*"([^"]+)"/g)) durableObjects[m[1]] = { className: m[2], useSQLite: true };
-  const mf = new Miniflare(
-    convertV4MiniflareOptions({
-      host: "127.0.0.1",
-      port: await freePort(),
-      modules: true,
-      scriptPath: script,
-      compatibilityDate: /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1],
-      durableObjects,
-      bindings: passthrough ? { UPSTREAM: upstream } : vars(upstream),
-    }),
-  );
-  const url = `${(await mf.ready).origin}/v1/chat/completions`;
+  // The Durable Object classes and compatibility date of the working tree's wrangler.toml (the
+  // revisions compared here share them).
+  const mf = passthrough ? await miniflarePassthrough({ UPSTREAM: upstream }) : await miniflareSwitchyard(script, vars(upstream));
+  const url = `${mf.url}/v1/chat/completions`;
   const pids = [...workerdPids()].filter((p) => !before.has(p));
   if (!pids.length) throw new Error("could not find the workerd process");
-  return { mf, url, pids };
+  return { stop: mf.stop, url, pids };
 }
 
 const up = await startBenchUpstream();
@@ -139,7 +128,7 @@ try {
   console.log(`${RUNTIME}, ${stream ? "stream" : "non-stream"}${tools ? " with tools" : ""}, ${ROUNDS} rounds × ${BATCH} requests each, workerd CPU per request (median of rounds):`);
   console.log(`  A (${opt("a", "HEAD")}): ${a.toFixed(3)} ms   B (${opt("b", "working tree")}): ${b.toFixed(3)} ms   B/A ${(b / a).toFixed(3)} (all rounds: ${(sum(ticks.B) / sum(ticks.A)).toFixed(3)})`);
 } finally {
-  for (const r of Object.values(runs)) await r.mf.dispose();
+  for (const r of Object.values(runs)) await r.stop();
   await up.close();
   rmSync(work, { recursive: true, force: true });
 }
