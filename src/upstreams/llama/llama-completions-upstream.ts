@@ -2,8 +2,8 @@ import { ProxyError } from "../../errors/proxy-error.ts";
 import type { LlamaTarget } from "../../schemas/config.ts";
 import type { EventStreamReader } from "../../stream/event-source.ts";
 import type { AttemptContext, Upstream } from "../upstream.ts";
-import { completionSseAsChat } from "./completion-sse-as-chat.ts";
-import { parseLlamaSse } from "./parse-llama-sse.ts";
+import { completionChunkAsChat } from "./completion-chunk-as-chat.ts";
+import { llamaSseEvents } from "./parse-llama-sse.ts";
 import { postLlama, targetBody } from "./post-llama.ts";
 
 /**
@@ -26,6 +26,6 @@ export class LlamaCompletionsUpstream implements Upstream {
       await res.body!.cancel().catch(() => {});
       throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${this.name} answered /v1/completions with ${contentType || "no content type"} instead of an event stream.` });
     }
-    return res.body!.pipeThrough(new TextDecoderStream()).pipeThrough(completionSseAsChat()).pipeThrough(parseLlamaSse(this.name)).getReader();
+    return llamaSseEvents(res.body!, this.name, completionChunkAsChat);
   }
 }

@@ -32,11 +32,11 @@ const MAX_FRAME_CHARS = 8 * 1024 * 1024;
  * a silent truncation). After the first error nothing more is emitted (older builds send `[DONE]`
  * after their error line).
  */
-export function parseLlamaSse(upstream: string): TransformStream<string | Uint8Array, UpstreamEvent> {
+export function parseLlamaSse(upstream: string, asChat?: ChunkAdapter): TransformStream<string | Uint8Array, UpstreamEvent> {
   let reader!: LlamaSseReader;
   return new TransformStream<string | Uint8Array, UpstreamEvent>({
     start(controller) {
-      reader = llamaSseReader(upstream, (e) => controller.enqueue(e));
+      reader = llamaSseReader(upstream, (e) => controller.enqueue(e), asChat);
     },
     transform(chunk) {
       reader.push(chunk);
@@ -54,8 +54,14 @@ export interface LlamaSseReader {
   end(): void;
 }
 
-/** parseLlamaSse's pure core: body pieces in, events out through `enqueue`, no stream in between. */
-export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => void): LlamaSseReader {
+/** Turns a parsed frame of another llama-server stream (text completions) into the chat chunk shape. */
+export type ChunkAdapter = (chunk: object) => object;
+
+/**
+ * parseLlamaSse's pure core: body pieces in, events out through `enqueue`, no stream in between.
+ * `asChat` adapts each parsed frame of a stream whose chunks are not chat chunks.
+ */
+export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => void, asChat?: ChunkAdapter): LlamaSseReader {
   const state: ChunkState = {};
   let finished = false;
   let done = false;
@@ -111,7 +117,7 @@ export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => 
       fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} sent a stream frame that is not an object.` }));
       return;
     }
-    const events = mapLlamaChunk(json, state, upstream);
+    const events = mapLlamaChunk(asChat ? asChat(json) : json, state, upstream);
     repeated.learn(data, events, json);
     emit(events);
   };
@@ -175,6 +181,6 @@ export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => 
 }
 
 /** llama-server's SSE body read straight into events (the same events as `body.pipeThrough(parseLlamaSse())`). */
-export function llamaSseEvents(body: ReadableStream<Uint8Array>, upstream: string): EventStreamReader {
-  return bodyEvents(body, (emit) => llamaSseReader(upstream, emit));
+export function llamaSseEvents(body: ReadableStream<Uint8Array>, upstream: string, asChat?: ChunkAdapter): EventStreamReader {
+  return bodyEvents(body, (emit) => llamaSseReader(upstream, emit, asChat));
 }
