@@ -37,13 +37,10 @@ export class ByteQueue {
     this.used += bytes.length;
   }
 
-  /** Appends `JSON.stringify(value)`: printable ASCII is copied as is, anything else goes through JSON.stringify. */
-  jsonString(value: string): void {
-    this.reserve(value.length + 2);
-    if (!this.asciiLiteral(value)) this.text(JSON.stringify(value));
-  }
-
-  /** Appends `before`, `JSON.stringify(value)` and `after` (a frame around one string) with one check for room. */
+  /**
+   * Appends `before`, `JSON.stringify(value)` and `after` (a frame around one string) with one check
+   * for room: printable ASCII is copied as is, anything else goes through JSON.stringify.
+   */
   jsonStringBetween(before: Uint8Array, value: string, after: Uint8Array): void {
     this.reserve(before.length + value.length + 2 + after.length);
     this.slab.set(before, this.used);

@@ -38,11 +38,12 @@ describe("ByteQueue", () => {
     expect(taken.map((v) => new TextDecoder().decode(v)).join("")).toBe(expected);
   });
 
-  it("jsonString gives JSON.stringify's bytes for every kind of character", () => {
+  it("jsonStringBetween gives JSON.stringify's bytes for every kind of character", () => {
     const values = ["", "plain ascii ~\u007f", 'a "quote"', "back\\slash", "nl\n tab\t nul\u0000 \u001f", "wörld 👋", "lone \ud800 and \udc00", "line\u2028sep", "x".repeat(20_000)];
     const q = new ByteQueue();
+    const none = new Uint8Array(0);
     for (const v of values) {
-      q.jsonString(v);
+      q.jsonStringBetween(none, v, none);
       expect(new TextDecoder().decode(q.take()!)).toBe(JSON.stringify(v));
     }
     // Between constant bytes, the same JSON, whatever the value holds.
@@ -51,9 +52,7 @@ describe("ByteQueue", () => {
       expect(new TextDecoder().decode(q.take()!)).toBe(`data: {${JSON.stringify(v)}}\n\n`);
     }
     // A bail-out half way through a literal leaves nothing behind.
-    q.text("[");
-    q.jsonString("abc\u00e9");
-    q.text("]");
+    q.jsonStringBetween(enc.encode("["), "abc\u00e9", enc.encode("]"));
     expect(new TextDecoder().decode(q.take()!)).toBe('["abcé"]');
   });
 
