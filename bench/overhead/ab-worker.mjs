@@ -8,11 +8,10 @@
 // `--a passthrough` puts the bare pass-through Worker (bench/passthrough-worker) in A's place.
 //   npx node bench/overhead/ab-worker.mjs [--a HEAD|passthrough] [--b <rev>] [--runtime miniflare|dev] [--stream] [--tools] [--rounds 100] [--batch 20]
 // Two identical builds (`--b HEAD`) differ by a few per cent run to run: that is the resolution.
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { post } from "./client.mjs";
-import { devPassthrough, devSwitchyard, miniflarePassthrough, miniflareSwitchyard } from "./runtimes.mjs";
+import { buildWorker, checkoutRevision, devPassthrough, devSwitchyard, miniflarePassthrough, miniflareSwitchyard } from "./runtimes.mjs";
 import { TOOLS, startBenchUpstream } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -25,22 +24,20 @@ const RUNTIME = opt("runtime", "miniflare");
 const ROUNDS = Number(opt("rounds", 100));
 const BATCH = Number(opt("batch", 20));
 
-mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
-const work = mkdtempSync(join(ROOT, ".wrangler", "ab-"));
-
+const cleanups = [];
 /** The Worker bundle of `rev` (a git revision) or of the working tree (`rev` undefined); `passthrough`: the runtime's floor. */
-function build(rev, name) {
-  if (rev === "passthrough") return { script: join(ROOT, "bench/passthrough-worker/index.js"), passthrough: true };
-  let cwd = ROOT;
-  if (rev) {
-    cwd = join(work, `${name}-src`);
-    mkdirSync(cwd);
-    execFileSync("sh", ["-c", `git archive ${rev} | tar -x -C ${cwd}`], { cwd: ROOT });
-    symlinkSync(join(ROOT, "node_modules"), join(cwd, "node_modules"));
+function build(rev) {
+  if (rev === "passthrough") {
+    // A folder of its own for wrangler dev's env file and state.
+    mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
+    const dir = mkdtempSync(join(ROOT, ".wrangler", "ab-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    return { script: join(ROOT, "bench/passthrough-worker/index.js"), dir, passthrough: true };
   }
-  const out = join(work, name);
-  execFileSync(process.execPath, [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", out], { cwd, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } });
-  return { script: join(out, "index.js") };
+  const checkout = rev ? checkoutRevision(rev) : null;
+  const worker = buildWorker(checkout?.dir);
+  cleanups.push(worker.cleanup, ...(checkout ? [checkout.cleanup] : []));
+  return { script: worker.script, dir: worker.dir };
 }
 
 const parentOf = (pid) => {
@@ -78,12 +75,11 @@ const cpuNs = (pid) => {
 
 const vars = (upstream) => ({ SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: upstream }] } } }) });
 
-async function start({ script, passthrough }, upstream) {
+async function start({ script, dir, passthrough }, upstream) {
   const before = workerdPids();
   if (RUNTIME === "dev") {
     // wrangler dev runs two workerd processes (its proxy and the Worker): both are counted.
-    const build = { script, dir: work };
-    const dev = passthrough ? await devPassthrough(build, { UPSTREAM: upstream, LLAMA: upstream }) : await devSwitchyard(build, vars(upstream));
+    const dev = passthrough ? await devPassthrough({ script, dir }, { UPSTREAM: upstream, LLAMA: upstream }) : await devSwitchyard({ script, dir }, vars(upstream));
     const pids = [...workerdPids()].filter((p) => !before.has(p));
     if (!pids.length) throw new Error("could not find wrangler dev's workerd processes");
     return { stop: dev.stop, url: `${dev.url}${passthrough ? new URL(upstream).pathname : ""}/v1/chat/completions`, pids };
@@ -100,7 +96,7 @@ async function start({ script, passthrough }, upstream) {
 const up = await startBenchUpstream();
 const base = `http://127.0.0.1:${up.port}`;
 const body = { model: "fast", messages: [{ role: "user", content: "hi" }], stream, ...(tools ? { tools: TOOLS } : {}) };
-const builds = { A: build(opt("a", "HEAD"), "A"), B: build(opt("b", undefined), "B") };
+const builds = { A: build(opt("a", "HEAD")), B: build(opt("b", undefined)) };
 // The fast upstream's 16-token answer; with --tools, its 1,000-token answer with two calls written as text.
 const path = tools ? "/flood-1000" : "/fast";
 const runs = {};
@@ -130,5 +126,5 @@ try {
 } finally {
   for (const r of Object.values(runs)) await r.stop();
   await up.close();
-  rmSync(work, { recursive: true, force: true });
+  for (const c of cleanups) c();
 }

@@ -12,10 +12,11 @@ import { TOOLS, sseOf, splitDeltas, toolText } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
-export async function loadPipeline() {
+/** bench/overhead/pipeline-entry.ts of this tree, or of another checkout (`root`), bundled and loaded. */
+export async function loadPipeline(root = ROOT) {
   const { build } = await import(pathToFileURL(join(ROOT, "node_modules/esbuild/lib/main.js")).href);
   const outfile = join(mkdtempSync(join(tmpdir(), "switchyard-pipeline-")), "pipeline.mjs");
-  await build({ entryPoints: [join(ROOT, "bench/overhead/pipeline-entry.ts")], bundle: true, format: "esm", platform: "neutral", mainFields: ["module", "main"], outfile, logLevel: "warning" });
+  await build({ entryPoints: [join(root, "bench/overhead/pipeline-entry.ts")], bundle: true, format: "esm", platform: "neutral", mainFields: ["module", "main"], outfile, logLevel: "warning" });
   return import(pathToFileURL(outfile).href);
 }
 

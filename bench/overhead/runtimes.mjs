@@ -4,7 +4,7 @@
 // with --no-bundle, so an edit elsewhere in the tree cannot reload them mid-run), and Portkey's gateway
 // on Node (installed into bench/portkey by `npm install --prefix`).
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -34,14 +34,29 @@ function durableObjects() {
   return out;
 }
 
-/** `wrangler deploy --dry-run --outdir <tmp>` (minified per wrangler.toml): the Worker as deployed. */
-export function buildWorker() {
+/**
+ * `wrangler deploy --dry-run --outdir <tmp>` (minified per wrangler.toml): the Worker as deployed,
+ * from this tree or from another checkout (`root`, e.g. one made by checkoutRevision).
+ */
+export function buildWorker(root = ROOT) {
   mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
   const dir = mkdtempSync(join(ROOT, ".wrangler", "bench-"));
-  execFileSync(process.execPath, [WRANGLER, "deploy", "--dry-run", "--outdir", dir], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } });
+  execFileSync(process.execPath, [WRANGLER, "deploy", "--dry-run", "--outdir", dir], { cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } });
   const script = join(dir, "index.js");
   const bytes = readFileSync(script);
   return { dir, script, bytes: bytes.length, gzipBytes: gzipSync(bytes, { level: 9 }).length, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * The tree of git revision `rev` in a temporary folder under .wrangler, with this checkout's
+ * node_modules linked in (for builds of an older revision); `cleanup` removes it.
+ */
+export function checkoutRevision(rev) {
+  mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, ".wrangler", "rev-"));
+  execFileSync("sh", ["-c", `git archive ${rev} | tar -x -C ${dir}`], { cwd: ROOT });
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** `without`: Durable Object bindings left out (a diagnostic: the Worker skips what needs them). */
