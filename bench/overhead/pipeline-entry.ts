@@ -50,7 +50,7 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
 
 /**
  * The same work without any stream between the stages — the pure pipeline: llamaSseReader (SSE
- * lines, JSON, mapLlamaChunk: parse and normalize, parseLlamaSse's core) → ToolCallStreamRewriter (rewrite,
+ * lines, JSON, mapLlamaChunk: parse and normalize) → ToolCallStreamRewriter (rewrite,
  * with tools; the steps ToolCallEvents takes) → chatSseEncoder (encode) → UTF-8 bytes (a ByteQueue taken
  * after every frame, as BodyWriter does when the client keeps up).
  */

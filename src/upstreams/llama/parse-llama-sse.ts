@@ -25,28 +25,6 @@ function frameEnd(bytes: Uint8Array, from: number): number {
 /** A frame larger than this is not a chat chunk; refuse it rather than buffer without bound. */
 const MAX_FRAME_CHARS = 8 * 1024 * 1024;
 
-/**
- * llama-server's SSE body (bytes, or text already decoded) → internal events, incrementally: the
- * parser keeps only the unfinished line, so nothing already seen is parsed again. Handles `data:` frames, older builds' `error:`
- * lines, `:` keep-alive comments, `[DONE]`, and a stream that ends without finishing (an error, never
- * a silent truncation). After the first error nothing more is emitted (older builds send `[DONE]`
- * after their error line).
- */
-export function parseLlamaSse(upstream: string, asChat?: ChunkAdapter): TransformStream<string | Uint8Array, UpstreamEvent> {
-  let reader!: LlamaSseReader;
-  return new TransformStream<string | Uint8Array, UpstreamEvent>({
-    start(controller) {
-      reader = llamaSseReader(upstream, (e) => controller.enqueue(e), asChat);
-    },
-    transform(chunk) {
-      reader.push(chunk);
-    },
-    flush() {
-      reader.end();
-    },
-  });
-}
-
 export interface LlamaSseReader {
   /** The next piece of the body, as it arrived. */
   push(chunk: string | Uint8Array): void;
@@ -58,8 +36,12 @@ export interface LlamaSseReader {
 export type ChunkAdapter = (chunk: object) => object;
 
 /**
- * parseLlamaSse's pure core: body pieces in, events out through `enqueue`, no stream in between.
- * `asChat` adapts each parsed frame of a stream whose chunks are not chat chunks.
+ * llama-server's SSE body (bytes, or text already decoded) → internal events, incrementally: the
+ * parser keeps only the unfinished line, so nothing already seen is parsed again. Handles `data:` frames, older builds' `error:`
+ * lines, `:` keep-alive comments, `[DONE]`, and a stream that ends without finishing (an error, never
+ * a silent truncation). After the first error nothing more is emitted (older builds send `[DONE]`
+ * after their error line). Events go out through `enqueue`; `asChat` adapts each parsed frame of a
+ * stream whose chunks are not chat chunks.
  */
 export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => void, asChat?: ChunkAdapter): LlamaSseReader {
   const state: ChunkState = {};
@@ -180,7 +162,7 @@ export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => 
   };
 }
 
-/** llama-server's SSE body read straight into events (the same events as `body.pipeThrough(parseLlamaSse())`). */
+/** llama-server's SSE body read straight into events (llamaSseReader behind bodyEvents). */
 export function llamaSseEvents(body: ReadableStream<Uint8Array>, upstream: string, asChat?: ChunkAdapter): EventStreamReader {
   return bodyEvents(body, (emit) => llamaSseReader(upstream, emit, asChat));
 }

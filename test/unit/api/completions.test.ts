@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { TextCompletionEncoder } from "../../../src/api/completions/text-completion-encoder.ts";
 import { completionChunkAsChat } from "../../../src/upstreams/llama/completion-chunk-as-chat.ts";
-import { parseLlamaSse } from "../../../src/upstreams/llama/parse-llama-sse.ts";
+import { readLlamaSse } from "../llama/read-llama-sse.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
 
 const ext = () => ({ target: "llama:h:1", attempts: 1 });
@@ -9,19 +9,7 @@ const ext = () => ({ target: "llama:h:1", attempts: 1 });
 async function parse(text: string, step: number): Promise<UpstreamEvent[]> {
   const pieces: string[] = [];
   for (let i = 0; i < text.length; i += step) pieces.push(text.slice(i, i + step));
-  const source = new ReadableStream<string>({
-    start(c) {
-      for (const p of pieces) c.enqueue(p);
-      c.close();
-    },
-  });
-  const out: UpstreamEvent[] = [];
-  const reader = source.pipeThrough(parseLlamaSse("llama:h:1", completionChunkAsChat)).getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return out;
-    out.push(value);
-  }
+  return readLlamaSse(pieces, "llama:h:1", completionChunkAsChat);
 }
 
 const chunk = (text: string, finish: string | null = null, extra = {}) =>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { llamaSseEvents, parseLlamaSse } from "../../../src/upstreams/llama/parse-llama-sse.ts";
+import { llamaSseEvents } from "../../../src/upstreams/llama/parse-llama-sse.ts";
+import { readLlamaSse } from "./read-llama-sse.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
 import type { EventStreamReader } from "../../../src/stream/event-source.ts";
 
@@ -16,14 +17,13 @@ function body(parts: Uint8Array[], fail?: Error): ReadableStream<Uint8Array> {
   });
 }
 
-async function all(s: ReadableStream<UpstreamEvent> | EventStreamReader): Promise<UpstreamEvent[]> {
+async function all(r: EventStreamReader): Promise<UpstreamEvent[]> {
   const out: UpstreamEvent[] = [];
-  const r = "getReader" in s ? s.getReader() : s;
   for (let x = await r.read(); !x.done; x = await r.read()) out.push(x.value);
   return out;
 }
 
-describe("llamaSseEvents (parseLlamaSse read straight from the body)", () => {
+describe("llamaSseEvents (llamaSseReader read straight from the body)", () => {
   const chunk = (delta: object, finish: string | null = null) => `data: ${JSON.stringify({ choices: [{ finish_reason: finish, index: 0, delta }], created: 1, id: "x", model: "m", object: "chat.completion.chunk" })}\n\n`;
   const streams: Record<string, string> = {
     "plain text": chunk({ role: "assistant", content: null }) + chunk({ content: "Hel" }) + chunk({ content: "lo" }) + chunk({}, "stop") + "data: [DONE]\n\n",
@@ -32,12 +32,12 @@ describe("llamaSseEvents (parseLlamaSse read straight from the body)", () => {
     "ends unfinished": chunk({ content: "a" }) + chunk({ content: "b" }),
     "last frame without its blank line": chunk({ content: "a" }) + `data: ${JSON.stringify({ choices: [{ finish_reason: "stop", index: 0, delta: {} }] })}`,
   };
-  it.each(Object.keys(streams))("%s: the same events as body.pipeThrough(parseLlamaSse()), split anywhere", async (name) => {
+  it.each(Object.keys(streams))("%s: the same events as the whole body pushed at once, split anywhere", async (name) => {
     const bytes = enc.encode(streams[name]!);
     for (const size of [1, 7, 64, bytes.length]) {
       const parts: Uint8Array[] = [];
       for (let i = 0; i < bytes.length; i += size) parts.push(bytes.subarray(i, i + size));
-      expect(await all(llamaSseEvents(body(parts), "llama:t"))).toEqual(await all(body(parts).pipeThrough(parseLlamaSse("llama:t"))));
+      expect(await all(llamaSseEvents(body(parts), "llama:t"))).toEqual(readLlamaSse([bytes], "llama:t"));
     }
   });
 

@@ -1,23 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { parseLlamaSse } from "../../../src/upstreams/llama/parse-llama-sse.ts";
+import { readLlamaSse } from "./read-llama-sse.ts";
 import { mapLlamaChunk, type ChunkState } from "../../../src/upstreams/llama/map-llama-chunk.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
 
-// parseLlamaSse reads repeated token frames (same opening, same metadata tail) without parsing each
+// llamaSseReader reads repeated token frames (same opening, same metadata tail) without parsing each
 // one in full; whatever the frames hold, the events must be exactly what a full parse gives.
 
 async function parse(frames: string[], bytes: boolean): Promise<UpstreamEvent[]> {
   const enc = new TextEncoder();
-  const source = new ReadableStream<string | Uint8Array>({
-    start(c) {
-      for (const f of frames) c.enqueue(bytes ? enc.encode(f) : f);
-      c.close();
-    },
-  });
-  const out: UpstreamEvent[] = [];
-  const reader = source.pipeThrough(parseLlamaSse("llama:test")).getReader();
-  for (let r = await reader.read(); !r.done; r = await reader.read()) out.push(r.value);
-  return out;
+  return readLlamaSse(frames.map((f) => (bytes ? enc.encode(f) : f)));
 }
 
 /** The body read `size` bytes at a time. */
@@ -28,16 +19,7 @@ function parseReads(all: Uint8Array, size: number): Promise<UpstreamEvent[]> {
 }
 
 async function parseChunks(reads: Uint8Array[]): Promise<UpstreamEvent[]> {
-  const source = new ReadableStream<Uint8Array>({
-    start(c) {
-      for (const r of reads) c.enqueue(r);
-      c.close();
-    },
-  });
-  const out: UpstreamEvent[] = [];
-  const reader = source.pipeThrough(parseLlamaSse("llama:test")).getReader();
-  for (let r = await reader.read(); !r.done; r = await reader.read()) out.push(r.value);
-  return out;
+  return readLlamaSse(reads);
 }
 
 function fullParse(datas: string[]): UpstreamEvent[] {
@@ -49,7 +31,7 @@ const tail = `}}],"created":1796026036,"id":"chatcmpl-5weJ","model":"m","system_
 const content = (literal: string, t = tail) => `{"choices":[{"finish_reason":null,"index":0,"delta":{"content":"${literal}"${t}`;
 const reasoning = (literal: string, t = tail) => `{"choices":[{"finish_reason":null,"index":0,"delta":{"reasoning_content":"${literal}"${t}`;
 
-describe("parseLlamaSse on repeated token frames", () => {
+describe("llamaSseReader on repeated token frames", () => {
   const datas = [
     `{"choices":[{"finish_reason":null,"index":0,"delta":{"role":"assistant","content":null}}],"created":1796026036,"id":"chatcmpl-5weJ","model":"m","object":"chat.completion.chunk"}`,
     reasoning("think"),

@@ -1,24 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { parseLlamaSse } from "../../../src/upstreams/llama/parse-llama-sse.ts";
+import { readLlamaSse } from "./read-llama-sse.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
 
 const enc = new TextEncoder();
 
-async function parse(parts: Uint8Array[]): Promise<UpstreamEvent[]> {
-  const source = new ReadableStream<Uint8Array>({
-    start(c) {
-      for (const p of parts) c.enqueue(p);
-      c.close();
-    },
-  });
-  const out: UpstreamEvent[] = [];
-  const reader = source.pipeThrough(new TextDecoderStream()).pipeThrough(parseLlamaSse("llama:test")).getReader();
-  for (;;) {
-    const r = await reader.read();
-    if (r.done) return out;
-    out.push(r.value);
-  }
-}
+const parse = async (parts: Uint8Array[]): Promise<UpstreamEvent[]> => readLlamaSse(parts);
 
 const frame = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
 const delta = (d: object, finish: string | null = null) =>
@@ -39,7 +25,7 @@ const EXPECTED: UpstreamEvent[] = [
   { type: "usage", usage: { promptTokens: 3, completionTokens: 5 }, timings: { predicted_n: 5 } },
 ];
 
-describe("parseLlamaSse", () => {
+describe("llamaSseReader", () => {
   it("turns a whole stream into events (role-only and null content produce nothing)", async () => {
     expect(await parse([enc.encode(STREAM)])).toEqual(EXPECTED);
   });
