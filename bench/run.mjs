@@ -26,7 +26,7 @@ const flag = (n) => argv.includes(`--${n}`);
 const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
 const QUICK = flag("quick");
 const ROUNDS = Number(opt("rounds", QUICK ? 40 : 200));
-const LLAMA_ROUNDS = Number(opt("llama-rounds", QUICK ? 10 : 40));
+const LLAMA_ROUNDS = Number(opt("llama-rounds", QUICK ? 10 : 200));
 const log = (s) => process.stderr.write(`[bench] ${s}\n`);
 
 const machine = {
@@ -74,6 +74,7 @@ try {
   const pmf = await started("pass-through (Miniflare)", miniflarePassthrough(ptVars));
   add("pass-through, Miniflare", "floor-mf", (m) => `${pmf.url}/${m === "llama" ? "llama" : m}/v1/chat/completions`);
   add("pass-through reading in JS, Miniflare", "floor-js-mf", (m) => `${pmf.url}/js/${m === "llama" ? "llama" : m}/v1/chat/completions`);
+  add("pass-through gathering in JS, Miniflare", "floor-gather-mf", (m) => `${pmf.url}/gather/${m === "llama" ? "llama" : m}/v1/chat/completions`);
   const smf = await started("Switchyard (Miniflare)", miniflareSwitchyard(build.script, syVars));
   add("Switchyard, Miniflare", "sy-mf", () => `${smf.url}/v1/chat/completions`);
   if (!flag("no-diagnostic")) {
@@ -128,19 +129,27 @@ try {
   // 2. Paced stream: 40 frames 5 ms apart; per-frame delay after the upstream's write, and the gaps.
   const PACED = QUICK ? 5 : 20;
   log(`paced stream: ${PACED} rounds × 40 frames`);
-  results.paced = Object.fromEntries(paths.map((p) => [p.name, { delay: [], gap: [] }]));
+  // spread: each gap at the client minus the same two frames' gap at the upstream (the change in
+  // one frame's delay from the frame before), so the upstream's own timer jitter cancels out.
+  results.paced = Object.fromEntries(paths.map((p) => [p.name, { delay: [], gap: [], spread: [] }]));
   for (let r = -1; r < PACED; r++) {
     for (const p of rotate(r + 1)) {
       const key = `${p.group}-${r}`;
       const res = await call(p, "paced-5", { stream: true, max_tokens: 40, messages: [{ role: "user", content: key }] }, { frames: true });
       if (!check(p, res, "paced") || r < 0) continue;
       let prev = null;
+      let prevDelay = null;
       for (const [at, text] of res.frames) {
         const m = /tok(\d+) /.exec(text);
         if (!m) continue;
-        results.paced[p.name].delay.push(at - up.sentAt.get(`${key}:${m[1]}`));
-        if (prev !== null) results.paced[p.name].gap.push(at - prev);
+        const delay = at - up.sentAt.get(`${key}:${m[1]}`);
+        results.paced[p.name].delay.push(delay);
+        if (prev !== null) {
+          results.paced[p.name].gap.push(at - prev);
+          results.paced[p.name].spread.push(delay - prevDelay);
+        }
         prev = at;
+        prevDelay = delay;
       }
     }
   }

@@ -34,7 +34,9 @@ function ownCost(set, label, targets) {
       const ratio = own / peer;
       const met = ratio <= 0.2;
       targets.push({ what: `own cost ≤ 1/5 of Portkey's added p50, ${what}, ${label}, ${rt}`, met, detail: `${sgn(own)} ms vs ${f(peer)} ms (${f(ratio)}×)` });
-      rows.push(`| ${label} | ${rt} | ${what} | ${f(med(pt[k]) - med(d[k]))} | ${sgn(own)} | ${f(med(sy[k]) - med(d[k]))} | ${f(peer)} | ${f(ratio)} | ${met ? "yes" : "no"} |`);
+      // The least any JavaScript proxy pays for the same request in this runtime, over the pass-through.
+      const js = set[`pass-through ${k === "json" ? "gathering" : "reading"} in JS, ${rt}`];
+      rows.push(`| ${label} | ${rt} | ${what} | ${f(med(pt[k]) - med(d[k]))} | ${js ? sgn(med(js[k]) - med(pt[k])) : "—"} | ${sgn(own)} | ${f(med(sy[k]) - med(d[k]))} | ${f(peer)} | ${f(ratio)} | ${met ? "yes" : "no"} |`);
     }
   }
   return rows;
@@ -56,29 +58,33 @@ export function renderReport(r) {
   out.push("## Proxy overhead", "", START, "");
   out.push(`\`${r.command}\` — ${m.date}; ${m.cores} × ${m.cpu}, Node ${m.node}, workerd ${m.workerd} (wrangler ${m.wrangler}), Portkey gateway ${r.portkey.gateway} (hono ${r.portkey.hono}, @hono/node-server ${r.portkey.nodeServer}, @hono/node-ws ${r.portkey.nodeWs}); load average ${m.loadStart} at the start, ${m.loadEnd} at the end (1, 5, 15 min; the cores are shared with other engineers' test runs).`);
   out.push("");
-  out.push("All paths ran side by side in one session, round-robin per request (the order rotates every round). Times are ms from the client sending the request: to the whole body (non-stream) or to the first SSE frame that carries a token (stream; llama-server opens with a role-only chunk, which Switchyard folds into the first token's frame, so that chunk is not counted for anyone). \"Added\" is the path's percentile minus the same percentile going straight to the upstream. The pass-through is a Worker that returns `fetch(upstream).body` (bench/passthrough-worker): what the runtime itself costs; under wrangler dev it is deployed like Switchyard (static assets, the Worker first), so both pass the dev assets router Worker that runs in front of a Worker with assets (about 1.5 ms of CPU per request here: `npx node bench/overhead/ab-worker.mjs --a passthrough --runtime dev` with and without the pass-through's `[assets]`). \"Reading in JS\" is the same Worker handing every upstream chunk through JavaScript (reader → TransformStream writer), which is the floor for any Worker that looks at a stream. The diagnostic row runs Switchyard without its HEALTH_HUB binding: no health snapshot reads and no batched health reports (Durable Object calls about once a second per isolate, which under Miniflare run on the same thread). Switchyard runs the bundle `wrangler deploy --dry-run` builds (minified); Portkey's gateway runs on Node (it has no Miniflare/wrangler dev variant here, so its rows are the same process in both runtimes' comparisons).");
+  out.push("All paths ran side by side in one session, round-robin per request (the order rotates every round). Times are ms from the client sending the request: to the whole body (non-stream) or to the first SSE frame that carries a token (stream; llama-server opens with a role-only chunk, which Switchyard folds into the first token's frame, so that chunk is not counted for anyone). \"Added\" is the path's percentile minus the same percentile going straight to the upstream. The pass-through is a Worker that returns `fetch(upstream).body` (bench/passthrough-worker): what the runtime itself costs; under wrangler dev it is deployed like Switchyard (static assets, the Worker first), so both pass the dev assets router Worker that runs in front of a Worker with assets (about 1.5 ms of CPU per request here: `npx node bench/overhead/ab-worker.mjs --a passthrough --runtime dev` with and without the pass-through's `[assets]`). \"Reading in JS\" is the same Worker handing every upstream chunk through JavaScript (reader → TransformStream writer), which is the floor for any Worker that looks at a stream; \"gathering in JS\" parses a non-stream request, asks the upstream for a stream and gathers its text into one chat completion, the floor for a Worker that answers non-stream requests from a stream (as Switchyard does, for its idle timeout: docs/architecture.md). The own-cost table gives these as \"JS floor\" (gathering for non-stream, reading for the first frame). The diagnostic row runs Switchyard without its HEALTH_HUB binding: no health snapshot reads and no batched health reports (Durable Object calls about once a second per isolate, which under Miniflare run on the same thread). Switchyard runs the bundle `wrangler deploy --dry-run` builds (minified); Portkey's gateway runs on Node (it has no Miniflare/wrangler dev variant here, so its rows are the same process in both runtimes' comparisons).");
   out.push("");
   out.push(`### Added latency, fast upstream (a Node server speaking llama-server's protocol, 16 tokens; ${r.rounds} rounds)`, "", latencyTable(r.fast), "");
   if (r.llama) out.push(`### Added latency, real llama-server (tiny test model, max_tokens 4; ${r.llamaRounds} rounds)`, "", latencyTable(r.llama), "");
 
-  const rows = ["| upstream | runtime | request | pass-through added p50 (runtime floor) | Switchyard own cost p50 (minus pass-through) | Switchyard added p50 | Portkey added p50 | own cost ÷ Portkey | ≤ 0.2 |", "|---|---|---|---:|---:|---:|---:|---:|---|"];
+  const rows = ["| upstream | runtime | request | pass-through added p50 (runtime floor) | JS floor (minus pass-through) | Switchyard own cost p50 (minus pass-through) | Switchyard added p50 | Portkey added p50 | own cost ÷ Portkey | ≤ 0.2 |", "|---|---|---|---:|---:|---:|---:|---:|---:|---|"];
   rows.push(...ownCost(r.fast, "fast", targets));
   if (r.llama) rows.push(...ownCost(r.llama, "llama-server", targets));
   out.push("### Switchyard's own cost against the peer", "", rows.join("\n"), "");
 
   const pd = r.paced.direct;
-  const paced = ["| path | frame delay p50 | p99 | added p50 | added p99 | gap p50 | gap p99 | added gap p50 | added gap p99 |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"];
+  const paced = ["| path | frame delay p50 | p99 | added p50 | added p99 | gap p50 | gap p99 | added gap p50 | added gap p99 | spacing change p50 | p1 | p99 |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"];
   for (const [name, v] of Object.entries(r.paced)) {
     const isD = name === "direct";
-    paced.push(`| ${name} | ${f(pct(v.delay, 50), 3)} | ${f(pct(v.delay, 99), 3)} | ${isD ? "—" : sgn(pct(v.delay, 50) - pct(pd.delay, 50), 3)} | ${isD ? "—" : sgn(pct(v.delay, 99) - pct(pd.delay, 99), 3)} | ${f(pct(v.gap, 50), 3)} | ${f(pct(v.gap, 99), 3)} | ${isD ? "—" : sgn(pct(v.gap, 50) - pct(pd.gap, 50), 3)} | ${isD ? "—" : sgn(pct(v.gap, 99) - pct(pd.gap, 99), 3)} |`);
+    paced.push(`| ${name} | ${f(pct(v.delay, 50), 3)} | ${f(pct(v.delay, 99), 3)} | ${isD ? "—" : sgn(pct(v.delay, 50) - pct(pd.delay, 50), 3)} | ${isD ? "—" : sgn(pct(v.delay, 99) - pct(pd.delay, 99), 3)} | ${f(pct(v.gap, 50), 3)} | ${f(pct(v.gap, 99), 3)} | ${isD ? "—" : sgn(pct(v.gap, 50) - pct(pd.gap, 50), 3)} | ${isD ? "—" : sgn(pct(v.gap, 99) - pct(pd.gap, 99), 3)} | ${v.spread ? `${sgn(pct(v.spread, 50), 3)} | ${sgn(pct(v.spread, 1), 3)} | ${sgn(pct(v.spread, 99), 3)}` : "— | — | —"} |`);
   }
-  out.push(`### Paced stream (40 frames 5 ms apart; ${r.paced.direct.delay.length} frames per path)`, "", "Frame delay: from the upstream's write to the client's read of that frame. Gap: between consecutive frames at the client (the upstream's is 5 ms).", "", paced.join("\n"), "");
+  out.push(`### Paced stream (40 frames 5 ms apart; ${r.paced.direct.delay.length} frames per path)`, "", "Frame delay: from the upstream's write to the client's read of that frame. Gap: between consecutive frames at the client (the upstream's is 5 ms); \"added gap\" compares the distribution of those gaps with the direct path's. Spacing change: each gap at the client minus the same two frames' gap at the upstream (that is, how much later this frame was delayed than the one before), so the upstream's own timer jitter cancels out. A proxy that holds frames back and sends them together shows it in p1 (frames bunched) and p99 (a frame held); one whose delay grows along the stream shows it in p50. The gap medians are not paired with the upstream, so its timer jitter moves them (they have come out below the pass-through's, which no proxy can cause on average); the target below is judged on the spacing change.", "", paced.join("\n"), "");
   for (const rt of ["Miniflare", "wrangler dev"]) {
     const sy = r.paced[`Switchyard, ${rt}`], pt = r.paced[`pass-through, ${rt}`];
     if (!sy || !pt) continue;
-    const g50 = pct(sy.gap, 50) - pct(pt.gap, 50), g99 = pct(sy.gap, 99) - pct(pt.gap, 99);
-    const [lo, hi] = medianDiffInterval(sy.gap, pt.gap);
-    targets.push({ what: `added gap between frames not measurable (Switchyard minus pass-through, ${rt})`, met: lo <= 0, detail: `gap p50 ${sgn(g50, 3)} ms (95 % bootstrap interval of the difference of medians ${sgn(lo, 3)} … ${sgn(hi, 3)} ms${lo <= 0 ? (hi >= 0 ? ": includes 0" : ": below 0, no added gap") : ": above 0"}), p99 ${sgn(g99, 3)} ms; frame delay p50 ${sgn(pct(sy.delay, 50) - pct(pt.delay, 50), 3)} ms` });
+    const g50 = pct(sy.gap, 50) - pct(pt.gap, 50);
+    const s50 = pct(sy.spread, 50) - pct(pt.spread, 50), s99 = pct(sy.spread, 99) - pct(pt.spread, 99), s1 = pct(sy.spread, 1) - pct(pt.spread, 1);
+    const [lo, hi] = medianDiffInterval(sy.spread, pt.spread);
+    // A proxy that held frames back and sent them together would move p1 and p99 by about a whole gap
+    // (5 ms); half of one is the bound.
+    const bunched = s1 < -2.5 || s99 > 2.5;
+    targets.push({ what: `added gap between frames not measurable (Switchyard minus pass-through, ${rt}; spacing change)`, met: lo <= 0 && !bunched, detail: `spacing change p50 ${sgn(s50, 3)} ms (95 % bootstrap interval of the difference of medians ${sgn(lo, 3)} … ${sgn(hi, 3)} ms${lo <= 0 ? (hi >= 0 ? ": includes 0" : ": below 0") : ": above 0"}); p1 ${sgn(s1, 3)} ms, p99 ${sgn(s99, 3)} ms (${bunched ? "beyond ±2.5 ms: frames held or bunched" : "within ±2.5 ms, half a gap"}; the spread of per-frame delay, what JavaScript reading costs: see "reading in JS"); frame delay p50 ${sgn(pct(sy.delay, 50) - pct(pt.delay, 50), 3)} ms; unpaired gap p50 ${sgn(g50, 3)} ms` });
   }
 
   const fd = r.flood.direct;
