@@ -4,7 +4,7 @@
 // `--` passed through unchanged (plus SWITCHYARD_ENV=dev). Stops its children when it stops.
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { unstable_readConfig, unstable_getVarsForDev } from "wrangler";
 import { parseConfig } from "../src/config/config.ts";
@@ -102,14 +102,16 @@ if (!vars.SERVE_TOKEN) {
   log(`serve from this browser: ${where}/#serve=${token}`);
 }
 // Team keys: with none created, dev serves without keys; the admin API needs ADMIN_TOKEN. Without
-// one, generate it for this run and leave it (only) in .wrangler/admin-token.<port>, where
-// `npm run keys` finds it for a local SWITCHYARD_URL.
+// one, generate it for this run and keep it (only) in .wrangler/admin-token.<port> while the server
+// runs, where `npm run keys` finds it for a local SWITCHYARD_URL; it goes when the launcher stops.
 const adminArgs = [];
 if (!vars.ADMIN_TOKEN) {
   const token = randomBytes(32).toString("base64url");
+  const tokenFile = `.wrangler/admin-token.${argValue("--port", "8787")}`;
   adminArgs.push("--var", `ADMIN_TOKEN:${token}`);
   mkdirSync(".wrangler", { recursive: true });
-  writeFileSync(`.wrangler/admin-token.${argValue("--port", "8787")}`, token + "\n", { mode: 0o600 });
+  writeFileSync(tokenFile, token + "\n", { mode: 0o600 });
+  process.on("exit", () => rmSync(tokenFile, { force: true }));
 }
 log(`auth: dev mode serves without keys until you create one (SWITCHYARD_URL=${where} npm run keys -- create --name <you> --scopes chat); then every request needs a key.`);
 execFileSync(process.execPath, ["worker/build.mjs"], { stdio: "inherit" });
