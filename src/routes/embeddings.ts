@@ -3,6 +3,7 @@ import type { AppEnv } from "../app-env.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
+import { Deadlines } from "../routing/deadlines.ts";
 import { planTargets } from "../routing/plan-targets.ts";
 import { tryTargets } from "../routing/try-targets.ts";
 import { EmbeddingsRequestSchema } from "../schemas/embeddings-request.ts";
@@ -34,7 +35,7 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
       skips: (err) => err instanceof BrowserUnableError,
     },
     async (target, signal) => {
-      const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, env };
+      const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines: new Deadlines(), env };
       if (target.kind === "llama") return fetchLlamaEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);
       try {
         return await fetchBrowserEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);

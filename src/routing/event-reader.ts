@@ -1,6 +1,7 @@
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { UpstreamEvent } from "../stream/events.ts";
 import type { EventStreamReader } from "../stream/event-source.ts";
+import type { Deadline, Deadlines } from "./deadlines.ts";
 
 /**
  * Reads an attempt's events with its timeouts: the first event within `firstTokenMs`, every later
@@ -24,6 +25,7 @@ export class EventReader {
     private readonly upstream: string,
     private readonly timeouts: { firstTokenMs: number; idleMs: number; totalMs: number },
     startedAt: number,
+    private readonly deadlines: Deadlines,
   ) {
     this.deadline = startedAt + timeouts.totalMs;
   }
@@ -49,37 +51,26 @@ export class EventReader {
     }
   }
 
-  // One timer for the whole attempt instead of one per event: it is armed for the first read and,
-  // when it fires while a read is still within its allowance, re-armed for the rest. Expiry cancels
-  // the reader, which ends the pending read; `expired` turns that end into the timeout error.
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private timerAt = 0;
-  private readDue = 0;
+  // One deadline for the whole attempt instead of one per event, on the request's timer: set for the
+  // first read and moved at each later one (moving it later costs no timer call). It fires only while
+  // a read is pending; expiry cancels the reader, which ends that read, and `expired` turns the end
+  // into the timeout error.
+  private timeout: Deadline | undefined;
   private readWait = 0;
   private readTotal = 0;
   private reading = false;
   private expired = false;
 
-  private readonly onTimer = (): void => {
-    this.timer = undefined;
+  private readonly onTimeout = (): void => {
+    this.timeout = undefined;
     if (!this.reading) return;
-    const now = Date.now();
-    if (now < this.readDue) this.arm(this.readDue - now);
-    else {
-      this.expired = true;
-      this.reader.cancel().catch(() => {});
-    }
+    this.expired = true;
+    this.reader.cancel().catch(() => {});
   };
 
-  private arm(ms: number): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timerAt = Date.now() + ms;
-    this.timer = setTimeout(this.onTimer, ms);
-  }
-
   private disarm(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.timeout?.cancel();
+    this.timeout = undefined;
   }
 
   private async read(): Promise<UpstreamEvent | null> {
@@ -87,10 +78,10 @@ export class EventReader {
     const wait = this.seenFirst ? this.timeouts.idleMs : this.timeouts.firstTokenMs;
     const total = this.deadline - now;
     const ms = Math.max(0, Math.min(wait, total));
-    this.readDue = now + ms;
     this.readWait = wait;
     this.readTotal = total;
-    if (this.timer === undefined || this.timerAt > this.readDue) this.arm(ms);
+    if (this.timeout) this.timeout.reset(ms);
+    else this.timeout = this.deadlines.after(ms, this.onTimeout);
     this.reading = true;
     let r: ReadableStreamReadResult<UpstreamEvent>;
     try {

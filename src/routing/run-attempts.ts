@@ -6,6 +6,7 @@ import type { UpstreamEvent } from "../stream/events.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
 import { classifyFailure } from "./classify-failure.ts";
 import { conversationKey } from "./conversation-key.ts";
+import type { Deadlines } from "./deadlines.ts";
 import { EventReader } from "./event-reader.ts";
 import type { Target } from "./target.ts";
 import { tryTargets } from "./try-targets.ts";
@@ -26,6 +27,8 @@ export interface AttemptOptions {
   env: Record<string, unknown>;
   /** Aborted when the client leaves: stops the current attempt and any further ones. */
   signal: AbortSignal;
+  /** The request's timer: every attempt's timeouts are deadlines on it. */
+  deadlines: Deadlines;
   upstreamFor(target: Target): Upstream;
   /** Called as each attempt starts, so attempts can be reported even on failure. */
   onAttempt?(n: number, target: Target): void;
@@ -52,8 +55,8 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
     },
     async (target, signal, startedAt) => {
       const upstream = opts.upstreamFor(target);
-      const stream = await upstream.open(opts.request, { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, env: opts.env });
-      const events = new EventReader(stream, target.name, config.timeouts, startedAt);
+      const stream = await upstream.open(opts.request, { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env });
+      const events = new EventReader(stream, target.name, config.timeouts, startedAt, opts.deadlines);
       const first = await events.next();
       if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} ended its answer without sending anything.` });
       if (first.type === "error") {

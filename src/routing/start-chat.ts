@@ -14,6 +14,7 @@ import { minToolCallScore } from "../config/config.ts";
 import { BrowserUpstream } from "../upstreams/browser/browser-upstream.ts";
 import { LlamaUpstream } from "../upstreams/llama/llama-upstream.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
+import { Deadlines } from "./deadlines.ts";
 import { planTargets } from "./plan-targets.ts";
 import { runAttempts, type Started } from "./run-attempts.ts";
 import type { Target } from "./target.ts";
@@ -28,6 +29,7 @@ export interface ChatRun {
     start: Promise<StreamStart>;
     headers: Headers;
     commitMs: number;
+    deadlines: Deadlines;
     heartbeatMs: number;
     abort(): void;
     waitUntil(p: Promise<unknown>): void;
@@ -57,6 +59,8 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
   // One controller for everything this request started upstream: the client leaving (noticed by a
   // failed write, or the request signal where the runtime delivers it) aborts it.
   const work = new AbortController();
+  // Every timeout of this request on one timer; the commit grace is its nearest deadline.
+  const deadlines = new Deadlines(config.timeouts.commitMs);
   const abort = () => work.abort();
   c.req.raw.signal?.addEventListener?.("abort", abort, { once: true });
 
@@ -81,6 +85,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     config,
     env: c.env as unknown as Record<string, unknown>,
     signal: work.signal,
+    deadlines,
     upstreamFor: upstream,
     waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p),
   });
@@ -138,6 +143,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
       start,
       headers: new Headers({ "x-request-id": requestId }),
       commitMs: config.timeouts.commitMs,
+      deadlines,
       heartbeatMs: config.timeouts.heartbeatMs,
       abort,
       waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p),

@@ -1,4 +1,5 @@
 import { ProxyError } from "../errors/proxy-error.ts";
+import type { Deadline, Deadlines } from "../routing/deadlines.ts";
 import { ByteQueue } from "./byte-queue.ts";
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: ProxyError };
@@ -8,13 +9,13 @@ export type Settled<T> = { ok: true; value: T } | { ok: false; error: ProxyError
  * error keeps its HTTP status), or null: the caller then commits a 200 and keeps the client alive
  * with heartbeats until `work` settles.
  */
-export async function settleWithin<T>(work: Promise<T>, graceMs: number): Promise<Settled<T> | null> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const grace = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), graceMs)));
+export async function settleWithin<T>(work: Promise<T>, graceMs: number, deadlines: Deadlines): Promise<Settled<T> | null> {
+  let deadline: Deadline | undefined;
+  const grace = new Promise<null>((resolve) => (deadline = deadlines.after(graceMs, () => resolve(null))));
   try {
     return await Promise.race([settle(work), grace]);
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    deadline?.cancel();
   }
 }
 

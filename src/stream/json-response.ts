@@ -1,5 +1,6 @@
 import { errorEnvelope, errorResponse } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
+import type { Deadlines } from "../routing/deadlines.ts";
 import { BodyWriter, settle, settleWithin } from "./commit.ts";
 import type { StreamStart } from "./sse-response.ts";
 import { withAttempts } from "./sse-response.ts";
@@ -22,6 +23,8 @@ export interface JsonResponseOptions {
   errorResponse?(error: ProxyError, headers: Headers): Response;
   headers: Headers;
   commitMs: number;
+  /** The request's timer (src/routing/deadlines.ts): the commit grace is one of its deadlines. */
+  deadlines: Deadlines;
   heartbeatMs: number;
   abort(): void;
   waitUntil(p: Promise<unknown>): void;
@@ -53,7 +56,7 @@ export async function jsonResponse(opts: JsonResponseOptions): Promise<Response>
     return opts.result();
   })();
 
-  const early = await settleWithin(gather, opts.commitMs);
+  const early = await settleWithin(gather, opts.commitMs, opts.deadlines);
   if (early) {
     if (!early.ok) {
       opts.abort();

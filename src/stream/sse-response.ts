@@ -2,6 +2,7 @@ import { errorResponse } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { ChunkEncoder } from "./chunk-encoder.ts";
 import type { ByteQueue } from "./byte-queue.ts";
+import type { Deadlines } from "../routing/deadlines.ts";
 import { BodyWriter, settle, settleWithin } from "./commit.ts";
 import type { EventPull } from "./event-source.ts";
 import type { UpstreamEvent } from "./events.ts";
@@ -61,6 +62,8 @@ export interface StreamResponseOptions {
   encoder: SseEncoder;
   headers: Headers;
   commitMs: number;
+  /** The request's timer (src/routing/deadlines.ts): the commit grace is one of its deadlines. */
+  deadlines: Deadlines;
   heartbeatMs: number;
   /** An error response in this API's shape for failures before commit (default: the OpenAI envelope). */
   errorResponse?(error: ProxyError, headers: Headers): Response;
@@ -81,7 +84,7 @@ const SSE_HEADERS = {
  * one error frame — never a silent end.
  */
 export async function sseResponse(opts: StreamResponseOptions): Promise<Response> {
-  const early = await settleWithin(opts.start, opts.commitMs);
+  const early = await settleWithin(opts.start, opts.commitMs, opts.deadlines);
   if (early && !early.ok) {
     opts.abort();
     const headers = withAttempts(opts.headers, early.error);

@@ -1,3 +1,4 @@
+import type { Deadlines } from "../routing/deadlines.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
 import type { EventStreamReader } from "../stream/event-source.ts";
 
@@ -7,6 +8,8 @@ export interface AttemptContext {
   signal: AbortSignal;
   /** Until upstream headers. */
   responseStartMs: number;
+  /** The request's timer (src/routing/deadlines.ts), for the attempt's own deadlines. */
+  deadlines: Deadlines;
   env: Record<string, unknown>;
 }
 

@@ -45,7 +45,7 @@ export function llamaHeaders(target: LlamaTarget, name: string, ctx: Pick<Attemp
 
 /**
  * POSTs a JSON body to one of llama-server's OpenAI endpoints (chat, completions, embeddings): only
- * `llamaHeaders` go upstream, the response must start within `responseStartMs` (a timer cleared once
+ * `llamaHeaders` go upstream, the response must start within `responseStartMs` (a deadline cancelled once
  * headers arrive — the fetch's signal governs the body too, so AbortSignal.timeout would cut a long
  * stream), the client leaving aborts it, and a non-2xx answer becomes the mapped ProxyError carrying
  * the upstream status and Retry-After for the router (retryable ones let it fail over).
@@ -63,10 +63,10 @@ export async function postLlama(
   const onClientAbort = () => abort.abort();
   ctx.signal.addEventListener("abort", onClientAbort, { once: true });
   let timedOut = false;
-  const timer = setTimeout(() => {
+  const timer = ctx.deadlines.after(ctx.responseStartMs, () => {
     timedOut = true;
     abort.abort();
-  }, ctx.responseStartMs);
+  });
   let res: Response;
   try {
     res = await fetchFresh(llamaUrl(target.url, path), { method: "POST", headers, body: JSON.stringify(body), signal: abort.signal });
@@ -88,7 +88,7 @@ export async function postLlama(
       message: `Could not reach ${name} (${describeFetchError(e)}). Check that llama-server is running and that its URL (${new URL(target.url).origin}) is reachable from the Worker.`,
     });
   } finally {
-    clearTimeout(timer);
+    timer.cancel();
   }
   if (!res.ok || !res.body) {
     const text = await res.text().catch(() => "");
