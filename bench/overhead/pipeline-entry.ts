@@ -2,6 +2,7 @@
 // chat-completions.ts use (as llama-upstream.ts assembles them): upstream bytes → llamaSseEvents (parse, normalize) →
 // EventReader (timeouts) → pullThrough + ToolCallEvents (rewrite, when the request has tools) →
 // ChunkEncoder + sseResponse (encode, the committed body) → bytes read by a client.
+import { Deadlines } from "../../src/routing/deadlines.ts";
 import { EventReader } from "../../src/routing/event-reader.ts";
 import { ChunkEncoder } from "../../src/stream/chunk-encoder.ts";
 import type { EventPull } from "../../src/stream/event-source.ts";
@@ -25,7 +26,9 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
       else c.close();
     },
   });
-  const reader = new EventReader(llamaSseEvents(upstream, "bench"), "bench", TIMEOUTS, Date.now());
+  // The request's timer, as startChat makes it (the commit grace is its first deadline).
+  const deadlines = new Deadlines(10_000);
+  const reader = new EventReader(llamaSseEvents(upstream, "bench"), "bench", TIMEOUTS, Date.now(), deadlines);
   let first = await reader.next();
   let events: EventPull = reader;
   if (first && tools) {
@@ -38,6 +41,7 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
     encoder: chatSseEncoder(new ChunkEncoder(META, () => ({ target: "bench", attempts: 1 }))),
     headers: new Headers(),
     commitMs: 10_000,
+    deadlines,
     heartbeatMs: 15_000,
     abort() {},
     waitUntil() {},
