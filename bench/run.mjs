@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run bench`: Switchyard's overhead side by side with the runtime's floor and a peer, written to
 // docs/benchmarks.md ("Proxy overhead"). Every path is measured in one session, round-robin per request
-// (the order rotates each round), so noise on the shared machine hits all paths alike:
+// (a new shuffled order each round), so noise on the shared machine hits all paths alike:
 //   direct               the upstream itself
 //   pass-through (mf|dev) a bare Worker that returns the upstream's body (bench/passthrough-worker), the runtime's floor
 //   Switchyard (mf|dev)  the Worker as deployed (`wrangler deploy --dry-run`, minified)
@@ -94,7 +94,19 @@ try {
 
   const results = { machine, rounds: ROUNDS, llamaRounds: LLAMA_ROUNDS, paths: paths.map((p) => p.name), bundle: { bytes: build.bytes, gzipBytes: build.gzipBytes } };
   const call = (p, mode, body, o = {}) => post(p.url(mode), { model: mode, ...body }, { headers: p.headers(mode), ...o });
-  const rotate = (r) => paths.map((_, i) => paths[(i + r) % paths.length]);
+  // A new order every round (seeded): with a fixed cyclic order each path always followed the same
+  // one, so the paths that share a process (the pass-through Worker's three modes) always ran in a
+  // process the path before had just woken, and the others in one that had been idle for a round.
+  let seed = 20261130;
+  const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
+  const shuffled = () => {
+    const order = [...paths];
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    return order;
+  };
   const errors = {};
   const check = (p, res, what) => {
     if (res.status === 200 && res.done) return true;
@@ -108,11 +120,11 @@ try {
   const latency = async (mode, rounds, extra) => {
     const out = Object.fromEntries(paths.map((p) => [p.name, { json: [], first: [] }]));
     for (let r = -5; r < rounds; r++) {
-      for (const p of rotate(r + 5)) {
+      for (const p of shuffled()) {
         const res = await call(p, mode, { messages: [{ role: "user", content: `say ok ${r}` }], ...extra });
         if (check(p, res, `${mode} non-stream`) && r >= 0) out[p.name].json.push(res.end - res.t0);
       }
-      for (const p of rotate(r + 5)) {
+      for (const p of shuffled()) {
         const res = await call(p, mode, { stream: true, messages: [{ role: "user", content: `say ok ${r}` }], ...extra });
         if (check(p, res, `${mode} stream`) && r >= 0) out[p.name].first.push((res.token || res.first) - res.t0);
       }
@@ -133,7 +145,7 @@ try {
   // one frame's delay from the frame before), so the upstream's own timer jitter cancels out.
   results.paced = Object.fromEntries(paths.map((p) => [p.name, { delay: [], gap: [], spread: [] }]));
   for (let r = -1; r < PACED; r++) {
-    for (const p of rotate(r + 1)) {
+    for (const p of shuffled()) {
       const key = `${p.group}-${r}`;
       const res = await call(p, "paced-5", { stream: true, max_tokens: 40, messages: [{ role: "user", content: key }] }, { frames: true });
       if (!check(p, res, "paced") || r < 0) continue;
@@ -160,7 +172,7 @@ try {
   results.flood = Object.fromEntries(paths.map((p) => [p.name, { plain: [], tools: [] }]));
   for (let r = -1; r < FLOOD; r++) {
     for (const tools of [false, true]) {
-      for (const p of rotate(r + 1)) {
+      for (const p of shuffled()) {
         const res = await call(p, "flood-1000", { stream: true, messages: [{ role: "user", content: "go" }], ...(tools ? { tools: TOOLS } : {}) });
         if (check(p, res, tools ? "flood with tools" : "flood") && r >= 0) results.flood[p.name][tools ? "tools" : "plain"].push(1004 / ((res.end - res.t0) / 1000));
       }
@@ -172,7 +184,7 @@ try {
   for (const n of QUICK ? [1, 10, 100] : [1, 10, 100, 1000]) {
     log(`concurrency ${n}`);
     results.concurrency[n] = {};
-    for (const p of rotate(n)) {
+    for (const p of shuffled()) {
       const all = await Promise.all(Array.from({ length: n }, (_, i) => call(p, "fast", { stream: true, messages: [{ role: "user", content: `c${i}` }] }, { timeoutMs: 30_000 })));
       const ok = all.filter((res) => res.status === 200 && res.done);
       results.concurrency[n][p.name] = { errors: all.length - ok.length, total: all.length, latency: ok.map((res) => res.end - res.t0) };
