@@ -71,10 +71,14 @@ const add = (name, group, url, headers = () => ({})) => paths.push({ name, group
 
 try {
   add("direct", "direct", (m) => `${base(m)}/v1/chat/completions`);
+  // Each path in a process of its own, as Switchyard's are: a path that shared one would sometimes
+  // find it just woken by the path before (the order is shuffled every round).
   const pmf = await started("pass-through (Miniflare)", miniflarePassthrough(ptVars));
   add("pass-through, Miniflare", "floor-mf", (m) => `${pmf.url}/${m === "llama" ? "llama" : m}/v1/chat/completions`);
-  add("pass-through reading in JS, Miniflare", "floor-js-mf", (m) => `${pmf.url}/js/${m === "llama" ? "llama" : m}/v1/chat/completions`);
-  add("pass-through gathering in JS, Miniflare", "floor-gather-mf", (m) => `${pmf.url}/gather/${m === "llama" ? "llama" : m}/v1/chat/completions`);
+  const pjs = await started("pass-through reading in JS (Miniflare)", miniflarePassthrough(ptVars));
+  add("pass-through reading in JS, Miniflare", "floor-js-mf", (m) => `${pjs.url}/js/${m === "llama" ? "llama" : m}/v1/chat/completions`);
+  const pgather = await started("pass-through gathering in JS (Miniflare)", miniflarePassthrough(ptVars));
+  add("pass-through gathering in JS, Miniflare", "floor-gather-mf", (m) => `${pgather.url}/gather/${m === "llama" ? "llama" : m}/v1/chat/completions`);
   const smf = await started("Switchyard (Miniflare)", miniflareSwitchyard(build.script, syVars));
   add("Switchyard, Miniflare", "sy-mf", () => `${smf.url}/v1/chat/completions`);
   if (!flag("no-diagnostic")) {
@@ -95,8 +99,7 @@ try {
   const results = { machine, rounds: ROUNDS, llamaRounds: LLAMA_ROUNDS, paths: paths.map((p) => p.name), bundle: { bytes: build.bytes, gzipBytes: build.gzipBytes } };
   const call = (p, mode, body, o = {}) => post(p.url(mode), { model: mode, ...body }, { headers: p.headers(mode), ...o });
   // A new order every round (seeded): with a fixed cyclic order each path always followed the same
-  // one, so the paths that share a process (the pass-through Worker's three modes) always ran in a
-  // process the path before had just woken, and the others in one that had been idle for a round.
+  // one, and when paths shared a process, the one after its sibling always found it just woken.
   let seed = 20261130;
   const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
   const shuffled = () => {

@@ -1,0 +1,127 @@
+// Where Switchyard's own cost on a non-stream request goes: handlers that each add one layer of what
+// the Worker does, from a bare pass-through to the whole app, bundled into one Worker with the app (so
+// they share one isolate) by bench/overhead/decompose.mjs. `/layer/<name>/…` picks a handler; any
+// other path is the app itself. Every handler answers the fast upstream's non-stream request.
+import type { Context } from "hono";
+import type { AppEnv } from "../../src/app-env.ts";
+import app from "../../src/index.ts";
+import type { ConfigEnv } from "../../src/config/config.ts";
+import { loadConfig } from "../../src/config/load-config.ts";
+import { readJsonBody } from "../../src/http/read-json-body.ts";
+import { Deadlines } from "../../src/routing/deadlines.ts";
+import { EventReader } from "../../src/routing/event-reader.ts";
+import { startChat } from "../../src/routing/start-chat.ts";
+import type { LlamaTarget } from "../../src/schemas/config.ts";
+import { validateChatRequest } from "../../src/schemas/validate-chat-request.ts";
+import { CompletionAggregator } from "../../src/stream/completion-aggregator.ts";
+import { jsonResponse } from "../../src/stream/json-response.ts";
+import { randomId } from "../../src/stream/random-id.ts";
+import type { SwitchyardExtension } from "../../src/stream/switchyard-extension.ts";
+import { buildLlamaBody } from "../../src/upstreams/llama/build-llama-body.ts";
+import { LlamaUpstream } from "../../src/upstreams/llama/llama-upstream.ts";
+import { llamaSseReader } from "../../src/upstreams/llama/parse-llama-sse.ts";
+import { postLlama } from "../../src/upstreams/llama/post-llama.ts";
+
+export { AuthGuard, HealthHub, KeyGate, KeyStore, SessionHub } from "../../src/index.ts";
+
+interface Env extends ConfigEnv {
+  UPSTREAM_FAST: string;
+}
+
+const JSON_TYPE = { "content-type": "application/json" };
+const decoder = new TextDecoder();
+const EXTENSION = (): SwitchyardExtension => ({ target: "fast", attempts: 1 });
+
+/** The answer as one chat completion, from an aggregator. */
+function answer(aggregator: CompletionAggregator, model: string): Response {
+  const meta = { id: randomId("chatcmpl-"), created: Math.floor(Date.now() / 1000), model, includeUsage: false };
+  return new Response(JSON.stringify(aggregator.result(meta, EXTENSION)), { headers: JSON_TYPE });
+}
+
+/** The "gathering in JS" floor's own gathering: read the SSE body whole, take each frame's content. */
+async function gatherText(up: Response): Promise<Response> {
+  const reader = up.body!.getReader();
+  let text = "";
+  for (let r = await reader.read(); !r.done; r = await reader.read()) text += decoder.decode(r.value, { stream: true });
+  let content = "";
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
+    content += (JSON.parse(line.slice(6)) as { choices?: Array<{ delta?: { content?: string } }> }).choices?.[0]?.delta?.content ?? "";
+  }
+  return new Response(JSON.stringify({ object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] }), { headers: JSON_TYPE });
+}
+
+const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, ctx: ExecutionContext) => Promise<Response>> = {
+  /** The runtime's floor: the upstream's own non-stream answer, piped. */
+  async native(req, env) {
+    const up = await fetch(`${env.UPSTREAM_FAST}/v1/chat/completions`, { method: "POST", headers: JSON_TYPE, body: req.body });
+    return new Response(up.body, { headers: JSON_TYPE });
+  },
+  /** + parse the request, ask for a stream, gather it in JS (the bench's "gathering in JS"). */
+  async gather(req, env) {
+    const body = JSON.parse(await req.text()) as Record<string, unknown>;
+    return gatherText(await fetch(`${env.UPSTREAM_FAST}/v1/chat/completions`, { method: "POST", headers: JSON_TYPE, body: JSON.stringify({ ...body, stream: true }) }));
+  },
+  /** + Switchyard's request reading and validation (size limit, UTF-8, zod). */
+  async validate(req, env) {
+    const request = validateChatRequest(await readJsonBody(req, loadConfig(env).limits.maxBodyBytes));
+    return gatherText(await fetch(`${env.UPSTREAM_FAST}/v1/chat/completions`, { method: "POST", headers: JSON_TYPE, body: JSON.stringify({ ...request, stream: true }) }));
+  },
+  /** + llama-server's request body and Switchyard's SSE parser and aggregator (no promises per event). */
+  async parse(req, env) {
+    const request = validateChatRequest(await readJsonBody(req, loadConfig(env).limits.maxBodyBytes));
+    const body = buildLlamaBody(request, { kind: "llama", url: env.UPSTREAM_FAST } as LlamaTarget, "native");
+    const up = await fetch(`${env.UPSTREAM_FAST}/v1/chat/completions`, { method: "POST", headers: JSON_TYPE, body: JSON.stringify(body) });
+    const aggregator = new CompletionAggregator();
+    const parser = llamaSseReader("fast", (e) => aggregator.push(e));
+    const reader = up.body!.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) parser.push(r.value);
+    parser.end();
+    return answer(aggregator, request.model);
+  },
+  /** + the upstream request as the adapter sends it (headers allow-list, abort signal, response-start deadline). */
+  async post(req, env) {
+    const request = validateChatRequest(await readJsonBody(req, loadConfig(env).limits.maxBodyBytes));
+    const target = { kind: "llama", url: env.UPSTREAM_FAST } as LlamaTarget;
+    const ctx = { requestId: "req_decompose", signal: new AbortController().signal, responseStartMs: 120_000, deadlines: new Deadlines(), env };
+    const up = await postLlama(target, "fast", "/chat/completions", buildLlamaBody(request, target, "native"), ctx, "text/event-stream");
+    const aggregator = new CompletionAggregator();
+    const parser = llamaSseReader("fast", (e) => aggregator.push(e));
+    const reader = up.body.getReader();
+    for (let r = await reader.read(); !r.done; r = await reader.read()) parser.push(r.value);
+    parser.end();
+    return answer(aggregator, request.model);
+  },
+  /** + the adapter as the router uses it: events read one at a time with their timeouts (EventReader). */
+  async adapter(req, env) {
+    const config = loadConfig(env);
+    const request = validateChatRequest(await readJsonBody(req, config.limits.maxBodyBytes));
+    const deadlines = new Deadlines();
+    const ctx = { requestId: "req_decompose", signal: new AbortController().signal, responseStartMs: 120_000, deadlines, env };
+    const stream = await new LlamaUpstream("fast", { kind: "llama", url: env.UPSTREAM_FAST } as LlamaTarget).open(request, ctx);
+    const events = new EventReader(stream, "fast", config.timeouts, Date.now(), deadlines);
+    const aggregator = new CompletionAggregator();
+    for (let e = await events.next(); e; e = await events.next()) aggregator.push(e);
+    return answer(aggregator, request.model);
+  },
+  /** + routing (targets, health signals, failover machinery) and the non-stream responder (commit grace, headers). */
+  async route(req, env, ctx) {
+    const config = loadConfig(env);
+    const request = validateChatRequest(await readJsonBody(req, config.limits.maxBodyBytes));
+    const vars = new Map<string, unknown>([["requestId", "req_decompose"]]);
+    const c = { env, executionCtx: ctx, req: { raw: req }, get: (k: string) => vars.get(k), set: (k: string, v: unknown) => vars.set(k, v) } as unknown as Context<AppEnv>;
+    const run = startChat(c, config, request);
+    const meta = { id: randomId("chatcmpl-"), created: Math.floor(Date.now() / 1000), model: request.model, includeUsage: false };
+    const aggregator = new CompletionAggregator();
+    return jsonResponse({ ...run.common, aggregator, result: () => aggregator.result(meta, run.extension) });
+  },
+};
+
+export default {
+  fetch(req: Request, env: Env & Record<string, unknown>, ctx: ExecutionContext): Promise<Response> | Response {
+    const path = new URL(req.url).pathname;
+    if (!path.startsWith("/layer/")) return app.fetch(req, env, ctx);
+    const layer = LAYERS[path.split("/")[2] ?? ""];
+    return layer ? layer(req, env, ctx) : new Response("no such layer", { status: 404 });
+  },
+};

@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+// Where Switchyard's own cost on a non-stream request goes. bench/overhead/decompose-entry.ts puts the
+// whole app and handlers that each add one layer of its work (bare pass-through → gathering a stream
+// in JS → request validation → Switchyard's parser → its upstream request → its adapter → routing and
+// the responder → the app with its middleware) in one Worker, so they share one isolate under one
+// Miniflare, against the fast upstream (bench/overhead/upstream.mjs). Every round calls the upstream
+// directly and every layer once, in a new shuffled order; the table gives each layer's added latency
+// p50 and what it adds over the layer before.
+//   npx node bench/overhead/decompose.mjs [--rounds 600]
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Miniflare, convertV4MiniflareOptions } from "miniflare";
+import { pct, post } from "./client.mjs";
+import { freePort } from "./runtimes.mjs";
+import { startBenchUpstream } from "./upstream.mjs";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const argv = process.argv.slice(2);
+const ROUNDS = Number(argv.includes("--rounds") ? argv[argv.indexOf("--rounds") + 1] : 600);
+const LAYERS = [
+  ["native", "bare pass-through (the upstream's non-stream answer, piped)"],
+  ["gather", "+ parse the request, ask for a stream, gather it in JS"],
+  ["validate", "+ Switchyard's request reading and validation"],
+  ["parse", "+ llama-server's request body, Switchyard's SSE parser and aggregator"],
+  ["post", "+ the upstream request as the adapter sends it (headers, abort signal, deadline)"],
+  ["adapter", "+ the adapter and EventReader (events one at a time, with timeouts)"],
+  ["route", "+ routing (targets, health, failover) and the non-stream responder"],
+  ["app", "+ the Hono app and its middleware: Switchyard as deployed"],
+];
+
+mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
+const dir = mkdtempSync(join(ROOT, ".wrangler", "decompose-"));
+const { build } = await import(pathToFileURL(join(ROOT, "node_modules/esbuild/lib/main.js")).href);
+await build({
+  entryPoints: [join(ROOT, "bench/overhead/decompose-entry.ts")],
+  bundle: true,
+  minify: true,
+  format: "esm",
+  platform: "neutral",
+  mainFields: ["module", "main"],
+  conditions: ["workerd", "worker", "browser"],
+  external: ["cloudflare:*"],
+  outfile: join(dir, "index.js"),
+  logLevel: "warning",
+});
+
+const up = await startBenchUpstream();
+const FAST = `http://127.0.0.1:${up.port}/fast`;
+const mf = new Miniflare(
+  convertV4MiniflareOptions({
+    host: "127.0.0.1",
+    port: await freePort(),
+    modules: true,
+    scriptPath: join(dir, "index.js"),
+    compatibilityDate: "2026-10-01",
+    durableObjects: Object.fromEntries(["SessionHub", "HealthHub", "KeyStore", "KeyGate", "AuthGuard"].map((c) => [c.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase(), { className: c, useSQLite: true }])),
+    bindings: { UPSTREAM_FAST: FAST, SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: FAST }] } } }) },
+  }),
+);
+try {
+  const base = (await mf.ready).origin;
+  const url = (name) => (name === "direct" ? `${FAST}/v1/chat/completions` : name === "app" ? `${base}/v1/chat/completions` : `${base}/layer/${name}/v1/chat/completions`);
+  const names = ["direct", ...LAYERS.map(([n]) => n)];
+  const lat = Object.fromEntries(names.map((n) => [n, []]));
+  let seed = 7;
+  const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
+  for (let round = -30; round < ROUNDS; round++) {
+    const order = [...names];
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    for (const n of order) {
+      const r = await post(url(n), { model: "fast", messages: [{ role: "user", content: "hi" }] });
+      if (r.status !== 200 || !r.done) throw new Error(`${n}: ${r.status} ${r.text}`);
+      if (round >= 0) lat[n].push(r.end - r.t0);
+    }
+  }
+  const d = pct(lat.direct, 50);
+  console.log(`Non-stream request to the fast upstream, ${ROUNDS} rounds, one isolate (Miniflare); added latency p50 in ms:\n`);
+  console.log("| layer | added p50 | over the layer before |\n|---|---:|---:|");
+  let before = null;
+  for (const [n, what] of LAYERS) {
+    const added = pct(lat[n], 50) - d;
+    console.log(`| ${what} | ${added.toFixed(3)} | ${before === null ? "—" : (added - before >= 0 ? "+" : "") + (added - before).toFixed(3)} |`);
+    before = added;
+  }
+} finally {
+  await mf.dispose();
+  await up.close();
+  rmSync(dir, { recursive: true, force: true });
+}
