@@ -2,7 +2,7 @@
 // the Worker does, from a bare pass-through to the whole app, bundled into one Worker with the app (so
 // they share one isolate) by bench/overhead/decompose.mjs. `/layer/<name>/…` picks a handler; any
 // other path is the app itself. Every handler answers the fast upstream's non-stream request.
-import type { Context } from "hono";
+import { Hono, type Context } from "hono";
 import type { AppEnv } from "../../src/app-env.ts";
 import app from "../../src/index.ts";
 import type { ConfigEnv } from "../../src/config/config.ts";
@@ -11,6 +11,7 @@ import { readJsonBody } from "../../src/http/read-json-body.ts";
 import { Deadlines } from "../../src/routing/deadlines.ts";
 import { EventReader } from "../../src/routing/event-reader.ts";
 import { startChat } from "../../src/routing/start-chat.ts";
+import { chatCompletions } from "../../src/routes/chat-completions.ts";
 import type { LlamaTarget } from "../../src/schemas/config.ts";
 import { validateChatRequest } from "../../src/schemas/validate-chat-request.ts";
 import { CompletionAggregator } from "../../src/stream/completion-aggregator.ts";
@@ -116,6 +117,16 @@ const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, 
     return jsonResponse({ ...run.common, aggregator, result: () => aggregator.result(meta, run.extension) });
   },
 };
+
+/** The chat route in a Hono app with no middleware but the request id (which the route reads). */
+const bareApp = new Hono<AppEnv>();
+bareApp.use(async (c, next) => {
+  c.set("requestId", "req_decompose");
+  await next();
+});
+bareApp.post("/layer/hono/v1/chat/completions", chatCompletions);
+/** + routing (targets, health, failover) and the non-stream responder, as the route handler in Hono. */
+LAYERS.hono = (req, env, ctx) => Promise.resolve(bareApp.fetch(req, env, ctx));
 
 export default {
   fetch(req: Request, env: Env & Record<string, unknown>, ctx: ExecutionContext): Promise<Response> | Response {

@@ -2,7 +2,7 @@
 // Where Switchyard's own cost on a non-stream request goes. bench/overhead/decompose-entry.ts puts the
 // whole app and handlers that each add one layer of its work (bare pass-through → gathering a stream
 // in JS → request validation → Switchyard's parser → its upstream request → its adapter → routing and
-// the responder → the app with its middleware) in one Worker, so they share one isolate under one
+// the responder → the route in a bare Hono app → the app with its middleware) in one Worker, so they share one isolate under one
 // Miniflare, against the fast upstream (bench/overhead/upstream.mjs). Every round calls the upstream
 // directly and every layer once, in a new shuffled order; the table gives each layer's added latency
 // p50 and what it adds over the layer before.
@@ -26,7 +26,8 @@ const LAYERS = [
   ["post", "+ the upstream request as the adapter sends it (headers, abort signal, deadline)"],
   ["adapter", "+ the adapter and EventReader (events one at a time, with timeouts)"],
   ["route", "+ routing (targets, health, failover) and the non-stream responder"],
-  ["app", "+ the Hono app and its middleware: Switchyard as deployed"],
+  ["hono", "+ the route as a handler of a Hono app (no middleware but the request id)"],
+  ["app", "+ Switchyard's middleware (request id, CORS, authentication): the app as deployed"],
 ];
 
 mkdirSync(join(ROOT, ".wrangler"), { recursive: true });

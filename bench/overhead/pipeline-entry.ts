@@ -39,7 +39,6 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
   const res = await sseResponse({
     start: Promise.resolve({ first, events, headers: {} }),
     encoder: chatSseEncoder(new ChunkEncoder(META, () => ({ target: "bench", attempts: 1 }))),
-    headers: new Headers(),
     commitMs: 10_000,
     deadlines,
     heartbeatMs: 15_000,

@@ -17,7 +17,8 @@ import { routeKind, scopeFor, type RouteKind } from "./scopes.ts";
  */
 export function authMiddleware(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const path = new URL(c.req.url).pathname;
+    // The path Hono routes by (percent-decoded), so the route kind judged here is the route that runs.
+    const path = c.req.path;
     const kind = routeKind(c.req.method, path);
     if (kind === "public" || kind === "serve" || kind === "admin" || c.req.method === "OPTIONS") return next();
     try {

@@ -27,7 +27,6 @@ export interface ChatRun {
   /** Options shared by sseResponse and jsonResponse. */
   common: {
     start: Promise<StreamStart>;
-    headers: Headers;
     commitMs: number;
     deadlines: Deadlines;
     heartbeatMs: number;
@@ -141,7 +140,6 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     extension,
     common: {
       start,
-      headers: new Headers({ "x-request-id": requestId }),
       commitMs: config.timeouts.commitMs,
       deadlines,
       heartbeatMs: config.timeouts.heartbeatMs,

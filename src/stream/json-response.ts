@@ -20,8 +20,7 @@ export interface JsonResponseOptions {
   /** The error body in this API's shape (default: the OpenAI envelope). */
   errorBody?(error: ErrorInfo): unknown;
   /** An error response in this API's shape for failures before commit (default: the OpenAI envelope). */
-  errorResponse?(error: ProxyError, headers: Headers): Response;
-  headers: Headers;
+  errorResponse?(error: ProxyError, headers: Record<string, string>): Response;
   commitMs: number;
   /** The request's timer (src/routing/deadlines.ts): the commit grace is one of its deadlines. */
   deadlines: Deadlines;
@@ -60,20 +59,13 @@ export async function jsonResponse(opts: JsonResponseOptions): Promise<Response>
   if (early) {
     if (!early.ok) {
       opts.abort();
-      const headers = withAttempts(new Headers({ ...Object.fromEntries(opts.headers), ...startHeaders }), early.error);
+      const headers = withAttempts(startHeaders, early.error);
       return opts.errorResponse ? opts.errorResponse(early.error, headers) : errorResponse(early.error, headers);
     }
-    const headers = new Headers(opts.headers);
-    for (const [k, v] of Object.entries(startHeaders)) headers.set(k, v);
-    headers.set("content-type", "application/json");
-    return new Response(JSON.stringify(early.value), { status: 200, headers });
+    return new Response(JSON.stringify(early.value), { status: 200, headers: { ...startHeaders, "content-type": "application/json" } });
   }
 
-  const headers = new Headers(opts.headers);
-  for (const [k, v] of Object.entries(startHeaders)) headers.set(k, v);
-  headers.set("content-type", "application/json");
-  headers.set("content-encoding", "identity");
-  headers.set("cache-control", "no-cache");
+  const headers = { ...startHeaders, "content-type": "application/json", "content-encoding": "identity", "cache-control": "no-cache" };
   const body = new BodyWriter(opts.abort);
   const heartbeat = setInterval(() => body.heartbeat(" ", opts.heartbeatMs), opts.heartbeatMs);
   void body.write(" ");

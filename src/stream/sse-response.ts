@@ -60,13 +60,12 @@ export function chatSseEncoder(encoder: ChunkEncoder): SseEncoder {
 export interface StreamResponseOptions {
   start: Promise<StreamStart>;
   encoder: SseEncoder;
-  headers: Headers;
   commitMs: number;
   /** The request's timer (src/routing/deadlines.ts): the commit grace is one of its deadlines. */
   deadlines: Deadlines;
   heartbeatMs: number;
   /** An error response in this API's shape for failures before commit (default: the OpenAI envelope). */
-  errorResponse?(error: ProxyError, headers: Headers): Response;
+  errorResponse?(error: ProxyError, headers: Record<string, string>): Response;
   /** The client left: stop all upstream work. */
   abort(): void;
   waitUntil(p: Promise<unknown>): void;
@@ -87,12 +86,10 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
   const early = await settleWithin(opts.start, opts.commitMs, opts.deadlines);
   if (early && !early.ok) {
     opts.abort();
-    const headers = withAttempts(opts.headers, early.error);
+    const headers = withAttempts({}, early.error);
     return opts.errorResponse ? opts.errorResponse(early.error, headers) : errorResponse(early.error, headers);
   }
-  const headers = new Headers(opts.headers);
-  for (const [k, v] of Object.entries(SSE_HEADERS)) headers.set(k, v);
-  if (early?.ok) for (const [k, v] of Object.entries(early.value.headers)) headers.set(k, v);
+  const headers = early?.ok ? { ...SSE_HEADERS, ...early.value.headers } : SSE_HEADERS;
 
   const body = new BodyWriter(opts.abort);
   const heartbeat = setInterval(() => body.heartbeat(": keep-alive\n\n", opts.heartbeatMs), opts.heartbeatMs);
@@ -136,8 +133,11 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
   return new Response(body.readable, { status: 200, headers });
 }
 
-export function withAttempts(headers: Headers, err: ProxyError): Headers {
-  const h = new Headers(headers);
-  if (err.attempts !== undefined) h.set("x-switchyard-attempts", String(err.attempts));
-  return h;
+/**
+ * Headers for an error answered before commit: `x-switchyard-attempts` when the error counted them.
+ * (Responders build plain records and the Response converts them once; `x-request-id` is added by the
+ * app's middleware to every response.)
+ */
+export function withAttempts(headers: Record<string, string>, err: ProxyError): Record<string, string> {
+  return err.attempts !== undefined ? { ...headers, "x-switchyard-attempts": String(err.attempts) } : headers;
 }

@@ -34,6 +34,8 @@ describe("chat completions against a real llama-server", () => {
     const { res } = await call("/v1/chat/completions", { json: ask({ stream: true, grammar: grammar(want) }) });
     expect(res.status, await res.clone().text()).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/event-stream");
+    expect(res.headers.get("x-request-id")).toMatch(/^req_/);
+    expect(res.headers.get("x-switchyard-target")).toMatch(/^llama:/);
     const { frames, done, raw } = await readSse(res);
     expect(done, raw).toBe(true);
     expect(text(frames)).toBe(want);

@@ -12,7 +12,7 @@ const cache = new Map<string, { mode: ToolMode; at: number }>();
  * supports_tool_calls`). Without that, current builds drop `tools` silently, so the proxy must use
  * prompt mode. If /props cannot be read, native is assumed (the server then reports its own error).
  */
-export async function detectToolMode(baseUrl: string, headers: Headers, timeoutMs: number): Promise<ToolMode> {
+export async function detectToolMode(baseUrl: string, headers: HeadersInit, timeoutMs: number): Promise<ToolMode> {
   const hit = cache.get(baseUrl);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.mode;
   let mode: ToolMode = "native";

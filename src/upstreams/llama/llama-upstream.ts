@@ -61,9 +61,8 @@ export class LlamaUpstream implements Upstream {
   }
 }
 
-function authOnly(headers: Headers): Headers {
-  const auth = headers.get("authorization");
-  return new Headers(auth ? { authorization: auth } : {});
+function authOnly(headers: Record<string, string>): Record<string, string> {
+  return headers.authorization ? { authorization: headers.authorization } : {};
 }
 
 function eventsOf(events: UpstreamEvent[]): EventStreamReader {

@@ -25,8 +25,8 @@ export function targetBody(body: Record<string, unknown>, model: string, target:
  * Authorization, x-api-key or cookies, and not X-Conversation-Id (it makes llama-server keep
  * generating after the client has gone).
  */
-export function llamaHeaders(target: LlamaTarget, name: string, ctx: Pick<AttemptContext, "env" | "requestId">, accept: string): Headers {
-  const headers = new Headers({ "content-type": "application/json", accept, "x-request-id": ctx.requestId });
+export function llamaHeaders(target: LlamaTarget, name: string, ctx: Pick<AttemptContext, "env" | "requestId">, accept: string): Record<string, string> {
+  const headers: Record<string, string> = { "content-type": "application/json", accept, "x-request-id": ctx.requestId };
   if (target.apiKeySecret) {
     const key = ctx.env[target.apiKeySecret];
     if (typeof key !== "string" || key === "") {
@@ -38,7 +38,7 @@ export function llamaHeaders(target: LlamaTarget, name: string, ctx: Pick<Attemp
         message: `The secret "${target.apiKeySecret}" named by ${name}'s apiKeySecret is not set. Run \`wrangler secret put ${target.apiKeySecret}\` (or add it to .dev.vars).`,
       });
     }
-    headers.set("authorization", `Bearer ${key}`);
+    headers.authorization = `Bearer ${key}`;
   }
   return headers;
 }
