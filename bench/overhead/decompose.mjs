@@ -2,10 +2,10 @@
 // Where Switchyard's own cost on a non-stream request goes. bench/overhead/decompose-entry.ts puts the
 // whole app and handlers that each add one layer of its work (bare pass-through → gathering a stream
 // in JS → request validation → Switchyard's parser → its upstream request → its adapter → routing and
-// the responder → the route in a bare Hono app → the app with its middleware) in one Worker, so they share one isolate under one
-// Miniflare, against the fast upstream (bench/overhead/upstream.mjs). Every round calls the upstream
-// directly and every layer once, in a new shuffled order; the table gives each layer's added latency
-// p50 and what it adds over the layer before.
+// the responder → the route in a bare Hono app → the app with its middleware) in one Worker, so they
+// share one isolate under one Miniflare, against the fast upstream (bench/overhead/upstream.mjs). Every
+// round calls the upstream directly and every layer once, in a new shuffled order; the table gives
+// each layer's added latency p50 and what it adds over the layer before.
 //   npx node bench/overhead/decompose.mjs [--rounds 600]
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
