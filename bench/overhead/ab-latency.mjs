@@ -11,10 +11,8 @@
 //   npx node bench/overhead/ab-latency.mjs [--a HEAD] [--b <rev>] [--stream] [--rounds 1000]
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { pct, post } from "./client.mjs";
-import { checkoutRevision, freePort } from "./runtimes.mjs";
+import { bundleEntry, checkoutRevision, miniflareSwitchyard } from "./runtimes.mjs";
 import { startBenchUpstream } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -33,10 +31,10 @@ const srcOf = (rev) => {
   return join(c.dir, "src");
 };
 
+const [srcA, srcB] = [srcOf(A), srcOf(B)];
 mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
 const dir = mkdtempSync(join(ROOT, ".wrangler", "ab-latency-"));
 cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-const [srcA, srcB] = [srcOf(A), srcOf(B)];
 // The Durable Object classes come from B; both apps reach them through the same bindings.
 writeFileSync(
   join(dir, "entry.ts"),
@@ -46,35 +44,14 @@ export * from ${JSON.stringify(join(srcB, "index.ts"))};
 export default { fetch: (req: Request, env: unknown, ctx: ExecutionContext) => (req.headers.get("x-ab") === "a" ? appA : appB).fetch(req, env, ctx) };
 `,
 );
-const { build } = await import(pathToFileURL(join(ROOT, "node_modules/esbuild/lib/main.js")).href);
-await build({
-  entryPoints: [join(dir, "entry.ts")],
-  bundle: true,
-  minify: true,
-  format: "esm",
-  platform: "neutral",
-  mainFields: ["module", "main"],
-  conditions: ["workerd", "worker", "browser"],
-  external: ["cloudflare:*"],
-  outfile: join(dir, "index.js"),
-  logLevel: "warning",
-});
+const bundle = await bundleEntry(join(dir, "entry.ts"));
+cleanups.push(bundle.cleanup);
 
 const up = await startBenchUpstream();
 const UP = `http://127.0.0.1:${up.port}`;
-const mf = new Miniflare(
-  convertV4MiniflareOptions({
-    host: "127.0.0.1",
-    port: await freePort(),
-    modules: true,
-    scriptPath: join(dir, "index.js"),
-    compatibilityDate: "2026-10-01",
-    durableObjects: Object.fromEntries(["SessionHub", "HealthHub", "KeyStore", "KeyGate", "AuthGuard"].map((c) => [c.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase(), { className: c, useSQLite: true }])),
-    bindings: { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: `${UP}/fast` }] } } }) },
-  }),
-);
+const mf = await miniflareSwitchyard(bundle.script, { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: `${UP}/fast` }] } } }) });
 try {
-  const base = (await mf.ready).origin;
+  const base = mf.url;
   const body = { model: "fast", stream, messages: [{ role: "user", content: "hi" }] };
   const urls = { direct: `${UP}/fast/v1/chat/completions`, a: `${base}/v1/chat/completions`, b: `${base}/v1/chat/completions` };
   const ORDERS = [["direct", "a", "b"], ["a", "b", "direct"], ["b", "direct", "a"], ["b", "a", "direct"], ["a", "direct", "b"], ["direct", "b", "a"]];
@@ -91,7 +68,7 @@ try {
   console.log(`${stream ? "first frame" : "non-stream"}, ${ROUNDS} rounds, one Miniflare, added latency p50:`);
   console.log(`  A (${A}): ${(pct(lat.a, 50) - d).toFixed(3)} ms   B (${B ?? "working tree"}): ${(pct(lat.b, 50) - d).toFixed(3)} ms   B − A: ${(pct(lat.b, 50) - pct(lat.a, 50)).toFixed(3)} ms (per-round differences: median ${pct(diffs, 50).toFixed(3)}, quartiles ${pct(diffs, 25).toFixed(3)} … ${pct(diffs, 75).toFixed(3)})`);
 } finally {
-  await mf.dispose();
+  await mf.stop();
   await up.close();
   for (const c of cleanups) c();
 }

@@ -7,12 +7,9 @@
 // round calls the upstream directly and every layer once, in a new shuffled order; the table gives
 // each layer's added latency p50 and what it adds over the layer before.
 //   npx node bench/overhead/decompose.mjs [--rounds 600]
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { pct, post } from "./client.mjs";
-import { freePort } from "./runtimes.mjs";
+import { bundleEntry, miniflareSwitchyard } from "./runtimes.mjs";
 import { startBenchUpstream } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -30,37 +27,12 @@ const LAYERS = [
   ["app", "+ Switchyard's middleware (request id, CORS, authentication): the app as deployed"],
 ];
 
-mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
-const dir = mkdtempSync(join(ROOT, ".wrangler", "decompose-"));
-const { build } = await import(pathToFileURL(join(ROOT, "node_modules/esbuild/lib/main.js")).href);
-await build({
-  entryPoints: [join(ROOT, "bench/overhead/decompose-entry.ts")],
-  bundle: true,
-  minify: true,
-  format: "esm",
-  platform: "neutral",
-  mainFields: ["module", "main"],
-  conditions: ["workerd", "worker", "browser"],
-  external: ["cloudflare:*"],
-  outfile: join(dir, "index.js"),
-  logLevel: "warning",
-});
-
+const bundle = await bundleEntry(join(ROOT, "bench/overhead/decompose-entry.ts"));
 const up = await startBenchUpstream();
 const FAST = `http://127.0.0.1:${up.port}/fast`;
-const mf = new Miniflare(
-  convertV4MiniflareOptions({
-    host: "127.0.0.1",
-    port: await freePort(),
-    modules: true,
-    scriptPath: join(dir, "index.js"),
-    compatibilityDate: "2026-10-01",
-    durableObjects: Object.fromEntries(["SessionHub", "HealthHub", "KeyStore", "KeyGate", "AuthGuard"].map((c) => [c.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase(), { className: c, useSQLite: true }])),
-    bindings: { UPSTREAM_FAST: FAST, SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: FAST }] } } }) },
-  }),
-);
+const mf = await miniflareSwitchyard(bundle.script, { UPSTREAM_FAST: FAST, SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: FAST }] } } }) });
 try {
-  const base = (await mf.ready).origin;
+  const base = mf.url;
   const url = (name) => (name === "direct" ? `${FAST}/v1/chat/completions` : name === "app" ? `${base}/v1/chat/completions` : `${base}/layer/${name}/v1/chat/completions`);
   const names = ["direct", ...LAYERS.map(([n]) => n)];
   const lat = Object.fromEntries(names.map((n) => [n, []]));
@@ -88,7 +60,7 @@ try {
     before = added;
   }
 } finally {
-  await mf.dispose();
+  await mf.stop();
   await up.close();
-  rmSync(dir, { recursive: true, force: true });
+  bundle.cleanup();
 }

@@ -7,6 +7,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { gzipSync } from "node:zlib";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 
@@ -45,6 +46,19 @@ export function buildWorker(root = ROOT) {
   const script = join(dir, "index.js");
   const bytes = readFileSync(script);
   return { dir, script, bytes: bytes.length, gzipBytes: gzipSync(bytes, { level: 9 }).length, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A Worker entry of the bench's own (TypeScript importing src/) bundled like the Worker (esbuild, the
+ * workerd conditions, minified) into a temporary folder under .wrangler; `cleanup` removes it.
+ */
+export async function bundleEntry(entry) {
+  mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, ".wrangler", "entry-"));
+  const { build } = await import(pathToFileURL(join(ROOT, "node_modules/esbuild/lib/main.js")).href);
+  const script = join(dir, "index.js");
+  await build({ entryPoints: [entry], bundle: true, minify: true, format: "esm", platform: "neutral", mainFields: ["module", "main"], conditions: ["workerd", "worker", "browser"], external: ["cloudflare:*"], outfile: script, logLevel: "warning" });
+  return { dir, script, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /**
