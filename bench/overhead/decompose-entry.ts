@@ -21,6 +21,7 @@ import type { SwitchyardExtension } from "../../src/stream/switchyard-extension.
 import { buildLlamaBody } from "../../src/upstreams/llama/build-llama-body.ts";
 import { LlamaUpstream } from "../../src/upstreams/llama/llama-upstream.ts";
 import { llamaSseReader } from "../../src/upstreams/llama/parse-llama-sse.ts";
+import { mapLlamaCompletion, type LlamaCompletion } from "../../src/upstreams/llama/map-llama-completion.ts";
 import { postLlama } from "../../src/upstreams/llama/post-llama.ts";
 
 export { AuthGuard, HealthHub, KeyGate, KeyStore, SessionHub } from "../../src/index.ts";
@@ -91,6 +92,21 @@ const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, 
     const reader = up.body.getReader();
     for (let r = await reader.read(); !r.done; r = await reader.read()) parser.push(r.value);
     parser.end();
+    return answer(aggregator, request.model);
+  },
+  /**
+   * Not a layer: `post` with a non-stream upstream request (`stream: false`, the answer read whole and
+   * mapped to the same events), the design alternative for non-stream requests (docs/architecture.md).
+   */
+  async postWhole(req, env) {
+    const request = validateChatRequest(await readJsonBody(req, loadConfig(env).limits.maxBodyBytes));
+    const target = { kind: "llama", url: env.UPSTREAM_FAST } as LlamaTarget;
+    const ctx = { requestId: "req_decompose", signal: new AbortController().signal, responseStartMs: 120_000, deadlines: new Deadlines(), env };
+    const body: Record<string, unknown> = { ...buildLlamaBody(request, target, "native"), stream: false };
+    delete body.stream_options;
+    const up = await postLlama(target, "fast", "/chat/completions", body, ctx, "application/json");
+    const aggregator = new CompletionAggregator();
+    for (const e of mapLlamaCompletion(JSON.parse(await up.text()) as LlamaCompletion, "fast")) aggregator.push(e);
     return answer(aggregator, request.model);
   },
   /** + the adapter as the router uses it: events read one at a time with their timeouts (EventReader). */

@@ -34,7 +34,7 @@ const mf = await miniflareSwitchyard(bundle.script, { UPSTREAM_FAST: FAST, SWITC
 try {
   const base = mf.url;
   const url = (name) => (name === "direct" ? `${FAST}/v1/chat/completions` : name === "app" ? `${base}/v1/chat/completions` : `${base}/layer/${name}/v1/chat/completions`);
-  const names = ["direct", ...LAYERS.map(([n]) => n)];
+  const names = ["direct", ...LAYERS.map(([n]) => n), "postWhole"];
   const lat = Object.fromEntries(names.map((n) => [n, []]));
   let seed = 7;
   const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
@@ -59,6 +59,8 @@ try {
     console.log(`| ${what} | ${added.toFixed(3)} | ${before === null ? "—" : (added - before >= 0 ? "+" : "") + (added - before).toFixed(3)} |`);
     before = added;
   }
+  const streamed = pct(lat.post, 50) - d, whole = pct(lat.postWhole, 50) - d;
+  console.log(`\nThe alternative for non-stream requests: the same upstream request with \`stream: false\`, read whole: ${whole.toFixed(3)} ms against ${streamed.toFixed(3)} ms streamed and gathered (${(whole - streamed >= 0 ? "+" : "") + (whole - streamed).toFixed(3)}).`);
 } finally {
   await mf.stop();
   await up.close();

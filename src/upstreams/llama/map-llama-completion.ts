@@ -1,7 +1,7 @@
 import type { UpstreamEvent } from "../../stream/events.ts";
 import { mapFinishReason, mapLlamaChunk } from "./map-llama-chunk.ts";
 
-interface LlamaCompletion {
+export interface LlamaCompletion {
   choices?: Array<{
     index?: number;
     finish_reason?: string | null;
