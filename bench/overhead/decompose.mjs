@@ -6,7 +6,7 @@
 // share one isolate under one Miniflare, against the fast upstream (bench/overhead/upstream.mjs). Every
 // round calls the upstream directly and every layer once, in a new shuffled order; the table gives
 // each layer's added latency p50 and what it adds over the layer before.
-//   npx node bench/overhead/decompose.mjs [--rounds 600]
+//   npx node bench/overhead/decompose.mjs [--rounds 600] [--upstream fast|paced-<ms>]
 import { join, resolve } from "node:path";
 import { pct, post } from "./client.mjs";
 import { bundleEntry, miniflareSwitchyard } from "./runtimes.mjs";
@@ -14,7 +14,11 @@ import { startBenchUpstream } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const argv = process.argv.slice(2);
-const ROUNDS = Number(argv.includes("--rounds") ? argv[argv.indexOf("--rounds") + 1] : 600);
+const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
+const ROUNDS = Number(opt("rounds", 600));
+// `fast`: the 16-token answer in one write; `paced-<ms>`: 20 tokens, each frame its own write <ms>
+// apart, as llama-server writes them (each one a chunk the Worker reads).
+const UPSTREAM = opt("upstream", "fast");
 const LAYERS = [
   ["native", "bare pass-through (the upstream's non-stream answer, piped)"],
   ["gather", "+ parse the request, ask for a stream, gather it in JS"],
@@ -29,12 +33,14 @@ const LAYERS = [
 
 const bundle = await bundleEntry(join(ROOT, "bench/overhead/decompose-entry.ts"));
 const up = await startBenchUpstream();
-const FAST = `http://127.0.0.1:${up.port}/fast`;
+const FAST = `http://127.0.0.1:${up.port}/${UPSTREAM}`;
 const mf = await miniflareSwitchyard(bundle.script, { UPSTREAM_FAST: FAST, SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: FAST }] } } }) });
 try {
   const base = mf.url;
   const url = (name) => (name === "direct" ? `${FAST}/v1/chat/completions` : name === "app" ? `${base}/v1/chat/completions` : `${base}/layer/${name}/v1/chat/completions`);
-  const names = ["direct", ...LAYERS.map(([n]) => n), "postWhole"];
+  // The paced upstream streams whatever it is asked: the non-stream alternative needs the fast one.
+  const whole = UPSTREAM === "fast";
+  const names = ["direct", ...LAYERS.map(([n]) => n), ...(whole ? ["postWhole"] : [])];
   const lat = Object.fromEntries(names.map((n) => [n, []]));
   let seed = 7;
   const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
@@ -45,13 +51,15 @@ try {
       [order[i], order[j]] = [order[j], order[i]];
     }
     for (const n of order) {
-      const r = await post(url(n), { model: "fast", messages: [{ role: "user", content: "hi" }] });
-      if (r.status !== 200 || !r.done) throw new Error(`${n}: ${r.status} ${r.text}`);
+      const r = await post(url(n), { model: "fast", messages: [{ role: "user", content: `${n}-${round}` }] });
+      // From a paced upstream the direct answer and the piped one are its SSE, not one JSON body.
+      const piped = n === "direct" || n === "native";
+      if (r.status !== 200 || (!r.done && !(piped && !whole))) throw new Error(`${n}: ${r.status} ${r.text}`);
       if (round >= 0) lat[n].push(r.end - r.t0);
     }
   }
   const d = pct(lat.direct, 50);
-  console.log(`Non-stream request to the fast upstream, ${ROUNDS} rounds, one isolate (Miniflare); added latency p50 in ms:\n`);
+  console.log(`Non-stream request to the ${UPSTREAM} upstream, ${ROUNDS} rounds, one isolate (Miniflare); added latency p50 in ms:\n`);
   console.log("| layer | added p50 | over the layer before |\n|---|---:|---:|");
   let before = null;
   for (const [n, what] of LAYERS) {
@@ -59,8 +67,10 @@ try {
     console.log(`| ${what} | ${added.toFixed(3)} | ${before === null ? "—" : (added - before >= 0 ? "+" : "") + (added - before).toFixed(3)} |`);
     before = added;
   }
-  const streamed = pct(lat.post, 50) - d, whole = pct(lat.postWhole, 50) - d;
-  console.log(`\nThe alternative for non-stream requests: the same upstream request with \`stream: false\`, read whole: ${whole.toFixed(3)} ms against ${streamed.toFixed(3)} ms streamed and gathered (${(whole - streamed >= 0 ? "+" : "") + (whole - streamed).toFixed(3)}).`);
+  if (whole) {
+    const streamed = pct(lat.post, 50) - d, read = pct(lat.postWhole, 50) - d;
+    console.log(`\nThe alternative for non-stream requests: the same upstream request with \`stream: false\`, read whole: ${read.toFixed(3)} ms against ${streamed.toFixed(3)} ms streamed and gathered (${(read - streamed >= 0 ? "+" : "") + (read - streamed).toFixed(3)}).`);
+  }
 } finally {
   await mf.stop();
   await up.close();
