@@ -98,3 +98,14 @@ export class Deadlines {
     for (const e of due) e.fire();
   };
 }
+
+/** `work`, or `timeout()` thrown when it has not settled within `ms` (a deadline on the request's timer). */
+export async function within<T>(work: Promise<T>, ms: number, deadlines: Deadlines, timeout: () => Error): Promise<T> {
+  let deadline: Deadline | undefined;
+  const expired = new Promise<never>((_, reject) => (deadline = deadlines.after(ms, () => reject(timeout()))));
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    deadline?.cancel();
+  }
+}

@@ -35,6 +35,15 @@ describe("POST /v1/embeddings: retries, failover and health", () => {
     expect(await sentFor(requestId)).toEqual(["/behave/busy-then-embed/1/v1/embeddings", "/behave/busy-then-embed/1/v1/embeddings"]);
   });
 
+  it("an answer that stops mid-body → 504 upstream_timeout once timeouts.totalMs has passed", async () => {
+    // The fixture sends its headers and one line, then nothing for 5 s.
+    const { res, body, elapsed } = await embed(vars([llama(fixture("behave/stall-after-first/5000"))], { timeouts: { totalMs: 400 }, retries: { maxAttempts: 1 } }));
+    expect(res.status, JSON.stringify(body)).toBe(504);
+    expect(body.error.code).toBe("upstream_timeout");
+    expect(body.error.message).toContain("did not finish the embeddings within timeouts.totalMs (400 ms)");
+    expect(elapsed).toBeLessThan(3000);
+  });
+
   it("connection refused → the next target at once", async () => {
     const good = fixture("behave/embed");
     const { res, body, attempts } = await embed(vars([llama("http://127.0.0.1:3"), llama(good)]));

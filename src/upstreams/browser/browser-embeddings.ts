@@ -1,6 +1,7 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { RelayLine } from "../../schemas/relay.ts";
 import type { BrowserTarget } from "../../schemas/config.ts";
+import { within } from "../../routing/deadlines.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { openRelay } from "./browser-upstream.ts";
 import { mapWebLlmError } from "./map-web-llm-error.ts";
@@ -30,19 +31,13 @@ export function adaptEmbeddingsForWebLlm(req: Record<string, unknown>, model: st
 export async function fetchBrowserEmbeddings(target: BrowserTarget, name: string, req: Record<string, unknown>, ctx: AttemptContext, totalMs: number): Promise<Record<string, unknown>> {
   const body = adaptEmbeddingsForWebLlm(req, target.model);
   const out = await openRelay("embeddings", target.model, body, ctx);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} did not finish the embeddings within timeouts.totalMs (${totalMs} ms).` })), totalMs);
-  });
   let text: string;
   try {
-    text = await Promise.race([new Response(out).text(), expired]);
+    text = await within(new Response(out).text(), totalMs, ctx.deadlines, () => new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} did not finish the embeddings within timeouts.totalMs (${totalMs} ms).` }));
   } catch (e) {
     out.cancel().catch(() => {});
     if (e instanceof ProxyError) throw e;
     throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${name}: the relay failed (${String(e)}).` });
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
   }
   let result: Record<string, unknown> | undefined;
   for (const line of text.split("\n")) {

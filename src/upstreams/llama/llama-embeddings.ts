@@ -1,5 +1,6 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { LlamaTarget } from "../../schemas/config.ts";
+import { within } from "../../routing/deadlines.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { postLlama, targetBody } from "./post-llama.ts";
 
@@ -24,12 +25,8 @@ export async function fetchLlamaEmbeddings(target: LlamaTarget, name: string, bo
     }
     throw e;
   }
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} did not finish the embeddings within timeouts.totalMs (${totalMs} ms).` })), totalMs);
-  });
   try {
-    const text = await Promise.race([res.text(), expired]);
+    const text = await within(res.text(), totalMs, ctx.deadlines, () => new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} did not finish the embeddings within timeouts.totalMs (${totalMs} ms).` }));
     const json: unknown = JSON.parse(text);
     if (!json || typeof json !== "object" || !Array.isArray((json as { data?: unknown }).data)) throw new Error("no data array");
     return json as Record<string, unknown>;
@@ -37,7 +34,5 @@ export async function fetchLlamaEmbeddings(target: LlamaTarget, name: string, bo
     if (e instanceof ProxyError) throw e;
     if (ctx.signal.aborted) throw new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
     throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${name} answered /v1/embeddings with a body that is not an embeddings list.` });
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
   }
 }

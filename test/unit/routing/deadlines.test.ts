@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type Clock, Deadlines } from "../../../src/routing/deadlines.ts";
+import { type Clock, Deadlines, within } from "../../../src/routing/deadlines.ts";
 
 /** A clock whose time moves only when told, counting the timers set and cleared. */
 function manualClock() {
@@ -126,6 +126,16 @@ describe("Deadlines: one runtime timer for a request's deadlines", () => {
     a.reset(100);
     advance(1_000);
     expect(n).toBe(2);
+  });
+
+  it("within: the work's value before the deadline (which is then cancelled), the timeout's error after it", async () => {
+    const { clock, counts, advance } = manualClock();
+    const d = new Deadlines(Infinity, clock);
+    await expect(within(Promise.resolve(7), 100, d, () => new Error("late"))).resolves.toBe(7);
+    expect(counts).toEqual({ set: 1, cleared: 1 });
+    const never = within(new Promise<number>(() => {}), 100, d, () => new Error("late"));
+    advance(100);
+    await expect(never).rejects.toThrow("late");
   });
 
   it("works on the runtime's own timer", async () => {
