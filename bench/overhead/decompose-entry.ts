@@ -53,6 +53,19 @@ async function gatherText(up: Response): Promise<Response> {
   return new Response(JSON.stringify({ object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] }), { headers: JSON_TYPE });
 }
 
+/** An SSE body read chunk by chunk through Switchyard's parser into its aggregator (no promise per event). */
+async function parsed(up: Response): Promise<CompletionAggregator> {
+  const aggregator = new CompletionAggregator();
+  const parser = llamaSseReader("fast", (e) => aggregator.push(e));
+  const reader = up.body!.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) parser.push(r.value);
+  parser.end();
+  return aggregator;
+}
+
+/** A request context for the adapter's own calls (postLlama, LlamaUpstream.open). */
+const attemptContext = (env: Env & Record<string, unknown>, deadlines = new Deadlines()) => ({ requestId: "req_decompose", signal: new AbortController().signal, responseStartMs: 120_000, deadlines, env });
+
 const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, ctx: ExecutionContext) => Promise<Response>> = {
   /** The runtime's floor: the upstream's own non-stream answer, piped. */
   async native(req, env) {
@@ -74,25 +87,14 @@ const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, 
     const request = validateChatRequest(await readJsonBody(req, loadConfig(env).limits.maxBodyBytes));
     const body = buildLlamaBody(request, { kind: "llama", url: env.UPSTREAM_FAST } as LlamaTarget, "native");
     const up = await fetch(`${env.UPSTREAM_FAST}/v1/chat/completions`, { method: "POST", headers: JSON_TYPE, body: JSON.stringify(body) });
-    const aggregator = new CompletionAggregator();
-    const parser = llamaSseReader("fast", (e) => aggregator.push(e));
-    const reader = up.body!.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) parser.push(r.value);
-    parser.end();
-    return answer(aggregator, request.model);
+    return answer(await parsed(up), request.model);
   },
   /** + the upstream request as the adapter sends it (headers allow-list, abort signal, response-start deadline). */
   async post(req, env) {
     const request = validateChatRequest(await readJsonBody(req, loadConfig(env).limits.maxBodyBytes));
     const target = { kind: "llama", url: env.UPSTREAM_FAST } as LlamaTarget;
-    const ctx = { requestId: "req_decompose", signal: new AbortController().signal, responseStartMs: 120_000, deadlines: new Deadlines(), env };
-    const up = await postLlama(target, "fast", "/chat/completions", buildLlamaBody(request, target, "native"), ctx, "text/event-stream");
-    const aggregator = new CompletionAggregator();
-    const parser = llamaSseReader("fast", (e) => aggregator.push(e));
-    const reader = up.body.getReader();
-    for (let r = await reader.read(); !r.done; r = await reader.read()) parser.push(r.value);
-    parser.end();
-    return answer(aggregator, request.model);
+    const up = await postLlama(target, "fast", "/chat/completions", buildLlamaBody(request, target, "native"), attemptContext(env), "text/event-stream");
+    return answer(await parsed(up), request.model);
   },
   /**
    * Not a layer: `post` with a non-stream upstream request (`stream: false`, the answer read whole and
@@ -101,10 +103,9 @@ const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, 
   async postWhole(req, env) {
     const request = validateChatRequest(await readJsonBody(req, loadConfig(env).limits.maxBodyBytes));
     const target = { kind: "llama", url: env.UPSTREAM_FAST } as LlamaTarget;
-    const ctx = { requestId: "req_decompose", signal: new AbortController().signal, responseStartMs: 120_000, deadlines: new Deadlines(), env };
     const body: Record<string, unknown> = { ...buildLlamaBody(request, target, "native"), stream: false };
     delete body.stream_options;
-    const up = await postLlama(target, "fast", "/chat/completions", body, ctx, "application/json");
+    const up = await postLlama(target, "fast", "/chat/completions", body, attemptContext(env), "application/json");
     const aggregator = new CompletionAggregator();
     for (const e of mapLlamaCompletion(JSON.parse(await up.text()) as LlamaCompletion, "fast")) aggregator.push(e);
     return answer(aggregator, request.model);
@@ -114,8 +115,7 @@ const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, 
     const config = loadConfig(env);
     const request = validateChatRequest(await readJsonBody(req, config.limits.maxBodyBytes));
     const deadlines = new Deadlines();
-    const ctx = { requestId: "req_decompose", signal: new AbortController().signal, responseStartMs: 120_000, deadlines, env };
-    const stream = await new LlamaUpstream("fast", { kind: "llama", url: env.UPSTREAM_FAST } as LlamaTarget).open(request, ctx);
+    const stream = await new LlamaUpstream("fast", { kind: "llama", url: env.UPSTREAM_FAST } as LlamaTarget).open(request, attemptContext(env, deadlines));
     const events = new EventReader(stream, "fast", config.timeouts, Date.now(), deadlines);
     const aggregator = new CompletionAggregator();
     for (let e = await events.next(); e; e = await events.next()) aggregator.push(e);

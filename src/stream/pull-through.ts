@@ -12,9 +12,10 @@ export interface EventStage {
 /**
  * Runs an attempt's events (its first event, then the rest) through `stage` and offers the result as
  * an EventPull again. Timeouts and upstream failures of the inner pull become error events, so the
- * stage sees them in order; after an error the inner pull is cancelled and not read again. The inner pull is read only when the
- * stage has nothing ready, so no event waits anywhere but in the upstream; and no stream sits in
- * between (in workerd each JS stream hop costs a crossing into the runtime per event).
+ * stage sees them in order; after an error the inner pull is cancelled and not read again. The inner
+ * pull is read only when the stage has nothing ready, so no event waits anywhere but in the upstream;
+ * and no stream sits in between (in workerd each JS stream hop costs a crossing into the runtime per
+ * event).
  */
 export function pullThrough(first: UpstreamEvent, inner: EventPull, stage: EventStage): EventPull {
   let pending: UpstreamEvent | null = first;
