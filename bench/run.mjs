@@ -26,7 +26,7 @@ const flag = (n) => argv.includes(`--${n}`);
 const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
 const QUICK = flag("quick");
 const ROUNDS = Number(opt("rounds", QUICK ? 40 : 200));
-const LLAMA_ROUNDS = Number(opt("llama-rounds", QUICK ? 10 : 200));
+const LLAMA_ROUNDS = Number(opt("llama-rounds", QUICK ? 10 : 400));
 const log = (s) => process.stderr.write(`[bench] ${s}\n`);
 
 const machine = {

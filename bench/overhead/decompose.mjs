@@ -6,7 +6,7 @@
 // share one isolate under one Miniflare, against the fast upstream (bench/overhead/upstream.mjs). Every
 // round calls the upstream directly and every layer once, in a new shuffled order; the table gives
 // each layer's added latency p50 and what it adds over the layer before.
-//   npx node bench/overhead/decompose.mjs [--rounds 600] [--upstream fast|paced-<ms>]
+//   npx node bench/overhead/decompose.mjs [--rounds 600] [--upstream fast|paced-<ms>|llama]
 import { join, resolve } from "node:path";
 import { pct, post } from "./client.mjs";
 import { bundleEntry, miniflareSwitchyard } from "./runtimes.mjs";
@@ -17,7 +17,8 @@ const argv = process.argv.slice(2);
 const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
 const ROUNDS = Number(opt("rounds", 600));
 // `fast`: the 16-token answer in one write; `paced-<ms>`: 20 tokens, each frame its own write <ms>
-// apart, as llama-server writes them (each one a chunk the Worker reads).
+// apart, as llama-server writes them (each one a chunk the Worker reads); `llama`: the real
+// llama-server with the tiny test model (max_tokens 4, as in `npm run bench`).
 const UPSTREAM = opt("upstream", "fast");
 const LAYERS = [
   ["native", "bare pass-through (the upstream's non-stream answer, piped)"],
@@ -32,14 +33,16 @@ const LAYERS = [
 ];
 
 const bundle = await bundleEntry(join(ROOT, "bench/overhead/decompose-entry.ts"));
-const up = await startBenchUpstream();
-const FAST = `http://127.0.0.1:${up.port}/${UPSTREAM}`;
+const LLAMA = UPSTREAM === "llama";
+const up = LLAMA ? await (await import("../../test/support/llama-server.mjs")).startLlamaServer({ parallel: 4, ctx: 4096 }) : await startBenchUpstream();
+const FAST = LLAMA ? up.url : `http://127.0.0.1:${up.port}/${UPSTREAM}`;
+const EXTRA = LLAMA ? { max_tokens: 4, temperature: 0 } : {};
 const mf = await miniflareSwitchyard(bundle.script, { UPSTREAM_FAST: FAST, SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: FAST }] } } }) });
 try {
   const base = mf.url;
   const url = (name) => (name === "direct" ? `${FAST}/v1/chat/completions` : name === "app" ? `${base}/v1/chat/completions` : `${base}/layer/${name}/v1/chat/completions`);
-  // The paced upstream streams whatever it is asked: the non-stream alternative needs the fast one.
-  const whole = UPSTREAM === "fast";
+  // The paced upstream streams whatever it is asked: the non-stream alternative needs another one.
+  const whole = UPSTREAM === "fast" || LLAMA;
   const names = ["direct", ...LAYERS.map(([n]) => n), ...(whole ? ["postWhole"] : [])];
   const lat = Object.fromEntries(names.map((n) => [n, []]));
   let seed = 7;
@@ -51,7 +54,7 @@ try {
       [order[i], order[j]] = [order[j], order[i]];
     }
     for (const n of order) {
-      const r = await post(url(n), { model: "fast", messages: [{ role: "user", content: `${n}-${round}` }] });
+      const r = await post(url(n), { model: "fast", messages: [{ role: "user", content: `${n}-${round}` }], ...EXTRA });
       // From a paced upstream the direct answer and the piped one are its SSE, not one JSON body.
       const piped = n === "direct" || n === "native";
       if (r.status !== 200 || (!r.done && !(piped && !whole))) throw new Error(`${n}: ${r.status} ${r.text}`);
@@ -73,6 +76,6 @@ try {
   }
 } finally {
   await mf.stop();
-  await up.close();
+  await (LLAMA ? up.stop() : up.close());
   bundle.cleanup();
 }

@@ -8,6 +8,8 @@ const END = "<!-- proxy-overhead:end -->";
 const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "—");
 const sgn = (x, d = 2) => (Number.isFinite(x) ? (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(d) : "—");
 const med = (xs) => pct(xs, 50);
+/** Like f, with a real minus sign for negatives and no plus sign. */
+const sgnless = (x, d = 2) => (x < 0 ? "−" : "") + f(Math.abs(x), d);
 const kb = (b) => `${(b / 1024).toFixed(1)} KiB`;
 
 function latencyTable(set) {
@@ -33,13 +35,28 @@ function ownCost(set, label, targets) {
       const peer = med(pk[k]) - med(d[k]);
       const ratio = own / peer;
       const met = ratio <= 0.2;
-      targets.push({ what: `own cost ≤ 1/5 of Portkey's added p50, ${what}, ${label}, ${rt}`, met, detail: `${sgn(own)} ms vs ${f(peer)} ms (${f(ratio)}×)` });
+      const [lo, hi] = ratioInterval(sy[k], pt[k], pk[k], d[k]);
+      const noise = lo <= 0.2 && hi > 0.2 ? "; the interval straddles 0.2, so this run cannot tell" : "";
+      targets.push({ what: `own cost ≤ 1/5 of Portkey's added p50, ${what}, ${label}, ${rt}`, met, detail: `${sgn(own)} ms vs ${f(peer)} ms (${f(ratio)}×, 95 % bootstrap interval ${sgnless(lo)}–${sgnless(hi)}×${noise})` });
       // The least any JavaScript proxy pays for the same request in this runtime, over the pass-through.
       const js = set[`pass-through ${k === "json" ? "gathering" : "reading"} in JS, ${rt}`];
-      rows.push(`| ${label} | ${rt} | ${what} | ${f(med(pt[k]) - med(d[k]))} | ${js ? sgn(med(js[k]) - med(pt[k])) : "—"} | ${sgn(own)} | ${f(med(sy[k]) - med(d[k]))} | ${f(peer)} | ${f(ratio)} | ${met ? "yes" : "no"} |`);
+      rows.push(`| ${label} | ${rt} | ${what} | ${f(med(pt[k]) - med(d[k]))} | ${js ? sgn(med(js[k]) - med(pt[k])) : "—"} | ${sgn(own)} | ${f(med(sy[k]) - med(d[k]))} | ${f(peer)} | ${f(ratio)} | ${sgnless(lo)}–${sgnless(hi)} | ${met ? "yes" : "no"}${noise ? " (within noise)" : ""} |`);
     }
   }
   return rows;
+}
+
+/**
+ * 95 % bootstrap interval of the own-cost ratio, (median(sy) − median(pt)) ÷ (median(pk) − median(d)):
+ * each draw resamples all four paths (deterministic resampling). A real llama-server's own jitter
+ * moves these medians by tenths of a millisecond from run to run; the interval says how far.
+ */
+function ratioInterval(sy, pt, pk, d, n = 400) {
+  let seed = 4242;
+  const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
+  const draw = (xs) => pct(Array.from(xs, () => xs[Math.floor(rnd() * xs.length)]), 50);
+  const ratios = Array.from({ length: n }, () => (draw(sy) - draw(pt)) / (draw(pk) - draw(d)));
+  return [pct(ratios, 2.5), pct(ratios, 97.5)];
 }
 
 /** 95 % bootstrap interval of median(a) − median(b) (deterministic resampling). */
@@ -63,7 +80,7 @@ export function renderReport(r) {
   out.push(`### Added latency, fast upstream (a Node server speaking llama-server's protocol, 16 tokens; ${r.rounds} rounds)`, "", latencyTable(r.fast), "");
   if (r.llama) out.push(`### Added latency, real llama-server (tiny test model, max_tokens 4; ${r.llamaRounds} rounds)`, "", latencyTable(r.llama), "");
 
-  const rows = ["| upstream | runtime | request | pass-through added p50 (runtime floor) | JS floor (minus pass-through) | Switchyard own cost p50 (minus pass-through) | Switchyard added p50 | Portkey added p50 | own cost ÷ Portkey | ≤ 0.2 |", "|---|---|---|---:|---:|---:|---:|---:|---:|---|"];
+  const rows = ["| upstream | runtime | request | pass-through added p50 (runtime floor) | JS floor (minus pass-through) | Switchyard own cost p50 (minus pass-through) | Switchyard added p50 | Portkey added p50 | own cost ÷ Portkey | 95 % interval | ≤ 0.2 |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"];
   rows.push(...ownCost(r.fast, "fast", targets));
   if (r.llama) rows.push(...ownCost(r.llama, "llama-server", targets));
   out.push("### Switchyard's own cost against the peer", "", rows.join("\n"), "");
