@@ -1,21 +1,22 @@
 #!/usr/bin/env node
 // Relay overhead per chunk: how much later a chunk reaches an HTTP client through the whole browser
 // path (session WebSocket → SessionHub Durable Object → Worker: normalization, encoding → SSE) than the
-// same chunk reaches a consumer of the engine in the same process. Runs the Worker with wrangler's
-// unstable_startWorker (the wrangler dev pipeline on real workerd, without file watching, so edits
-// elsewhere cannot reload it mid-run) and a session client from test/support/relay-client.mjs; both
-// clocks are this process's.
+// same chunk reaches a consumer of the engine in the same process. The Worker runs as `wrangler deploy
+// --dry-run` builds it, under Miniflare (one workerd, no dev proxy in front: the default) or wrangler's
+// dev pipeline (unstable_startWorker, without file watching); the session client is
+// test/support/relay-client.mjs. Alongside: the same chunks from an HTTP upstream through the same
+// Worker, and through a bare pass-through Worker (the runtime's floor). All clocks are this process's.
 //   npx node bench/relay-overhead.mjs [--requests 20] [--chunks 50] [--gap-ms 10] [--runtime miniflare|dev] [--write docs/benchmarks.md]
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { createServer } from "node:http";
-import { performance } from "node:perf_hooks";
 import { startRelayClient } from "../test/support/relay-client.mjs";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { unstable_startWorker } from "wrangler";
+import { performance } from "node:perf_hooks";
 import { miniflarePassthrough } from "./overhead/runtimes.mjs";
 
 const arg = (name, def) => {
@@ -28,6 +29,7 @@ const GAP_MS = Number(arg("gap-ms", 10));
 const WRITE = arg("write", null);
 /** `miniflare`: one workerd, no dev proxy in front (closer to production); `dev`: wrangler's dev pipeline. */
 const RUNTIME = arg("runtime", "miniflare");
+const clock = () => performance.now();
 const MODEL = "Bench-q4f32_1-MLC";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -42,7 +44,7 @@ function benchEngine(sentAt) {
             const base = { id: crypto.randomUUID(), model: MODEL, object: "chat.completion.chunk", created: 0 };
             for (let i = 0; i < CHUNKS; i++) {
               await sleep(GAP_MS);
-              sentAt.set(`${req.messages.at(-1).content}:${i}`, performance.now());
+              sentAt.set(`${req.messages.at(-1).content}:${i}`, clock());
               yield { ...base, choices: [{ delta: { content: ` tok${i}.`, role: "assistant" }, finish_reason: null, index: 0, logprobs: null }] };
             }
             yield { ...base, choices: [{ delta: {}, finish_reason: "stop", index: 0 }] };
@@ -58,15 +60,13 @@ const pct = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 
-async function direct() {
-  const sentAt = new Map();
+/** One request straight from the engine in this process: its chunks' latencies. */
+async function directOnce(sentAt, key) {
   const lat = [];
-  for (let r = 0; r < REQUESTS; r++) {
-    const it = await benchEngine(sentAt).chat.completions.create({ messages: [{ role: "user", content: `d${r}` }] });
-    for await (const chunk of it) {
-      const m = /tok(\d+)\./.exec(chunk.choices[0]?.delta?.content ?? "");
-      if (m) lat.push(performance.now() - sentAt.get(`d${r}:${m[1]}`));
-    }
+  const it = await benchEngine(sentAt).chat.completions.create({ messages: [{ role: "user", content: key }] });
+  for await (const chunk of it) {
+    const m = /tok(\d+)\./.exec(chunk.choices[0]?.delta?.content ?? "");
+    if (m) lat.push(clock() - sentAt.get(`${key}:${m[1]}`));
   }
   return lat;
 }
@@ -85,7 +85,7 @@ function sseUpstream(sentAt) {
     res.writeHead(200, { "content-type": "text/event-stream" });
     for (let i = 0; i < CHUNKS; i++) {
       await sleep(GAP_MS);
-      sentAt.set(`${key}:${i}`, performance.now());
+      sentAt.set(`${key}:${i}`, clock());
       res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: ` tok${i}.` }, finish_reason: null }] })}\n\n`);
     }
     res.write(`data: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
@@ -130,57 +130,81 @@ async function startMiniflare(vars) {
   return { url: (await mf.ready).origin, stop: async () => { await mf.dispose(); rmSync(out, { recursive: true, force: true }); } };
 }
 
-/** Per-chunk latency of `model` through the running proxy, measured against `sentAt`. */
-async function measure(proxy, model, sentAt, prefix) {
-  const lat = [];
-  for (let r = -2; r < REQUESTS; r++) {
-    const key = `${prefix}${r}`;
-    const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: key }] }) });
-    if (!res.ok) throw new Error(`${model}: HTTP ${res.status} ${await res.text()}`);
-    const decoder = new TextDecoder();
-    let buf = "";
-    for await (const bytes of res.body) {
-      const now = performance.now();
-      buf += decoder.decode(bytes, { stream: true });
-      let at;
-      while ((at = buf.indexOf("\n\n")) >= 0) {
-        const frame = buf.slice(0, at);
-        buf = buf.slice(at + 2);
-        const m = /tok(\d+)\./.exec(frame);
-        if (m && r >= 0) lat.push(now - sentAt.get(`${key}:${m[1]}`)); // the first two requests warm up
-      }
+/** One streamed request of `model` through a running proxy: when each chunk arrived (`<key>:<i>` → ms). */
+async function proxyOnce(proxy, model, key) {
+  const arrived = [];
+  const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: key }] }) });
+  if (!res.ok) throw new Error(`${model}: HTTP ${res.status} ${await res.text()}`);
+  const decoder = new TextDecoder();
+  let buf = "";
+  for await (const bytes of res.body) {
+    const now = clock();
+    buf += decoder.decode(bytes, { stream: true });
+    let at;
+    while ((at = buf.indexOf("\n\n")) >= 0) {
+      const frame = buf.slice(0, at);
+      buf = buf.slice(at + 2);
+      const m = /tok(\d+)\./.exec(frame);
+      if (m) arrived.push([`${key}:${m[1]}`, now]);
     }
   }
-  return lat;
+  return arrived;
+}
+
+/** The serving side: the SSE upstream and, once the Worker runs, the session client with its engine. */
+async function startSources() {
+  const sent = new Map();
+  const upstream = await sseUpstream(sent);
+  let session;
+  return {
+    port: upstream.address().port,
+    sent,
+    startSession: async (baseUrl, token) => void (session = await startRelayClient({ baseUrl, token, models: [MODEL], engine: benchEngine(sent) })),
+    close: async () => {
+      await session?.close();
+      upstream.close();
+    },
+  };
 }
 
 async function throughProxy() {
   const token = "bench-serve-token";
-  const sentAt = new Map();
-  const upstream = await sseUpstream(sentAt);
-  const config = { models: { b: { targets: [{ kind: "browser", model: MODEL }] }, h: { targets: [{ kind: "llama", url: `http://127.0.0.1:${upstream.address().port}` }] } } };
+  const sources = await startSources();
+  const config = { models: { b: { targets: [{ kind: "browser", model: MODEL }] }, h: { targets: [{ kind: "llama", url: `http://127.0.0.1:${sources.port}` }] } } };
   const vars = { SERVE_TOKEN: token, SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify(config) };
   const proxy = RUNTIME === "dev" ? await startDev(vars) : await startMiniflare(vars);
   for (let i = 0; i < 50 && (await fetch(`${proxy.url}/health`).catch(() => null))?.status !== 200; i++) await sleep(100);
-  const session = await startRelayClient({ baseUrl: proxy.url, token, models: [MODEL], engine: benchEngine(sentAt) });
+  await sources.startSession(proxy.url, token);
   // The runtime's floor: a bare Worker that returns the upstream's body as it arrives (Miniflare).
-  const floor = RUNTIME === "dev" ? null : await miniflarePassthrough({ UPSTREAM: `http://127.0.0.1:${upstream.address().port}` });
+  const floor = RUNTIME === "dev" ? null : await miniflarePassthrough({ UPSTREAM: `http://127.0.0.1:${sources.port}` });
+  // Every path once per round, in a new shuffled order each round, so the machine's noise (the cores
+  // are shared) falls on all of them alike; the first two rounds warm up and are not counted.
+  const directSent = new Map();
+  const paths = { direct: (key) => directOnce(directSent, key), http: (key) => proxyOnce(proxy, "h", key), relay: (key) => proxyOnce(proxy, "b", key), ...(floor ? { floor: (key) => proxyOnce(floor, "f", key) } : {}) };
+  const got = Object.fromEntries(Object.keys(paths).map((n) => [n, []]));
+  let seed = 11;
+  const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
   try {
-    return {
-      http: await measure(proxy, "h", sentAt, "h"),
-      relay: await measure(proxy, "b", sentAt, "b"),
-      ...(floor ? { floor: await measure(floor, "f", sentAt, "f") } : {}),
-    };
+    for (let r = -2; r < REQUESTS; r++) {
+      const order = Object.keys(paths);
+      for (let i = order.length - 1; i > 0; i--) {
+        const j = Math.floor(rnd() * (i + 1));
+        [order[i], order[j]] = [order[j], order[i]];
+      }
+      for (const n of order) {
+        const xs = await paths[n](`${n}${r}`);
+        if (r >= 0) got[n].push(...xs);
+      }
+    }
+    return Object.fromEntries(Object.entries(got).map(([n, xs]) => [n, n === "direct" ? xs : xs.map(([key, at]) => at - sources.sent.get(key))]));
   } finally {
-    await session.close();
     await proxy.stop();
     await floor?.stop();
-    upstream.close();
+    await sources.close();
   }
 }
 
-const d = await direct();
-const { http, relay: rl, floor } = await throughProxy();
+const { direct: d, http, relay: rl, floor } = await throughProxy();
 const row = (name, xs) => `| ${name} | ${xs.length} | ${pct(xs, 50).toFixed(3)} | ${pct(xs, 99).toFixed(3)} | ${Math.max(...xs).toFixed(3)} |`;
 const table = [
   "| path | chunks | p50 ms | p99 ms | max ms |",
@@ -194,7 +218,7 @@ const summary = [
   `Relay overhead per chunk against the direct engine: p50 ${(pct(rl, 50) - pct(d, 50)).toFixed(2)} ms, p99 ${(pct(rl, 99) - pct(d, 99)).toFixed(2)} ms.`,
   `The relay hop alone (relayed minus the same chunks from an HTTP upstream through the same runtime): p50 ${(pct(rl, 50) - pct(http, 50)).toFixed(2)} ms, p99 ${(pct(rl, 99) - pct(http, 99)).toFixed(2)} ms.`,
   ...(floor ? [`Against the runtime floor (relayed minus a bare pass-through Worker in the same runtime): p50 ${(pct(rl, 50) - pct(floor, 50)).toFixed(2)} ms, p99 ${(pct(rl, 99) - pct(floor, 99)).toFixed(2)} ms.`] : []),
-  `(${REQUESTS} requests × ${CHUNKS} chunks, ${GAP_MS} ms apart, after 2 warm-up requests per path; runtime: ${RUNTIME}.)`,
+  `(${REQUESTS} requests × ${CHUNKS} chunks, ${GAP_MS} ms apart, all paths interleaved, one request each per round in a shuffled order, after 2 warm-up rounds; runtime: ${RUNTIME}.)`,
 ].join(" ");
 console.log(table);
 console.log(summary);
