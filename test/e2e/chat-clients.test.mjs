@@ -1,0 +1,145 @@
+// End to end: chat completions through the clients, besides the official `openai` client
+// (test/e2e/proxy.test.mjs), that apps point at an OpenAI-compatible URL: the AI SDK's OpenAI
+// provider in chat mode (`openai.chat(...)`), the AI SDK's OpenAI-compatible provider (the one its
+// docs name for servers like this one) and LangChain's ChatOpenAI (chat completions by default, the
+// Responses API with `useResponsesApi`). Through the launcher + `wrangler dev`, against a real
+// llama-server and the fixture upstream's recorded tool-call stream.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createOpenAI } from "@ai-sdk/openai";
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
+import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
+import { ChatOpenAI } from "@langchain/openai";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { startLlamaServer } from "../support/llama-server.mjs";
+import { startFixtureUpstream } from "../support/fixture-upstream.mjs";
+import { grammar, startSwitchyard } from "../support/switchyard-dev.mjs";
+
+let llama, fixtures, proxy;
+
+before(async () => {
+  [llama, fixtures] = await Promise.all([startLlamaServer({ parallel: 2, args: ["-t", "1"] }), startFixtureUpstream()]);
+  proxy = await startSwitchyard({
+    vars: {
+      SWITCHYARD_CONFIG: {
+        models: {
+          tiny: { targets: [{ kind: "llama", url: llama.url }] },
+          tools: { targets: [{ kind: "llama", url: `${fixtures.url}/fixture/stream-native-tool-calls` }] },
+        },
+      },
+    },
+  });
+});
+
+after(async () => {
+  await proxy?.stop();
+  await Promise.all([llama?.stop(), fixtures?.close()]);
+});
+
+const API_KEY = "not-needed-in-dev";
+const weather = { type: "object", properties: { city: { type: "string" } }, required: ["city"] };
+// The random-weight model needs a literal grammar to say something exact: the AI SDK providers get it
+// through their `fetch`, LangChain through `modelKwargs` (how its users pass llama.cpp's extensions).
+const withGrammar = (text) => (url, init) => fetch(url, { ...init, body: JSON.stringify({ ...JSON.parse(init.body), grammar: grammar(text) }) });
+/** The body of the last request the fixture upstream received. */
+const lastFixtureBody = async () => JSON.parse((await (await fetch(`${fixtures.url}/_requests`)).json()).at(-1).body);
+
+for (const [name, chatModel] of [
+  ["AI SDK OpenAI provider, chat mode", (text) => createOpenAI({ baseURL: `${proxy.url}/v1`, apiKey: API_KEY, ...(text ? { fetch: withGrammar(text) } : {}) }).chat],
+  ["AI SDK OpenAI-compatible provider", (text) => createOpenAICompatible({ name: "switchyard", baseURL: `${proxy.url}/v1`, apiKey: API_KEY, includeUsage: true, ...(text ? { fetch: withGrammar(text) } : {}) })],
+]) {
+  describe(name, () => {
+    it("generateText: the exact text, finish reason and usage", async () => {
+      const result = await generateText({ model: chatModel("Chat mode says hi.")("tiny"), prompt: "Say hi.", maxOutputTokens: 100, maxRetries: 0 });
+      assert.equal(result.text, "Chat mode says hi.");
+      assert.equal(result.finishReason, "stop");
+      assert.ok(result.usage.inputTokens > 0 && result.usage.outputTokens > 0, JSON.stringify(result.usage));
+    });
+
+    it("streamText: deltas add up, usage arrives with the stream", async () => {
+      const result = streamText({ model: chatModel("Streamed in chat mode.")("tiny"), prompt: "Say it.", maxOutputTokens: 100, maxRetries: 0 });
+      let text = "";
+      for await (const delta of result.textStream) text += delta;
+      assert.equal(text, "Streamed in chat mode.");
+      assert.equal(await result.finishReason, "stop");
+      assert.ok((await result.usage).outputTokens > 0);
+    });
+
+    it("a tool loop: the call is executed and its result goes back as a tool message with the call's id", async () => {
+      let executed;
+      const result = await generateText({
+        model: chatModel()("tools"),
+        prompt: "Weather in Paris?",
+        tools: { get_weather: tool({ inputSchema: jsonSchema(weather), execute: async (input) => ((executed = input), { sky: "sunny" }) }) },
+        stopWhen: stepCountIs(2),
+        maxRetries: 0,
+      });
+      assert.deepEqual(executed, { city: "Paris" });
+      assert.equal(result.steps.length, 2);
+      const call = result.steps[0].toolCalls[0];
+      assert.equal(call.toolName, "get_weather");
+      const messages = (await lastFixtureBody()).messages;
+      const assistant = messages.find((m) => m.role === "assistant");
+      const toolMessage = messages.find((m) => m.role === "tool");
+      assert.match(toolMessage.content, /sunny/);
+      // The id the client saw is the one it sent back; llama-server gets it in its own id format.
+      assert.equal(assistant.tool_calls[0].id, toolMessage.tool_call_id);
+      assert.match(call.toolCallId, /\S/);
+    });
+  });
+}
+
+describe("LangChain ChatOpenAI", () => {
+  const chat = (text, extra = {}) => new ChatOpenAI({ model: "tiny", apiKey: API_KEY, maxRetries: 0, maxTokens: 100, configuration: { baseURL: `${proxy.url}/v1` }, ...(text ? { modelKwargs: { grammar: grammar(text) } } : {}), ...extra });
+
+  it("invoke (chat completions): the exact text and usage metadata", async () => {
+    const msg = await chat("LangChain says hi.").invoke("Say hi.");
+    assert.equal(msg.content, "LangChain says hi.");
+    assert.equal(msg.response_metadata.finish_reason, "stop");
+    assert.ok(msg.usage_metadata.output_tokens > 0, JSON.stringify(msg.usage_metadata));
+  });
+
+  it("stream: chunks add up to the text, and the last ones carry usage", async () => {
+    let text = "";
+    let usage;
+    for await (const chunk of await chat("Streamed by LangChain.").stream("Say it.")) {
+      text += chunk.content;
+      usage = chunk.usage_metadata ?? usage;
+    }
+    assert.equal(text, "Streamed by LangChain.");
+    assert.ok(usage?.output_tokens > 0, JSON.stringify(usage));
+  });
+
+  it("bindTools: tool_calls parsed, and a ToolMessage goes back with the call's id", async () => {
+    const llm = new ChatOpenAI({ model: "tools", apiKey: API_KEY, maxRetries: 0, configuration: { baseURL: `${proxy.url}/v1` } }).bindTools([{ type: "function", function: { name: "get_weather", description: "Weather for a city", parameters: weather } }]);
+    const first = await llm.invoke([new HumanMessage("Weather in Paris?")]);
+    assert.equal(first.tool_calls.length, 1);
+    assert.equal(first.tool_calls[0].name, "get_weather");
+    assert.deepEqual(first.tool_calls[0].args, { city: "Paris" });
+    assert.ok(first.tool_calls[0].id);
+    assert.deepEqual(first.invalid_tool_calls ?? [], []);
+
+    await llm.invoke([new HumanMessage("Weather in Paris?"), new AIMessage({ content: "", tool_calls: first.tool_calls }), new ToolMessage({ content: '{"sky":"sunny"}', tool_call_id: first.tool_calls[0].id })]);
+    const messages = (await lastFixtureBody()).messages;
+    const toolMessage = messages.find((m) => m.role === "tool");
+    assert.equal(toolMessage.content, '{"sky":"sunny"}');
+    assert.equal(messages.find((m) => m.role === "assistant").tool_calls[0].id, toolMessage.tool_call_id);
+  });
+
+  it("useResponsesApi: the same model through /v1/responses", async () => {
+    const msg = await chat("Responses via LangChain.", { useResponsesApi: true }).invoke("Say it.");
+    const text = typeof msg.content === "string" ? msg.content : msg.content.map((p) => p.text ?? "").join("");
+    assert.equal(text, "Responses via LangChain.");
+    assert.ok(msg.usage_metadata.output_tokens > 0);
+  });
+
+  it("an unknown model: the client's error carries the 404 and the proxy's message", async () => {
+    const err = await new ChatOpenAI({ model: "no-such-model", apiKey: API_KEY, maxRetries: 0, configuration: { baseURL: `${proxy.url}/v1` } }).invoke("Hi").then(
+      () => null,
+      (e) => e,
+    );
+    assert.ok(err, "the call should fail");
+    assert.equal(err.status, 404, String(err));
+    assert.match(err.message, /no-such-model/);
+  });
+});
