@@ -2,13 +2,15 @@
 // (test/e2e/proxy.test.mjs), that apps point at an OpenAI-compatible URL: the AI SDK's OpenAI
 // provider in chat mode (`openai.chat(...)`), the AI SDK's OpenAI-compatible provider (the one its
 // docs name for servers like this one) and LangChain's ChatOpenAI (chat completions by default, the
-// Responses API with `useResponsesApi`). Through the launcher + `wrangler dev`, against a real
+// Responses API with `useResponsesApi`); and structured output (`response_format: json_schema`) through
+// each of them and the official client. Through the launcher + `wrangler dev`, against a real
 // llama-server and the fixture upstream's recorded tool-call stream.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import OpenAI from "openai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible";
-import { generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
+import { generateObject, generateText, jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { ChatOpenAI } from "@langchain/openai";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { startLlamaServer } from "../support/llama-server.mjs";
@@ -141,5 +143,36 @@ describe("LangChain ChatOpenAI", () => {
     assert.ok(err, "the call should fail");
     assert.equal(err.status, 404, String(err));
     assert.match(err.message, /no-such-model/);
+  });
+});
+
+describe("structured output: response_format json_schema, enforced by llama-server", () => {
+  // llama-server turns the schema into a grammar, so even the random-weight model can only write JSON
+  // that fits it (an enum keeps the answer short).
+  const sky = { type: "object", properties: { sky: { type: "string", enum: ["sunny", "rainy", "cloudy"] } }, required: ["sky"], additionalProperties: false };
+  const SKIES = ["sunny", "rainy", "cloudy"];
+
+  it("openai client: the content parses and fits the schema", async () => {
+    const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: API_KEY, maxRetries: 0 });
+    const res = await client.chat.completions.create({ model: "tiny", max_tokens: 60, messages: [{ role: "user", content: "Sky?" }], response_format: { type: "json_schema", json_schema: { name: "sky", strict: true, schema: sky } } });
+    assert.equal(res.choices[0].finish_reason, "stop");
+    assert.ok(SKIES.includes(JSON.parse(res.choices[0].message.content).sky), res.choices[0].message.content);
+  });
+
+  it("AI SDK generateObject, OpenAI provider in chat mode", async () => {
+    const { object } = await generateObject({ model: createOpenAI({ baseURL: `${proxy.url}/v1`, apiKey: API_KEY }).chat("tiny"), schema: jsonSchema(sky), prompt: "Sky?", maxOutputTokens: 60, maxRetries: 0 });
+    assert.ok(SKIES.includes(object.sky), JSON.stringify(object));
+  });
+
+  it("AI SDK generateObject, OpenAI-compatible provider with structured outputs", async () => {
+    const provider = createOpenAICompatible({ name: "switchyard", baseURL: `${proxy.url}/v1`, apiKey: API_KEY, supportsStructuredOutputs: true });
+    const { object } = await generateObject({ model: provider("tiny"), schema: jsonSchema(sky), prompt: "Sky?", maxOutputTokens: 60, maxRetries: 0 });
+    assert.ok(SKIES.includes(object.sky), JSON.stringify(object));
+  });
+
+  it("LangChain withStructuredOutput (jsonSchema method)", async () => {
+    const llm = new ChatOpenAI({ model: "tiny", apiKey: API_KEY, maxRetries: 0, maxTokens: 60, configuration: { baseURL: `${proxy.url}/v1` } });
+    const out = await llm.withStructuredOutput({ ...sky, title: "sky", description: "The sky" }, { method: "jsonSchema" }).invoke("Sky?");
+    assert.ok(SKIES.includes(out.sky), JSON.stringify(out));
   });
 });
