@@ -51,6 +51,12 @@ export const RECORDED = [
       "Multi-byte UTF-8 (umlaut, CJK, emoji) in content deltas; the server only emits complete UTF-8 sequences per delta.",
   },
   {
+    name: "stream-logprobs",
+    request: chat(literal("Hi there.", { logprobs: true, top_logprobs: 2, stream: true, stream_options: { include_usage: true } })),
+    reproduces:
+      "logprobs: true with top_logprobs: 2 on a stream: every content chunk carries choices[0].logprobs.content with that chunk's token entries ({id, token, bytes, logprob, top_logprobs}); the finish and usage chunks carry none (and the end-of-generation token gets no entry).",
+  },
+  {
     name: "stream-tool-call-literal",
     request: chat(
       literal('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', {

@@ -1,4 +1,4 @@
-import type { ErrorInfo, FinishReason, Timings, Usage, UpstreamEvent } from "./events.ts";
+import type { ErrorInfo, FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "./events.ts";
 import { errorEnvelope } from "../errors/error-envelope.ts";
 import { randomId } from "./random-id.ts";
 import type { SwitchyardExtension } from "./switchyard-extension.ts";
@@ -73,7 +73,7 @@ export class ChunkEncoder {
     if (this.failedWith || this.finished) return [];
     switch (event.type) {
       case "text":
-        return [...this.flushCalls(), this.delta({ content: event.delta })];
+        return [...this.flushCalls(), this.delta({ content: event.delta }, event.logprobs)];
       case "reasoning":
         return [...this.flushCalls(), this.delta({ reasoning_content: event.delta })];
       case "toolCall":
@@ -151,12 +151,12 @@ export class ChunkEncoder {
     });
   }
 
-  private delta(delta: Json): Json {
+  private delta(delta: Json, logprobs?: TokenLogprob[]): Json {
     if (!this.roleSent) {
       this.roleSent = true;
       delta = { role: "assistant", ...delta };
     }
-    return { ...this.base(), choices: [{ index: 0, delta, finish_reason: null, logprobs: null }] };
+    return { ...this.base(), choices: [{ index: 0, delta, finish_reason: null, logprobs: logprobs ? { content: logprobs } : null }] };
   }
 
   private base(): Json {

@@ -1,4 +1,4 @@
-import type { ErrorInfo, FinishReason, Timings, Usage, UpstreamEvent } from "./events.ts";
+import type { ErrorInfo, FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "./events.ts";
 import { clientCallId, usageJson, type ResponseMeta } from "./chunk-encoder.ts";
 import type { SwitchyardExtension } from "./switchyard-extension.ts";
 
@@ -7,6 +7,8 @@ type Json = Record<string, unknown>;
 /** Internal events → one `chat.completion` body (pure): the non-stream answer is the stream, gathered. */
 export class CompletionAggregator {
   private content = "";
+  /** The content tokens' logprobs entries, when the upstream sent any (the client asked). */
+  private logprobs: TokenLogprob[] | null = null;
   private reasoning = "";
   private readonly calls = new Map<number, { id: string; name: string; args: string }>();
   private finish: FinishReason | null = null;
@@ -19,6 +21,7 @@ export class CompletionAggregator {
     switch (event.type) {
       case "text":
         this.content += event.delta;
+        if (event.logprobs) (this.logprobs ??= []).push(...event.logprobs);
         break;
       case "reasoning":
         this.reasoning += event.delta;
@@ -70,7 +73,7 @@ export class CompletionAggregator {
       object: "chat.completion",
       created: meta.created,
       model: meta.model,
-      choices: [{ index: 0, message, finish_reason: this.finish ?? "stop", logprobs: null }],
+      choices: [{ index: 0, message, finish_reason: this.finish ?? "stop", logprobs: this.logprobs ? { content: this.logprobs } : null }],
       usage: usageJson(this.usage ?? { promptTokens: 0, completionTokens: 0 }),
       ...(this.timings ? { timings: this.timings } : {}),
       x_switchyard: extension(),

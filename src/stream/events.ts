@@ -10,6 +10,12 @@ export interface Usage {
   cachedTokens?: number;
 }
 
+/**
+ * One token's entry of OpenAI's `logprobs.content` (`{token, logprob, bytes, top_logprobs}`; llama.cpp
+ * adds `id`). Upstreams already write this shape, so it is passed through as is.
+ */
+export type TokenLogprob = Record<string, unknown>;
+
 /** llama.cpp's `timings` object, passed through under its own name. */
 export type Timings = Record<string, number>;
 
@@ -26,7 +32,8 @@ export interface ErrorInfo {
 }
 
 export type UpstreamEvent =
-  | { type: "text"; delta: string }
+  /** `logprobs`: the entries of the tokens in `delta`, when the client asked for them. */
+  | { type: "text"; delta: string; logprobs?: TokenLogprob[] }
   | { type: "reasoning"; delta: string }
   | {
       type: "toolCall";

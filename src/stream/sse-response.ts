@@ -42,7 +42,7 @@ export function chatSseEncoder(encoder: ChunkEncoder): SseEncoder {
   return {
     encode: (event, out) => {
       if (encoder.plainDeltaReady) {
-        if (event.type === "text") return plain((contentStart ??= utf8.encode(`data: ${encoder.deltaPrefix()}{"content":`)), event.delta, out);
+        if (event.type === "text" && !event.logprobs) return plain((contentStart ??= utf8.encode(`data: ${encoder.deltaPrefix()}{"content":`)), event.delta, out);
         if (event.type === "reasoning") return plain((reasoningStart ??= utf8.encode(`data: ${encoder.deltaPrefix()}{"reasoning_content":`)), event.delta, out);
       }
       frames(encoder.encode(event), out);

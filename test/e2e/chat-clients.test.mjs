@@ -176,3 +176,34 @@ describe("structured output: response_format json_schema, enforced by llama-serv
     assert.ok(SKIES.includes(out.sky), JSON.stringify(out));
   });
 });
+
+describe("logprobs", () => {
+  // llama-server sends each content chunk's token entries in OpenAI's shape; Switchyard keeps them on
+  // that chunk, and gathers them for a non-stream answer.
+  const client = () => new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: API_KEY, maxRetries: 0 });
+  const body = (text) => ({ model: "tiny", max_tokens: 40, messages: [{ role: "user", content: "Say it." }], logprobs: true, top_logprobs: 3, grammar: grammar(text) });
+
+  it("non-stream: one entry per token, in order, with top_logprobs", async () => {
+    const res = await client().chat.completions.create(body("Logprobs, please."));
+    const { content, logprobs } = { content: res.choices[0].message.content, logprobs: res.choices[0].logprobs };
+    assert.equal(content, "Logprobs, please.");
+    assert.equal(logprobs.content.map((e) => e.token).join(""), content);
+    for (const e of logprobs.content) {
+      assert.ok(e.logprob <= 0 && Array.isArray(e.bytes) && e.top_logprobs.length === 3, JSON.stringify(e));
+    }
+  });
+
+  it("stream: every content chunk carries its own tokens' entries", async () => {
+    const stream = await client().chat.completions.create({ ...body("Streamed logprobs."), stream: true });
+    let text = "";
+    let tokens = "";
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0];
+      if (!choice?.delta?.content) continue;
+      text += choice.delta.content;
+      tokens += choice.logprobs.content.map((e) => e.token).join("");
+    }
+    assert.equal(text, "Streamed logprobs.");
+    assert.equal(tokens, text);
+  });
+});

@@ -34,6 +34,30 @@ describe.each(SPLITS)("llama-server fixtures%s", (split) => {
     expect(done).toBe(true);
   });
 
+  it("stream-logprobs: each content chunk keeps its tokens' logprobs, and the gathered answer all of them", async () => {
+    const { frames, done } = await streamFixture("stream-logprobs", split, { logprobs: true, top_logprobs: 2 });
+    expect(text(frames)).toBe("Hi there.");
+    expect(done).toBe(true);
+    const content = frames.filter((f) => f.choices?.[0]?.delta?.content);
+    expect(content.length).toBeGreaterThan(1);
+    for (const f of content) {
+      const entries = f.choices[0].logprobs.content;
+      expect(entries.map((e: any) => e.token).join("")).toBe(f.choices[0].delta.content);
+      for (const e of entries) {
+        expect(e.logprob).toBeLessThan(0);
+        expect(e.top_logprobs).toHaveLength(2);
+      }
+    }
+    // Chunks without content (the finish) carry none, as OpenAI's do.
+    expect(frames.find((f) => f.choices?.[0]?.finish_reason)!.choices[0].logprobs).toBeNull();
+    if (split === "") {
+      const { body } = await nonStreamFixture("stream-logprobs");
+      expect(body.choices[0].message.content).toBe("Hi there.");
+      expect(body.choices[0].logprobs.content.map((e: any) => e.token).join("")).toBe("Hi there.");
+      expect(body.choices[0].logprobs.content[0]).toMatchObject({ token: "Hi", bytes: [72, 105] });
+    }
+  });
+
   it("stream-length-cutoff", async () => {
     const { frames } = await streamFixture("stream-length-cutoff", split);
     expect(text(frames)).toBe("This");

@@ -30,6 +30,13 @@ describe("web-llm 0.2.86's chunk sequence, normalized", () => {
     expect(Object.keys(usage.timings).sort()).toEqual(["predicted_ms", "predicted_n", "predicted_per_second", "prompt_ms", "prompt_n", "prompt_per_second"]);
   });
 
+  it("logprobs asked for: the chunk's entries (web-llm sends its last token's) ride on the text event", () => {
+    const entry = { token: "Hi", logprob: -0.25, bytes: [72, 105], top_logprobs: [{ token: "Ho", logprob: -1.5, bytes: [72, 111] }] };
+    const events = normalizeWebLlmChunk({ choices: [{ delta: { content: "Hi", role: "assistant" }, finish_reason: null, index: 0, logprobs: { content: [entry] } }] } as never, U);
+    expect(events).toEqual([{ type: "text", delta: "Hi", logprobs: [entry] }]);
+    expect(normalizeWebLlmChunk({ choices: [{ delta: { content: "Hi", role: "assistant" }, finish_reason: null, index: 0, logprobs: null }] } as never, U)).toEqual([{ type: "text", delta: "Hi" }]);
+  });
+
   it("finish_reason abort (an interrupt) becomes an error, never a finish", () => {
     const events = normalizeWebLlmChunk({ choices: [{ delta: {}, finish_reason: "abort", index: 0 }] }, U);
     expect(events).toEqual([{ type: "error", error: expect.objectContaining({ code: "upstream_error", status: 502 }) }]);

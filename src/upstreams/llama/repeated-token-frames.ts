@@ -66,7 +66,9 @@ export class RepeatedTokenFrames {
     while (end < data.length && data.charCodeAt(end) !== QUOTE) end += data.charCodeAt(end) === BACKSLASH ? 2 : 1;
     if (end >= data.length) return;
     const text = literal(data, start, end);
-    const only = text !== null && (events.length === 0 ? text === "" : events.length === 1 && events[0]!.type === kind && (events[0] as { delta: string }).delta === text);
+    // A frame with logprobs is never learned: read from its literal alone, a later frame whose tail
+    // happened to repeat it would lose its own.
+    const only = text !== null && (events.length === 0 ? text === "" : events.length === 1 && events[0]!.type === kind && (events[0] as { delta: string }).delta === text && !("logprobs" in events[0]!));
     if (!only) return;
     this.tail = data.slice(end + 1);
     this.tailLine = utf8.encode(`${this.tail}\n\n`);

@@ -132,3 +132,26 @@ describe("llamaSseReader on repeated token frames", () => {
     ]);
   });
 });
+
+describe("llamaSseReader on frames with logprobs", () => {
+  // The same token twice with the same entry: the second frame's tail repeats the first's byte for
+  // byte, so a learned frame would read it from its literal alone and lose its logprobs.
+  const lp = `},"logprobs":{"content":[{"id":13,"token":"ha","bytes":[104,97],"logprob":-0.5,"top_logprobs":[]}]}}],"created":1,"id":"c","model":"m","object":"chat.completion.chunk"}`;
+  const finishData = `{"choices":[{"finish_reason":"stop","index":0,"delta":{}}],"created":1,"id":"c","model":"m","object":"chat.completion.chunk"}`;
+  const datas = [content("ha", lp), content("ha", lp), content("ha", lp), content("!"), content("!"), finishData];
+  const frames = datas.map((d) => `data: ${d}\n\n`);
+
+  for (const bytes of [false, true]) {
+    it(`keeps every frame's logprobs (${bytes ? "bytes" : "text"})`, async () => {
+      const events = await parse(frames, bytes);
+      expect(events).toEqual(fullParse(datas));
+      expect(events.filter((e) => e.type === "text" && e.logprobs)).toHaveLength(3);
+      expect(events[1]).toEqual({ type: "text", delta: "ha", logprobs: [{ id: 13, token: "ha", bytes: [104, 97], logprob: -0.5, top_logprobs: [] }] });
+    });
+  }
+
+  it("keeps them when all frames arrive in one read", async () => {
+    const events = await parseChunks([new TextEncoder().encode(frames.join("") + "data: [DONE]\n\n")]);
+    expect(events.filter((e) => e.type === "text" && e.logprobs)).toHaveLength(3);
+  });
+});

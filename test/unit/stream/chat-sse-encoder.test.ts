@@ -50,6 +50,21 @@ describe("chatSseEncoder", () => {
     expect(out).toBe(reference(events));
   });
 
+  it("writes a delta with logprobs as its chunk object (logprobs.content), not as a plain delta", () => {
+    const lp = (token: string) => [{ id: 1, token, bytes: [...new TextEncoder().encode(token)], logprob: -0.5, top_logprobs: [{ id: 2, token: "x", bytes: [120], logprob: -1 }] }];
+    const events: UpstreamEvent[] = [
+      { type: "text", delta: "Hel", logprobs: lp("Hel") },
+      { type: "text", delta: "lo", logprobs: lp("lo") },
+      { type: "text", delta: " plain" },
+      { type: "finish", reason: "stop" },
+    ];
+    const out = written(chatSseEncoder(new ChunkEncoder(meta, ext)), events, true);
+    expect(out).toBe(reference(events));
+    const frames = out.split("\n\n").filter((f) => f.startsWith("data: {")).map((f) => JSON.parse(f.slice(6)));
+    expect(frames[1].choices[0].logprobs).toEqual({ content: lp("lo") });
+    expect(frames[2].choices[0].logprobs).toBeNull();
+  });
+
   it("stops after an error frame like the object path", () => {
     const events: UpstreamEvent[] = [
       { type: "text", delta: "a" },

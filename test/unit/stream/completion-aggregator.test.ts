@@ -5,6 +5,19 @@ const meta = { id: "chatcmpl-abc", created: 1700000000, model: "my-model", inclu
 const ext = () => ({ target: "llama:h:1", attempts: 2 });
 
 describe("CompletionAggregator", () => {
+  it("gathers the content tokens' logprobs in order; none asked, none given (null)", () => {
+    const a = new CompletionAggregator();
+    const hi = { token: "Hi", logprob: -1, bytes: [72, 105], top_logprobs: [] };
+    const dot = { token: ".", logprob: -2, bytes: [46], top_logprobs: [] };
+    a.push({ type: "text", delta: "Hi", logprobs: [hi] });
+    a.push({ type: "text", delta: "." , logprobs: [dot] });
+    a.push({ type: "finish", reason: "stop" });
+    expect((a.result(meta, ext).choices as any)[0].logprobs).toEqual({ content: [hi, dot] });
+    const b = new CompletionAggregator();
+    b.push({ type: "text", delta: "Hi" });
+    expect((b.result(meta, ext).choices as any)[0].logprobs).toBeNull();
+  });
+
   it("gathers text, usage and timings into one chat.completion", () => {
     const a = new CompletionAggregator();
     a.push({ type: "text", delta: "Hel" });
