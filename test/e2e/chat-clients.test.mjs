@@ -159,6 +159,13 @@ describe("structured output: response_format json_schema, enforced by llama-serv
     assert.ok(SKIES.includes(JSON.parse(res.choices[0].message.content).sky), res.choices[0].message.content);
   });
 
+  it("openai client on the Responses API: text.format json_schema", async () => {
+    const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: API_KEY, maxRetries: 0 });
+    const res = await client.responses.create({ model: "tiny", input: "Sky?", max_output_tokens: 60, store: false, text: { format: { type: "json_schema", name: "sky", strict: true, schema: sky } } });
+    assert.equal(res.status, "completed");
+    assert.ok(SKIES.includes(JSON.parse(res.output_text).sky), res.output_text);
+  });
+
   it("AI SDK generateObject, OpenAI provider in chat mode", async () => {
     const { object } = await generateObject({ model: createOpenAI({ baseURL: `${proxy.url}/v1`, apiKey: API_KEY }).chat("tiny"), schema: jsonSchema(sky), prompt: "Sky?", maxOutputTokens: 60, maxRetries: 0 });
     assert.ok(SKIES.includes(object.sky), JSON.stringify(object));
