@@ -93,6 +93,26 @@ describe("chat completions against a real llama-server", () => {
     expect(text(frames)).toBe(long);
   });
 
+  it("logprobs with tools, which llama-server refuses on a stream: the whole answer is asked for instead", async () => {
+    // Before: the always-streamed request drew llama-server's 400 "logprobs is not supported with
+    // tools + stream" even for a client that had not asked to stream. (No grammar here: llama-server
+    // refuses a custom grammar with tools, so the random model writes what it writes.)
+    const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
+    for (const stream of [false, true]) {
+      const { res } = await call("/v1/chat/completions", { json: ask({ stream, tools, logprobs: true, max_tokens: 8 }) });
+      expect(res.status, await res.clone().text()).toBe(200);
+      if (stream) {
+        const { frames, done } = await readSse(res);
+        expect(done).toBe(true);
+        expect(frames.some((f) => f.choices?.[0]?.finish_reason)).toBe(true);
+      } else {
+        const body = (await res.json()) as any;
+        expect(body.object).toBe("chat.completion");
+        expect(["stop", "length", "tool_calls"]).toContain(body.choices[0].finish_reason);
+      }
+    }
+  });
+
   it("maps llama-server's own rejections (bad grammar) to a 400 envelope", async () => {
     const { res } = await call("/v1/chat/completions", { json: ask({ grammar: "root ::= \"unterminated" }) });
     expect(res.status).toBe(400);

@@ -21,6 +21,9 @@ export class LlamaUpstream implements Upstream {
       ? (this.target.tools ?? (await detectToolMode(this.target.url, authOnly(llamaHeaders(this.target, this.name, ctx, "application/json")), ctx.responseStartMs)))
       : "native";
     const body = buildLlamaBody(request, this.target, toolMode);
+    // llama-server refuses logprobs with tools on a stream ("logprobs is not supported with tools +
+    // stream", 400) but answers them whole: ask for the whole answer and replay it as events.
+    if (stream && Array.isArray(body.tools) && body.tools.length > 0 && body.logprobs === true) stream = false;
     if (!stream) {
       body.stream = false;
       delete body.stream_options;

@@ -1,10 +1,11 @@
-import type { UpstreamEvent } from "../../stream/events.ts";
+import type { TokenLogprob, UpstreamEvent } from "../../stream/events.ts";
 import { mapFinishReason, mapLlamaChunk } from "./map-llama-chunk.ts";
 
 export interface LlamaCompletion {
   choices?: Array<{
     index?: number;
     finish_reason?: string | null;
+    logprobs?: { content?: unknown } | null;
     message?: {
       content?: string | null;
       reasoning_content?: string | null;
@@ -24,7 +25,11 @@ export function mapLlamaCompletion(body: LlamaCompletion, upstream: string): Ups
   const events: UpstreamEvent[] = [];
   const msg = choice?.message;
   if (msg?.reasoning_content) events.push({ type: "reasoning", delta: msg.reasoning_content });
-  if (msg?.content) events.push({ type: "text", delta: msg.content });
+  if (msg?.content) {
+    // The whole answer's entries, but not the end-of-generation token's (empty, and never streamed).
+    const logprobs = Array.isArray(choice?.logprobs?.content) ? (choice.logprobs.content as TokenLogprob[]).filter((e) => e.token !== "") : [];
+    events.push(logprobs.length > 0 ? { type: "text", delta: msg.content, logprobs } : { type: "text", delta: msg.content });
+  }
   (msg?.tool_calls ?? []).forEach((tc, index) => {
     const args = tc.function?.arguments;
     events.push({
