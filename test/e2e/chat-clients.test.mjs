@@ -200,6 +200,13 @@ describe("logprobs", () => {
     }
   });
 
+  it("LangChain ChatOpenAI with logprobs: response_metadata.logprobs holds the tokens", async () => {
+    const llm = new ChatOpenAI({ model: "tiny", apiKey: API_KEY, maxRetries: 0, maxTokens: 40, logprobs: true, topLogprobs: 2, configuration: { baseURL: `${proxy.url}/v1` }, modelKwargs: { grammar: grammar("LangChain logprobs.") } });
+    const msg = await llm.invoke("Say it.");
+    assert.equal(msg.content, "LangChain logprobs.");
+    assert.equal(msg.response_metadata.logprobs.content.map((e) => e.token).join(""), msg.content);
+  });
+
   it("stream: every content chunk carries its own tokens' entries", async () => {
     const stream = await client().chat.completions.create({ ...body("Streamed logprobs."), stream: true });
     let text = "";
