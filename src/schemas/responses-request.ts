@@ -56,6 +56,9 @@ export const ResponsesRequestSchema = z.looseObject({
   conversation: z.optional(z.nullable(z.unknown())),
   metadata: z.optional(z.nullable(z.record(z.string(), z.string()))),
   user: z.optional(z.nullable(z.string())),
+  /** Extra output to include; `message.output_text.logprobs` is the one Switchyard can give. */
+  include: z.optional(z.nullable(z.array(z.string()))),
+  top_logprobs: z.optional(z.nullable(z.int().check(z.minimum(0), z.maximum(20)))),
 });
 
 export type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;

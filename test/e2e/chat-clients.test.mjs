@@ -207,6 +207,14 @@ describe("logprobs", () => {
     assert.equal(msg.response_metadata.logprobs.content.map((e) => e.token).join(""), msg.content);
   });
 
+  it("the Responses API with include message.output_text.logprobs: on the output_text part", async () => {
+    const res = await client().responses.create({ model: "tiny", input: "Say it.", max_output_tokens: 40, store: false, include: ["message.output_text.logprobs"], top_logprobs: 2, grammar: grammar("Responses logprobs.") });
+    const part = res.output.find((o) => o.type === "message").content[0];
+    assert.equal(part.text, "Responses logprobs.");
+    assert.equal(part.logprobs.map((e) => e.token).join(""), part.text);
+    assert.equal(part.logprobs[0].top_logprobs.length, 2);
+  });
+
   it("stream: every content chunk carries its own tokens' entries", async () => {
     const stream = await client().chat.completions.create({ ...body("Streamed logprobs."), stream: true });
     let text = "";

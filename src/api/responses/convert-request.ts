@@ -40,6 +40,12 @@ export function convertResponsesRequest(req: ResponsesRequest): ChatRequest {
   if (req.max_output_tokens != null) chat.max_tokens = req.max_output_tokens;
   if (req.tools?.length) chat.tools = req.tools.map(convertTool);
   if (req.tool_choice != null) chat.tool_choice = convertToolChoice(req.tool_choice);
+  // Token logprobs come only when asked for with `include` (as from OpenAI); top_logprobs says how
+  // many alternatives each carries.
+  if (req.include?.includes("message.output_text.logprobs")) {
+    (chat as Json).logprobs = true;
+    if (req.top_logprobs) (chat as Json).top_logprobs = req.top_logprobs;
+  }
   const format = req.text?.format;
   if (format && format.type === "json_schema") {
     if (!format.schema) throw unsupported("text.format.schema", "text.format of type json_schema needs a `schema`.");

@@ -1,4 +1,4 @@
-import type { ErrorInfo, FinishReason, Timings, Usage, UpstreamEvent } from "../../stream/events.ts";
+import type { ErrorInfo, FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
 import { randomId } from "../../stream/random-id.ts";
 import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
 
@@ -24,6 +24,8 @@ interface OpenItem {
   outputIndex: number;
   id: string;
   text: string;
+  /** The text's token entries, when the client included `message.output_text.logprobs`. */
+  logprobs: TokenLogprob[];
 }
 
 interface Call {
@@ -76,8 +78,10 @@ export class ResponseEncoder {
         }
         const item = this.open!;
         item.text += event.delta;
+        const logprobs = event.type === "text" ? (event.logprobs ?? []) : [];
+        if (logprobs.length > 0) item.logprobs.push(...logprobs);
         const name = kind === "message" ? "response.output_text.delta" : "response.reasoning_text.delta";
-        out.push(this.ev(name, { item_id: item.id, output_index: item.outputIndex, content_index: 0, delta: event.delta, ...(kind === "message" ? { logprobs: [] } : {}) }));
+        out.push(this.ev(name, { item_id: item.id, output_index: item.outputIndex, content_index: 0, delta: event.delta, ...(kind === "message" ? { logprobs } : {}) }));
         return out;
       }
       case "toolCall":
@@ -165,7 +169,7 @@ export class ResponseEncoder {
   }
 
   private openItem(kind: OpenItem["kind"]): ResponseStreamEvent[] {
-    const item: OpenItem = { kind, outputIndex: this.output.length, id: randomId(kind === "message" ? "msg_" : "rs_"), text: "" };
+    const item: OpenItem = { kind, outputIndex: this.output.length, id: randomId(kind === "message" ? "msg_" : "rs_"), text: "", logprobs: [] };
     this.open = item;
     const added =
       kind === "message"
@@ -185,11 +189,11 @@ export class ResponseEncoder {
     this.open = null;
     const where = { item_id: item.id, output_index: item.outputIndex, content_index: 0 };
     if (item.kind === "message") {
-      const part = { type: "output_text", text: item.text, annotations: [], logprobs: [] };
+      const part = { type: "output_text", text: item.text, annotations: [], logprobs: item.logprobs };
       const done = { id: item.id, type: "message", status: "completed", role: "assistant", content: [part] };
       this.output[item.outputIndex] = done;
       return [
-        this.ev("response.output_text.done", { ...where, text: item.text, logprobs: [] }),
+        this.ev("response.output_text.done", { ...where, text: item.text, logprobs: item.logprobs }),
         this.ev("response.content_part.done", { ...where, part }),
         this.ev("response.output_item.done", { output_index: item.outputIndex, item: structuredClone(done) }),
       ];

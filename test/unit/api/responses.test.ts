@@ -88,6 +88,30 @@ describe("convertResponsesRequest", () => {
   });
 });
 
+describe("Responses logprobs", () => {
+  it("asks for token logprobs only when include names them, with top_logprobs", () => {
+    expect(convert({ input: "hi", include: ["message.output_text.logprobs"], top_logprobs: 3 })).toMatchObject({ logprobs: true, top_logprobs: 3 });
+    const plain = convert({ input: "hi", top_logprobs: 3 }) as Record<string, unknown>;
+    expect(plain.logprobs).toBeUndefined();
+    expect(plain.top_logprobs).toBeUndefined();
+    expect(plain.include).toBeUndefined();
+  });
+
+  it("puts each delta's entries on its output_text.delta, and all of them on the done event and the part", () => {
+    const hel = { token: "Hel", logprob: -1, bytes: [72, 101, 108], top_logprobs: [] };
+    const lo = { token: "lo", logprob: -2, bytes: [108, 111], top_logprobs: [] };
+    const { out, response } = run([
+      { type: "text", delta: "Hel", logprobs: [hel] },
+      { type: "text", delta: "lo", logprobs: [lo] },
+      { type: "finish", reason: "stop" },
+    ]);
+    const deltas = out.filter((e) => e.type === "response.output_text.delta");
+    expect(deltas.map((e) => e.logprobs)).toEqual([[hel], [lo]]);
+    expect(out.find((e) => e.type === "response.output_text.done")!.logprobs).toEqual([hel, lo]);
+    expect(response.output[0].content[0].logprobs).toEqual([hel, lo]);
+  });
+});
+
 describe("ResponseEncoder", () => {
   it("text: created, in_progress, item and part added, deltas, done events, completed with usage", () => {
     const { types, out, response } = run([
