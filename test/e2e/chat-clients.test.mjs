@@ -171,6 +171,11 @@ describe("structured output: response_format json_schema, enforced by llama-serv
     assert.ok(SKIES.includes(object.sky), JSON.stringify(object));
   });
 
+  it("AI SDK generateObject, default OpenAI provider (the Responses API: text.format)", async () => {
+    const { object } = await generateObject({ model: createOpenAI({ baseURL: `${proxy.url}/v1`, apiKey: API_KEY })("tiny"), schema: jsonSchema(sky), prompt: "Sky?", maxOutputTokens: 60, maxRetries: 0, providerOptions: { openai: { store: false } } });
+    assert.ok(SKIES.includes(object.sky), JSON.stringify(object));
+  });
+
   it("AI SDK generateObject, OpenAI-compatible provider with structured outputs", async () => {
     const provider = createOpenAICompatible({ name: "switchyard", baseURL: `${proxy.url}/v1`, apiKey: API_KEY, supportsStructuredOutputs: true });
     const { object } = await generateObject({ model: provider("tiny"), schema: jsonSchema(sky), prompt: "Sky?", maxOutputTokens: 60, maxRetries: 0 });
