@@ -24,6 +24,8 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
   const targets = planTargets(config, request.model);
   const requestId = c.get("requestId");
   const env = c.env as unknown as Record<string, unknown>;
+  // Every attempt's timeouts on the request's one timer.
+  const deadlines = new Deadlines();
   const tried = await tryTargets(
     targets,
     {
@@ -35,7 +37,7 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
       skips: (err) => err instanceof BrowserUnableError,
     },
     async (target, signal) => {
-      const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines: new Deadlines(), env };
+      const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines, env };
       if (target.kind === "llama") return fetchLlamaEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);
       try {
         return await fetchBrowserEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);

@@ -99,10 +99,21 @@ export class Deadlines {
   };
 }
 
-/** `work`, or `timeout()` thrown when it has not settled within `ms` (a deadline on the request's timer). */
-export async function within<T>(work: Promise<T>, ms: number, deadlines: Deadlines, timeout: () => Error): Promise<T> {
+/**
+ * `work`'s outcome, or `late()`'s when `work` has not settled within `ms` (what it returns, or what it
+ * throws), on a deadline of the request's timer that is cancelled as soon as either is known.
+ */
+export async function within<T, L>(work: Promise<T>, ms: number, deadlines: Deadlines, late: () => L): Promise<T | L> {
   let deadline: Deadline | undefined;
-  const expired = new Promise<never>((_, reject) => (deadline = deadlines.after(ms, () => reject(timeout()))));
+  const expired = new Promise<L>((resolve, reject) => {
+    deadline = deadlines.after(ms, () => {
+      try {
+        resolve(late());
+      } catch (e) {
+        reject(e);
+      }
+    });
+  });
   try {
     return await Promise.race([work, expired]);
   } finally {

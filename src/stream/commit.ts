@@ -1,5 +1,5 @@
 import { ProxyError } from "../errors/proxy-error.ts";
-import type { Deadline, Deadlines } from "../routing/deadlines.ts";
+import { within, type Deadlines } from "../routing/deadlines.ts";
 import { ByteQueue } from "./byte-queue.ts";
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: ProxyError };
@@ -9,14 +9,8 @@ export type Settled<T> = { ok: true; value: T } | { ok: false; error: ProxyError
  * error keeps its HTTP status), or null: the caller then commits a 200 and keeps the client alive
  * with heartbeats until `work` settles.
  */
-export async function settleWithin<T>(work: Promise<T>, graceMs: number, deadlines: Deadlines): Promise<Settled<T> | null> {
-  let deadline: Deadline | undefined;
-  const grace = new Promise<null>((resolve) => (deadline = deadlines.after(graceMs, () => resolve(null))));
-  try {
-    return await Promise.race([settle(work), grace]);
-  } finally {
-    deadline?.cancel();
-  }
+export function settleWithin<T>(work: Promise<T>, graceMs: number, deadlines: Deadlines): Promise<Settled<T> | null> {
+  return within(settle(work), graceMs, deadlines, () => null);
 }
 
 export function settle<T>(work: Promise<T>): Promise<Settled<T>> {

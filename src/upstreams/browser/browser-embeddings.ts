@@ -33,7 +33,9 @@ export async function fetchBrowserEmbeddings(target: BrowserTarget, name: string
   const out = await openRelay("embeddings", target.model, body, ctx);
   let text: string;
   try {
-    text = await within(new Response(out).text(), totalMs, ctx.deadlines, () => new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} did not finish the embeddings within timeouts.totalMs (${totalMs} ms).` }));
+    text = await within(new Response(out).text(), totalMs, ctx.deadlines, () => {
+      throw new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} did not finish the embeddings within timeouts.totalMs (${totalMs} ms).` });
+    });
   } catch (e) {
     out.cancel().catch(() => {});
     if (e instanceof ProxyError) throw e;

@@ -26,7 +26,9 @@ export async function fetchLlamaEmbeddings(target: LlamaTarget, name: string, bo
     throw e;
   }
   try {
-    const text = await within(res.text(), totalMs, ctx.deadlines, () => new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} did not finish the embeddings within timeouts.totalMs (${totalMs} ms).` }));
+    const text = await within(res.text(), totalMs, ctx.deadlines, () => {
+      throw new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} did not finish the embeddings within timeouts.totalMs (${totalMs} ms).` });
+    });
     const json: unknown = JSON.parse(text);
     if (!json || typeof json !== "object" || !Array.isArray((json as { data?: unknown }).data)) throw new Error("no data array");
     return json as Record<string, unknown>;

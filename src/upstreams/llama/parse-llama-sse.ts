@@ -39,9 +39,9 @@ export type ChunkAdapter = (chunk: object) => object;
  * llama-server's SSE body (bytes, or text already decoded) → internal events, incrementally: the
  * parser keeps only the unfinished line, so nothing already seen is parsed again. Handles `data:`
  * frames, older builds' `error:` lines, `:` keep-alive comments, `[DONE]`, and a stream that ends
- * without finishing (an error, never a silent truncation). After the first error nothing more is emitted (older builds send `[DONE]`
- * after their error line). Events go out through `enqueue`; `asChat` adapts each parsed frame of a
- * stream whose chunks are not chat chunks.
+ * without finishing (an error, never a silent truncation). After the first error nothing more is
+ * emitted (older builds send `[DONE]` after their error line). Events go out through `enqueue`;
+ * `asChat` adapts each parsed frame of a stream whose chunks are not chat chunks.
  */
 export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => void, asChat?: ChunkAdapter): LlamaSseReader {
   const state: ChunkState = {};
