@@ -31,6 +31,14 @@ export interface ErrorInfo {
   retryable?: boolean;
 }
 
+/**
+ * A text event, carrying `logprobs` when the upstream sent a non-empty array of token entries with
+ * the text (when the client asked for them), and not the key at all otherwise.
+ */
+export function textEvent(delta: string, logprobs: unknown): UpstreamEvent {
+  return Array.isArray(logprobs) && logprobs.length > 0 ? { type: "text", delta, logprobs: logprobs as TokenLogprob[] } : { type: "text", delta };
+}
+
 export type UpstreamEvent =
   /** `logprobs`: the entries of the tokens in `delta`, when the client asked for them. */
   | { type: "text"; delta: string; logprobs?: TokenLogprob[] }

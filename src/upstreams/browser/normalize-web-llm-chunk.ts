@@ -1,4 +1,4 @@
-import type { FinishReason, Timings, TokenLogprob, UpstreamEvent } from "../../stream/events.ts";
+import { textEvent, type FinishReason, type Timings, type UpstreamEvent } from "../../stream/events.ts";
 
 /** One `chat.completion.chunk` or `text_completion` chunk as web-llm 0.2.86 yields it (only what the proxy reads). */
 export interface WebLlmChunk {
@@ -33,10 +33,7 @@ export function normalizeWebLlmChunk(chunk: WebLlmChunk, upstream: string): Upst
     if (typeof choice.text === "string" && choice.text !== "") events.push({ type: "text", delta: choice.text });
     const delta = choice.delta;
     if (delta) {
-      if (typeof delta.content === "string" && delta.content !== "") {
-        const logprobs = choice.logprobs?.content;
-        events.push(Array.isArray(logprobs) && logprobs.length > 0 ? { type: "text", delta: delta.content, logprobs: logprobs as TokenLogprob[] } : { type: "text", delta: delta.content });
-      }
+      if (typeof delta.content === "string" && delta.content !== "") events.push(textEvent(delta.content, choice.logprobs?.content));
       // web-llm's final `tool_calls` delta (Hermes models) repeats the JSON array it already
       // streamed as content; the tool-call rewriter reads that content and scores the calls, so
       // the repeat is dropped rather than announced twice.

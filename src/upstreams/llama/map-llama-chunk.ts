@@ -1,4 +1,4 @@
-import type { FinishReason, Timings, TokenLogprob, UpstreamEvent } from "../../stream/events.ts";
+import { textEvent, type FinishReason, type Timings, type UpstreamEvent } from "../../stream/events.ts";
 import { mapLlamaErrorObject, type LlamaErrorBody } from "./map-llama-error.ts";
 
 /** One `chat.completion.chunk` as llama-server sends it (only what the proxy reads). */
@@ -53,11 +53,8 @@ export function mapLlamaChunk(chunk: LlamaChunk, state: ChunkState, upstream: st
       if (typeof delta.reasoning_content === "string" && delta.reasoning_content !== "") {
         events.push({ type: "reasoning", delta: delta.reasoning_content });
       }
-      if (typeof delta.content === "string" && delta.content !== "") {
-        // Asked for with `logprobs: true`: the entries of this chunk's tokens (OpenAI's shape already).
-        const logprobs = choice.logprobs?.content;
-        events.push(Array.isArray(logprobs) && logprobs.length > 0 ? { type: "text", delta: delta.content, logprobs: logprobs as TokenLogprob[] } : { type: "text", delta: delta.content });
-      }
+      // With `logprobs: true`, the entries of this chunk's tokens (OpenAI's shape already).
+      if (typeof delta.content === "string" && delta.content !== "") events.push(textEvent(delta.content, choice.logprobs?.content));
       for (const tc of delta.tool_calls ?? []) {
         events.push({
           type: "toolCall",

@@ -1,4 +1,4 @@
-import type { TokenLogprob, UpstreamEvent } from "../../stream/events.ts";
+import { textEvent, type TokenLogprob, type UpstreamEvent } from "../../stream/events.ts";
 import { mapFinishReason, mapLlamaChunk } from "./map-llama-chunk.ts";
 
 export interface LlamaCompletion {
@@ -27,8 +27,8 @@ export function mapLlamaCompletion(body: LlamaCompletion, upstream: string): Ups
   if (msg?.reasoning_content) events.push({ type: "reasoning", delta: msg.reasoning_content });
   if (msg?.content) {
     // The whole answer's entries, but not the end-of-generation token's (empty, and never streamed).
-    const logprobs = Array.isArray(choice?.logprobs?.content) ? (choice.logprobs.content as TokenLogprob[]).filter((e) => e.token !== "") : [];
-    events.push(logprobs.length > 0 ? { type: "text", delta: msg.content, logprobs } : { type: "text", delta: msg.content });
+    const entries = choice?.logprobs?.content;
+    events.push(textEvent(msg.content, Array.isArray(entries) ? (entries as TokenLogprob[]).filter((e) => e.token !== "") : undefined));
   }
   (msg?.tool_calls ?? []).forEach((tc, index) => {
     const args = tc.function?.arguments;
