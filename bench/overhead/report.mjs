@@ -47,26 +47,25 @@ function ownCost(set, label, targets) {
 }
 
 /**
- * 95 % bootstrap interval of the own-cost ratio, (median(sy) − median(pt)) ÷ (median(pk) − median(d)):
- * each draw resamples all four paths (deterministic resampling). A real llama-server's own jitter
- * moves these medians by tenths of a millisecond from run to run; the interval says how far.
+ * 95 % bootstrap interval of `stat`, given a `median(xs)` of a resample of each sample it reads
+ * (deterministic resampling from `seed`).
  */
-function ratioInterval(sy, pt, pk, d, n = 400) {
-  let seed = 4242;
+function bootstrapInterval(seed, stat, n = 400) {
   const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
-  const draw = (xs) => pct(Array.from(xs, () => xs[Math.floor(rnd() * xs.length)]), 50);
-  const ratios = Array.from({ length: n }, () => (draw(sy) - draw(pt)) / (draw(pk) - draw(d)));
-  return [pct(ratios, 2.5), pct(ratios, 97.5)];
+  const median = (xs) => pct(Array.from(xs, () => xs[Math.floor(rnd() * xs.length)]), 50);
+  const draws = Array.from({ length: n }, () => stat(median));
+  return [pct(draws, 2.5), pct(draws, 97.5)];
 }
 
-/** 95 % bootstrap interval of median(a) − median(b) (deterministic resampling). */
-function medianDiffInterval(a, b, n = 400) {
-  let seed = 12345;
-  const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
-  const draw = (xs) => pct(Array.from(xs, () => xs[Math.floor(rnd() * xs.length)]), 50);
-  const d = Array.from({ length: n }, () => draw(a) - draw(b));
-  return [pct(d, 2.5), pct(d, 97.5)];
-}
+/**
+ * The own-cost ratio's interval, (median(sy) − median(pt)) ÷ (median(pk) − median(d)): each draw
+ * resamples all four paths. A real llama-server's own jitter moves these medians by tenths of a
+ * millisecond from run to run; the interval says how far.
+ */
+const ratioInterval = (sy, pt, pk, d) => bootstrapInterval(4242, (m) => (m(sy) - m(pt)) / (m(pk) - m(d)));
+
+/** The interval of median(a) − median(b). */
+const medianDiffInterval = (a, b) => bootstrapInterval(12345, (m) => m(a) - m(b));
 
 export function renderReport(r) {
   const targets = [];
