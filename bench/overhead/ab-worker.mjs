@@ -8,11 +8,12 @@
 // `--a passthrough` puts the bare pass-through Worker (bench/passthrough-worker) in A's place.
 //   npx node bench/overhead/ab-worker.mjs [--a HEAD|passthrough] [--b <rev>] [--runtime miniflare|dev] [--stream] [--tools] [--rounds 100] [--batch 20]
 // Two identical builds (`--b HEAD`) differ by a few per cent run to run: that is the resolution.
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { post } from "./client.mjs";
 import { buildWorker, checkoutRevision, devPassthrough, devSwitchyard, miniflarePassthrough, miniflareSwitchyard } from "./runtimes.mjs";
 import { TOOLS, startBenchUpstream } from "./upstream.mjs";
+import { cpuNs, workerdPids } from "./workerd-cpu.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const argv = process.argv.slice(2);
@@ -37,45 +38,12 @@ function build(rev) {
   const checkout = rev ? checkoutRevision(rev) : null;
   const worker = buildWorker(checkout?.dir);
   cleanups.push(worker.cleanup, ...(checkout ? [checkout.cleanup] : []));
-  return { script: worker.script, dir: worker.dir };
+  return { script: worker.script, dir: worker.dir, compat: worker.compat };
 }
-
-const parentOf = (pid) => {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1];
-  } catch {
-    return null;
-  }
-};
-/** The workerd processes this script started (directly, or through wrangler dev). */
-const workerdPids = () =>
-  new Set(
-    readdirSync("/proc")
-      .filter((p) => /^\d+$/.test(p))
-      .filter((p) => {
-        try {
-          if (readFileSync(`/proc/${p}/comm`, "utf8").trim() !== "workerd") return false;
-        } catch {
-          return false;
-        }
-        for (let q = parentOf(p); q && q !== "0" && q !== "1"; q = parentOf(q)) if (q === String(process.pid)) return true;
-        return false;
-      }),
-  );
-/** Nanoseconds on CPU of all the process's threads so far (/proc/<pid>/task/<tid>/schedstat). */
-const cpuNs = (pid) => {
-  let ns = 0;
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]);
-    } catch {}
-  }
-  return ns;
-};
 
 const vars = (upstream) => ({ SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: upstream }] } } }) });
 
-async function start({ script, dir, passthrough }, upstream) {
+async function start({ script, dir, passthrough, compat }, upstream) {
   const before = workerdPids();
   if (RUNTIME === "dev") {
     // wrangler dev runs two workerd processes (its proxy and the Worker): both are counted.
@@ -84,9 +52,9 @@ async function start({ script, dir, passthrough }, upstream) {
     if (!pids.length) throw new Error("could not find wrangler dev's workerd processes");
     return { stop: dev.stop, url: `${dev.url}${passthrough ? new URL(upstream).pathname : ""}/v1/chat/completions`, pids };
   }
-  // The Durable Object classes and compatibility date of the working tree's wrangler.toml (the
-  // revisions compared here share them).
-  const mf = passthrough ? await miniflarePassthrough({ UPSTREAM: upstream }) : await miniflareSwitchyard(script, vars(upstream));
+  // The Durable Object classes of the working tree's wrangler.toml (the revisions compared here share
+  // them); each build's own compatibility date and flags.
+  const mf = passthrough ? await miniflarePassthrough({ UPSTREAM: upstream }) : await miniflareSwitchyard(script, vars(upstream), [], compat);
   const url = `${mf.url}/v1/chat/completions`;
   const pids = [...workerdPids()].filter((p) => !before.has(p));
   if (!pids.length) throw new Error("could not find the workerd process");

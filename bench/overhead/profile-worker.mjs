@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { join, resolve } from "node:path";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { post } from "./client.mjs";
-import { freePort } from "./runtimes.mjs";
+import { compatOf, freePort } from "./runtimes.mjs";
 import { startBenchUpstream } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -34,7 +34,7 @@ const mf = new Miniflare(
     inspectorPort,
     modules: true,
     scriptPath: join(dir, "index.js"),
-    compatibilityDate: /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1],
+    ...compatOf(),
     durableObjects,
     bindings: { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: `${UP}/fast` }] } } }), LLAMA_URL: UP },
   }),

@@ -14,7 +14,16 @@ import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 const ROOT = resolve(import.meta.dirname, "../..");
 const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const COMPAT = /compatibility_date\s*=\s*"([^"]+)"/.exec(readFileSync(join(ROOT, "wrangler.toml"), "utf8"))[1];
+
+/**
+ * The compatibility date and flags of a checkout's wrangler.toml (Miniflare does not read it): a
+ * flag changes what the runtime does per request (e.g. Node-style timers), so a build runs with its own.
+ */
+export function compatOf(root = ROOT) {
+  const toml = readFileSync(join(root, "wrangler.toml"), "utf8");
+  const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1] ?? "";
+  return { compatibilityDate: /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1], compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((m) => m[1]) };
+}
 
 export function freePort() {
   return new Promise((res, rej) => {
@@ -45,7 +54,7 @@ export function buildWorker(root = ROOT) {
   execFileSync(process.execPath, [WRANGLER, "deploy", "--dry-run", "--outdir", dir], { cwd: root, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } });
   const script = join(dir, "index.js");
   const bytes = readFileSync(script);
-  return { dir, script, bytes: bytes.length, gzipBytes: gzipSync(bytes, { level: 9 }).length, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, script, compat: compatOf(root), bytes: bytes.length, gzipBytes: gzipSync(bytes, { level: 9 }).length, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /**
@@ -73,15 +82,18 @@ export function checkoutRevision(rev) {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** `without`: Durable Object bindings left out (a diagnostic: the Worker skips what needs them). */
-export async function miniflareSwitchyard(script, vars, without = []) {
+/**
+ * `without`: Durable Object bindings left out (a diagnostic: the Worker skips what needs them);
+ * `compat`: the build's compatOf (default: this checkout's).
+ */
+export async function miniflareSwitchyard(script, vars, without = [], compat = compatOf()) {
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: "127.0.0.1",
       port: await freePort(),
       modules: true,
       scriptPath: script,
-      compatibilityDate: COMPAT,
+      ...compat,
       durableObjects: Object.fromEntries(Object.entries(durableObjects()).filter(([name]) => !without.includes(name))),
       bindings: vars,
     }),
@@ -96,7 +108,7 @@ export async function miniflarePassthrough(vars) {
       port: await freePort(),
       modules: true,
       scriptPath: join(ROOT, "bench/passthrough-worker/index.js"),
-      compatibilityDate: COMPAT,
+      ...compatOf(join(ROOT, "bench/passthrough-worker")),
       bindings: vars,
     }),
   );
