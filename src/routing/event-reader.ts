@@ -51,6 +51,20 @@ export class EventReader {
     }
   }
 
+  /**
+   * An event the upstream already sent, taken without waiting: no read is pending, so no timeout
+   * applies (the next `next()` re-arms it), and the end is left to `next()`.
+   */
+  nextNow(): UpstreamEvent | undefined {
+    if (this.ended) return undefined;
+    const e = this.reader.readNow?.();
+    if (e === undefined) return undefined;
+    this.seenFirst = true;
+    this.observer?.event?.(e);
+    if (e.type === "error") this.end({ ok: false, error: ProxyError.fromInfo(e.error), broken: false });
+    return e;
+  }
+
   // One deadline for the whole attempt instead of one per event, on the request's timer: set for the
   // first read and moved at each later one (moving it later costs no timer call). It fires only while
   // a read is pending; expiry cancels the reader, which ends that read, and `expired` turns the end

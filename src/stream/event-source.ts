@@ -3,6 +3,12 @@ import type { UpstreamEvent } from "./events.ts";
 /** A pull source of internal events (an upstream attempt, possibly wrapped by a rewriter). */
 export interface EventPull {
   next(): Promise<UpstreamEvent | null>;
+  /**
+   * The next event if it is already here (parsed from a chunk read before), else undefined: the
+   * caller then awaits `next()`, which also reports the end. Taking a chunk's later events this way
+   * costs no promise per event (in workerd a turn each, three or four deep through the layers).
+   */
+  nextNow?(): UpstreamEvent | undefined;
   cancel(): void;
 }
 
@@ -13,6 +19,8 @@ export interface EventPull {
  */
 export interface EventStreamReader {
   read(): Promise<ReadableStreamReadResult<UpstreamEvent>>;
+  /** An event already parsed and not yet read, else undefined (see EventPull.nextNow). */
+  readNow?(): UpstreamEvent | undefined;
   /** Stops the attempt's upstream work; a pending read ends as done. */
   cancel(reason?: unknown): Promise<void>;
 }
@@ -53,6 +61,9 @@ export function bodyEvents(body: ReadableStream<Uint8Array>, parser: (emit: (e: 
         }
       }
       return { done: false, value: ready[next++]! };
+    },
+    readNow() {
+      return next < ready.length ? ready[next++] : undefined;
     },
     cancel(reason) {
       ended = true;

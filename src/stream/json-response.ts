@@ -48,7 +48,7 @@ export async function jsonResponse(opts: JsonResponseOptions): Promise<Response>
         started.events.cancel();
         throw ProxyError.fromInfo(opts.aggregator.failed);
       }
-      const next = await started.events.next();
+      const next = started.events.nextNow?.() ?? (await started.events.next());
       if (!next) break;
       event = next;
     }

@@ -56,6 +56,20 @@ export function pullThrough(first: UpstreamEvent, inner: EventPull, stage: Event
       }
       return ready[next++]!;
     },
+    nextNow() {
+      while (next === ready.length) {
+        if (done) return undefined;
+        const event = pending ?? inner.nextNow?.();
+        pending = null;
+        if (event === undefined) return undefined;
+        take(stage.push(event));
+        if (event.type === "error") {
+          done = true;
+          inner.cancel();
+        }
+      }
+      return ready[next++]!;
+    },
     cancel() {
       done = true;
       take([]);

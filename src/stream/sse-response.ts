@@ -105,8 +105,17 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
       let event: UpstreamEvent | null = first;
       while (event && !body.clientGone) {
         opts.encoder.encode(event, body.queue);
+        if (opts.encoder.failed) {
+          await body.flush();
+          break;
+        }
+        // The events already here join this write; the write goes once none is left.
+        const now = events.nextNow?.();
+        if (now !== undefined) {
+          event = now;
+          continue;
+        }
         await body.flush();
-        if (opts.encoder.failed) break;
         try {
           event = await events.next();
         } catch (e) {
