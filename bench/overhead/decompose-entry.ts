@@ -118,7 +118,8 @@ const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, 
     const stream = await new LlamaUpstream("fast", { kind: "llama", url: env.UPSTREAM_FAST } as LlamaTarget).open(request, attemptContext(env, deadlines));
     const events = new EventReader(stream, "fast", config.timeouts, Date.now(), deadlines);
     const aggregator = new CompletionAggregator();
-    for (let e = await events.next(); e; e = await events.next()) aggregator.push(e);
+    // As the non-stream responder reads them: events already here without a wait (nextNow).
+    for (let e = events.nextNow() ?? (await events.next()); e; e = events.nextNow() ?? (await events.next())) aggregator.push(e);
     return answer(aggregator, request.model);
   },
   /** + routing (targets, health signals, failover machinery) and the non-stream responder (commit grace, headers). */
