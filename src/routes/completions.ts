@@ -29,7 +29,13 @@ export async function completions(c: Context<AppEnv>): Promise<Response> {
     upstreamFor: (t) => (t.kind === "llama" ? new LlamaCompletionsUpstream(t.name, t, body) : new BrowserCompletionsUpstream(t.name, t, body)),
     prompt: () => request.prompt,
   });
-  const meta = { id: randomId("cmpl-"), created: Math.floor(Date.now() / 1000), model: request.model, includeUsage: request.stream_options?.include_usage === true };
+  const meta = {
+    id: randomId("cmpl-"),
+    created: Math.floor(Date.now() / 1000),
+    model: request.model,
+    includeUsage: request.stream_options?.include_usage === true,
+    logprobs: request.logprobs,
+  };
   const encoder = new TextCompletionEncoder(meta, () => run.extension());
   if (request.stream) return sseResponse({ ...run.common, encoder: framedSse(encoder, dataFrame, "data: [DONE]\n\n") });
   return jsonResponse({

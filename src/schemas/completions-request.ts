@@ -12,6 +12,8 @@ export const CompletionsRequestSchema = z.looseObject({
   temperature: z.optional(z.nullable(z.number())),
   n: z.optional(z.nullable(z.int())),
   best_of: z.optional(z.nullable(z.int())),
+  /** The legacy integer: the tokens' logprobs and this many alternatives at each position (0–5, as OpenAI). */
+  logprobs: z.optional(z.nullable(z.int().check(z.minimum(0), z.maximum(5)))),
 });
 
 export type CompletionsRequest = z.infer<typeof CompletionsRequestSchema>;

@@ -126,6 +126,19 @@ describe("openai client: embeddings.create and completions.create", () => {
     for await (const c of stream) text += c.choices[0]?.text ?? "";
     assert.equal(text, " in a stream.");
   });
+
+  it("text completions with logprobs: the legacy tokens, token_logprobs, top_logprobs and text_offset", async () => {
+    const res = await openai.completions.create({ model: "tiny", prompt: "Once", max_tokens: 50, logprobs: 2, grammar: grammar(" upon a time.") });
+    const lp = res.choices[0].logprobs;
+    assert.equal(lp.tokens.join(""), " upon a time.");
+    assert.equal(lp.token_logprobs.length, lp.tokens.length);
+    assert.ok(lp.top_logprobs.every((t) => Object.keys(t).length >= 1 && Object.keys(t).length <= 2), JSON.stringify(lp.top_logprobs));
+    assert.equal(lp.text_offset[0], 0);
+    const stream = await openai.completions.create({ model: "tiny", prompt: "Once", max_tokens: 50, logprobs: 1, stream: true, grammar: grammar(" in a stream.") });
+    let tokens = "";
+    for await (const c of stream) tokens += c.choices[0]?.logprobs?.tokens.join("") ?? "";
+    assert.equal(tokens, " in a stream.");
+  });
 });
 
 describe("AI SDK default OpenAI provider (Responses API)", () => {

@@ -36,6 +36,40 @@ describe("POST /v1/completions against a real llama-server", () => {
     expect(((await n.res.json()) as any).error).toMatchObject({ code: "unsupported_parameter", param: "n" });
   });
 
+  it("logprobs: N gives each token's logprob, N alternatives and its offset, streamed and gathered", async () => {
+    const want = " a proxy, twice";
+    // Before: llama-server sent the entries and the text_completion always said logprobs: null.
+    const { res } = await call("/v1/completions", { json: ask({ logprobs: 2, grammar: grammar(want) }) });
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    const lp = body.choices[0].logprobs;
+    expect(lp.tokens.join("")).toBe(want);
+    expect(lp.token_logprobs).toHaveLength(lp.tokens.length);
+    expect(lp.token_logprobs.every((l: unknown) => typeof l === "number" && l <= 0)).toBe(true);
+    expect(lp.top_logprobs.every((t: object) => Object.keys(t).length >= 1 && Object.keys(t).length <= 2)).toBe(true);
+    let at = 0;
+    expect(lp.text_offset).toEqual(lp.tokens.map((t: string) => ((at += [...t].length), at - [...t].length)));
+
+    const streamed = await call("/v1/completions", { json: ask({ logprobs: 2, stream: true, grammar: grammar(want) }) });
+    const { frames, done } = await readSse(streamed.res);
+    expect(done).toBe(true);
+    const withTokens = frames.filter((f) => f.choices?.[0]?.logprobs);
+    expect(withTokens.map((f) => f.choices[0].logprobs.tokens.join("")).join("")).toBe(want);
+    expect(withTokens.flatMap((f) => f.choices[0].logprobs.text_offset)).toEqual(lp.text_offset);
+    expect(frames.filter((f) => f.choices?.[0]?.text).every((f) => f.choices[0].logprobs)).toBe(true);
+
+    // 0: the tokens' own logprobs and no alternatives (llama-server reads 0 as none at all).
+    const zero = (await (await call("/v1/completions", { json: ask({ logprobs: 0, grammar: grammar(want) }) })).res.json()) as any;
+    expect(zero.choices[0].logprobs.tokens.join("")).toBe(want);
+    expect(zero.choices[0].logprobs.top_logprobs.every((t: object) => Object.keys(t).length === 0)).toBe(true);
+    // Not asked: null; more than OpenAI's 5: a 400 naming the field.
+    const plain = (await (await call("/v1/completions", { json: ask({ grammar: grammar(want) }) })).res.json()) as any;
+    expect(plain.choices[0].logprobs).toBeNull();
+    const six = await call("/v1/completions", { json: ask({ logprobs: 6 }) });
+    expect(six.res.status).toBe(400);
+    expect(((await six.res.json()) as any).error.param).toBe("logprobs");
+  });
+
   it("a mid-stream failure is an error frame, never a silent end", async () => {
     const vars = configWith({ m: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/behave/reset-mid` }] } });
     const { res } = await call("/v1/completions", { json: ask({ model: "m", stream: true }) }, vars);

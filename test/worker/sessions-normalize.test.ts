@@ -35,6 +35,8 @@ describe("web-llm 0.2.86's chunk sequence, normalized", () => {
     const events = normalizeWebLlmChunk({ choices: [{ delta: { content: "Hi", role: "assistant" }, finish_reason: null, index: 0, logprobs: { content: [entry] } }] } as never, U);
     expect(events).toEqual([{ type: "text", delta: "Hi", logprobs: [entry] }]);
     expect(normalizeWebLlmChunk({ choices: [{ delta: { content: "Hi", role: "assistant" }, finish_reason: null, index: 0, logprobs: null }] } as never, U)).toEqual([{ type: "text", delta: "Hi" }]);
+    // engine.completions: the text is on the choice, the entries beside it as in chat.
+    expect(normalizeWebLlmChunk({ object: "text_completion", choices: [{ text: "Hi", finish_reason: null, index: 0, logprobs: { content: [entry] } }] } as never, U)).toEqual([{ type: "text", delta: "Hi", logprobs: [entry] }]);
   });
 
   it("finish_reason abort (an interrupt) becomes an error, never a finish", () => {

@@ -2,6 +2,7 @@ import { errorEnvelope } from "../../errors/error-envelope.ts";
 import type { ErrorInfo, FinishReason, Timings, Usage, UpstreamEvent } from "../../stream/events.ts";
 import { usageJson } from "../../stream/chunk-encoder.ts";
 import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
+import { appendLegacyLogprobs, emptyLegacyLogprobs, type LegacyLogprobs } from "./legacy-logprobs.ts";
 
 type Json = Record<string, unknown>;
 
@@ -10,12 +11,16 @@ export interface TextCompletionMeta {
   created: number;
   model: string;
   includeUsage: boolean;
+  /** The request's `logprobs` (the legacy integer N): chunks and the body carry the tokens' logprobs in the legacy shape, with N alternatives each. */
+  logprobs?: number | null;
 }
 
 /**
  * Internal events → OpenAI `text_completion` objects (pure): one chunk per text delta, the finish
  * held until usage (so llama.cpp's `timings` ride on it), a `choices: []` usage chunk when asked,
  * and one error envelope on failure with nothing after it. The non-stream body is the same, gathered.
+ * With `logprobs`, a chunk's tokens ride on it in OpenAI's legacy shape (null on chunks without
+ * tokens), and the body carries all of them.
  */
 export class TextCompletionEncoder {
   private text = "";
@@ -24,11 +29,16 @@ export class TextCompletionEncoder {
   private timings: Timings | undefined;
   private failedWith: ErrorInfo | null = null;
   private ended = false;
+  /** Every token's entry so far (with `logprobs`), and the character offset after the last one. */
+  private readonly logprobs: LegacyLogprobs | null;
+  private offset = 0;
 
   constructor(
     private readonly meta: TextCompletionMeta,
     private readonly extension: () => SwitchyardExtension,
-  ) {}
+  ) {
+    this.logprobs = meta.logprobs != null ? emptyLegacyLogprobs() : null;
+  }
 
   get failed(): ErrorInfo | null {
     return this.failedWith;
@@ -39,7 +49,7 @@ export class TextCompletionEncoder {
     switch (event.type) {
       case "text":
         this.text += event.delta;
-        return [this.chunk(event.delta, null)];
+        return [this.chunk(event.delta, null, this.logprobs && event.logprobs ? this.take(event.logprobs) : null)];
       case "finish":
         this.finish = event.reason;
         return [];
@@ -69,15 +79,27 @@ export class TextCompletionEncoder {
   completion(): Json {
     return {
       ...this.base(),
-      choices: [{ text: this.text, index: 0, logprobs: null, finish_reason: this.finish ?? "stop" }],
+      choices: [{ text: this.text, index: 0, logprobs: this.logprobs, finish_reason: this.finish ?? "stop" }],
       usage: usageJson(this.usage ?? { promptTokens: 0, completionTokens: 0 }),
       ...(this.timings ? { timings: this.timings } : {}),
       x_switchyard: this.extension(),
     };
   }
 
-  private chunk(text: string, finish: FinishReason | null): Json {
-    return { ...this.base(), choices: [{ text, index: 0, logprobs: null, finish_reason: finish }] };
+  private chunk(text: string, finish: FinishReason | null, logprobs: LegacyLogprobs | null = null): Json {
+    return { ...this.base(), choices: [{ text, index: 0, logprobs, finish_reason: finish }] };
+  }
+
+  /** One text event's entries in the legacy shape, also kept for the body. */
+  private take(entries: NonNullable<Extract<UpstreamEvent, { type: "text" }>["logprobs"]>): LegacyLogprobs {
+    const chunk = emptyLegacyLogprobs();
+    this.offset = appendLegacyLogprobs(chunk, entries, this.offset, this.meta.logprobs ?? 0);
+    const all = this.logprobs!;
+    all.tokens.push(...chunk.tokens);
+    all.token_logprobs.push(...chunk.token_logprobs);
+    all.top_logprobs.push(...chunk.top_logprobs);
+    all.text_offset.push(...chunk.text_offset);
+    return chunk;
   }
 
   private base(): Json {

@@ -10,7 +10,8 @@ import { relayEvents } from "./relay-events.ts";
  * accepts: `prompt` a string (a one-string array is unwrapped; token arrays are not supported by
  * web-llm's completions), `model` the session's model, always streaming with usage; `user` and
  * `best_of` (rejected by web-llm with UnsupportedFieldsError; best_of is 1 here) and `n` are dropped;
- * `suffix` is refused (web-llm cannot fill in the middle).
+ * `suffix` is refused (web-llm cannot fill in the middle); the legacy `logprobs: N` becomes web-llm's
+ * `logprobs: true` with `top_logprobs: N`.
  */
 export function adaptCompletionForWebLlm(req: Record<string, unknown>, model: string): Record<string, unknown> {
   const body: Record<string, unknown> = { ...req };
@@ -26,6 +27,11 @@ export function adaptCompletionForWebLlm(req: Record<string, unknown>, model: st
   delete body.user;
   delete body.best_of;
   delete body.n;
+  delete body.logprobs;
+  if (typeof req.logprobs === "number") {
+    body.logprobs = true;
+    body.top_logprobs = req.logprobs;
+  }
   body.prompt = prompt;
   body.model = model;
   body.stream = true;

@@ -30,7 +30,7 @@ export function normalizeWebLlmChunk(chunk: WebLlmChunk, upstream: string): Upst
   const events: UpstreamEvent[] = [];
   for (const choice of chunk.choices ?? []) {
     if ((choice.index ?? 0) !== 0) continue;
-    if (typeof choice.text === "string" && choice.text !== "") events.push({ type: "text", delta: choice.text });
+    if (typeof choice.text === "string" && choice.text !== "") events.push(textEvent(choice.text, choice.logprobs?.content));
     const delta = choice.delta;
     if (delta) {
       if (typeof delta.content === "string" && delta.content !== "") events.push(textEvent(delta.content, choice.logprobs?.content));

@@ -20,6 +20,9 @@ export class LlamaCompletionsUpstream implements Upstream {
   /** The chat request argument is unused: this upstream serves the text completion it was made for. */
   async open(_chat: unknown, ctx: AttemptContext): Promise<EventStreamReader> {
     const body = targetBody({ ...this.body, stream: true, stream_options: { include_usage: true } }, this.body.model, this.target);
+    // llama-server reads `logprobs: 0` as "none"; OpenAI as "the tokens' own, no alternatives" (the
+    // encoder keeps none of the one asked for here).
+    if (body.logprobs === 0) body.logprobs = 1;
     const res = await postLlama(this.target, this.name, "/completions", body, ctx, "text/event-stream");
     const contentType = res.headers.get("content-type") ?? "";
     if (!contentType.includes("text/event-stream")) {

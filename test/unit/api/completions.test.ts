@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { appendLegacyLogprobs, emptyLegacyLogprobs } from "../../../src/api/completions/legacy-logprobs.ts";
 import { TextCompletionEncoder } from "../../../src/api/completions/text-completion-encoder.ts";
+import { adaptCompletionForWebLlm } from "../../../src/upstreams/browser/browser-completions-upstream.ts";
 import { completionChunkAsChat } from "../../../src/upstreams/llama/completion-chunk-as-chat.ts";
 import { readLlamaSse } from "../llama/read-llama-sse.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
@@ -57,5 +59,72 @@ describe("TextCompletionEncoder", () => {
     expect(out[1]).toMatchObject({ choices: [{ text: "", finish_reason: "stop" }], x_switchyard: { target: "llama:h:1" }, timings: { predicted_n: 1 } });
     expect(out[2]).toMatchObject({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
     expect(enc.completion()).toMatchObject({ object: "text_completion", choices: [{ text: "Hi", finish_reason: "stop" }], usage: { total_tokens: 2 } });
+  });
+});
+
+/** An entry as llama-server gives it, with ranked alternatives (the sampled token first here). */
+const entry = (token: string, logprob: number, ...others: Array<[string, number]>) => ({
+  id: 1,
+  token,
+  bytes: [...new TextEncoder().encode(token)],
+  logprob,
+  top_logprobs: [{ id: 1, token, logprob }, ...others.map(([t, l]) => ({ id: 2, token: t, logprob: l }))],
+});
+
+describe("logprobs on text completions (OpenAI's legacy shape)", () => {
+  it("entries become tokens, token_logprobs, top_logprobs (N of them) and character offsets from the completion's start", () => {
+    const into = emptyLegacyLogprobs();
+    // "😀" is two UTF-16 units and one character; "__proto__" must stay an own key.
+    const end = appendLegacyLogprobs(into, [entry("😀", -1, ["a", -2], ["b", -3]), entry(" x", -0.5, ["__proto__", -4]), { token: 7 }, entry("é", -0.25)], 0, 2);
+    expect(into).toEqual({
+      tokens: ["😀", " x", "é"],
+      token_logprobs: [-1, -0.5, -0.25],
+      top_logprobs: [{ "😀": -1, a: -2 }, JSON.parse('{" x": -0.5, "__proto__": -4}'), { é: -0.25 }],
+      text_offset: [0, 1, 3],
+    });
+    expect(Object.keys(into.top_logprobs[1]!)).toEqual([" x", "__proto__"]);
+    expect(end).toBe(4);
+    const none = emptyLegacyLogprobs();
+    appendLegacyLogprobs(none, [entry("a", -1, ["b", -2])], 10, 0);
+    expect(none).toEqual({ tokens: ["a"], token_logprobs: [-1], top_logprobs: [{}], text_offset: [10] });
+  });
+
+  it("llama-server's completion chunks keep their entries through the chat parser", async () => {
+    const lp = { content: [entry("Hel", -1)] };
+    const sse = `data: ${JSON.stringify({ choices: [{ text: "Hel", index: 0, logprobs: lp, finish_reason: null }], object: "text_completion" })}\n\n` + chunk("", "stop") + "data: [DONE]\n\n";
+    for (const step of [sse.length, 5]) expect((await parse(sse, step))[0]).toEqual({ type: "text", delta: "Hel", logprobs: lp.content });
+  });
+
+  it("the encoder puts each chunk's tokens on it (null on chunks without) and all of them in the body", () => {
+    const enc = new TextCompletionEncoder({ id: "cmpl-1", created: 1, model: "m", includeUsage: false, logprobs: 1 }, ext);
+    const out = [
+      ...enc.encode({ type: "text", delta: "Hi", logprobs: [entry("Hi", -1, ["Ho", -2])] }),
+      ...enc.encode({ type: "text", delta: " you", logprobs: [entry(" y", -0.5), entry("ou", -0.1)] }),
+      ...enc.encode({ type: "text", delta: "!" }),
+      ...enc.encode({ type: "finish", reason: "stop" }),
+      ...enc.end(),
+    ] as any[];
+    expect(out[0].choices[0].logprobs).toEqual({ tokens: ["Hi"], token_logprobs: [-1], top_logprobs: [{ Hi: -1 }], text_offset: [0] });
+    expect(out[1].choices[0].logprobs).toEqual({ tokens: [" y", "ou"], token_logprobs: [-0.5, -0.1], top_logprobs: [{ " y": -0.5 }, { ou: -0.1 }], text_offset: [2, 4] });
+    expect(out[2].choices[0].logprobs).toBeNull();
+    expect(out[3].choices[0].logprobs).toBeNull();
+    expect((enc.completion() as any).choices[0].logprobs).toEqual({
+      tokens: ["Hi", " y", "ou"],
+      token_logprobs: [-1, -0.5, -0.1],
+      top_logprobs: [{ Hi: -1 }, { " y": -0.5 }, { ou: -0.1 }],
+      text_offset: [0, 2, 4],
+    });
+    // Not asked: null everywhere, entries or not.
+    const plain = new TextCompletionEncoder({ id: "cmpl-2", created: 1, model: "m", includeUsage: false }, ext);
+    expect((plain.encode({ type: "text", delta: "Hi", logprobs: [entry("Hi", -1)] })[0] as any).choices[0].logprobs).toBeNull();
+    plain.end();
+    expect((plain.completion() as any).choices[0].logprobs).toBeNull();
+  });
+
+  it("a browser session is asked in web-llm's terms: logprobs true and top_logprobs N", () => {
+    expect(adaptCompletionForWebLlm({ model: "x", prompt: "p", logprobs: 3 }, "m")).toMatchObject({ logprobs: true, top_logprobs: 3 });
+    expect(adaptCompletionForWebLlm({ model: "x", prompt: "p", logprobs: 0 }, "m")).toMatchObject({ logprobs: true, top_logprobs: 0 });
+    const none = adaptCompletionForWebLlm({ model: "x", prompt: "p", logprobs: null }, "m");
+    expect("logprobs" in none || "top_logprobs" in none).toBe(false);
   });
 });
