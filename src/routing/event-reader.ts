@@ -40,10 +40,7 @@ export class EventReader {
     try {
       const e = await this.read();
       if (!e) this.end({ ok: true });
-      else {
-        this.observer?.event?.(e);
-        if (e.type === "error") this.end({ ok: false, error: ProxyError.fromInfo(e.error), broken: false });
-      }
+      else this.took(e);
       return e;
     } catch (e) {
       if (e instanceof ProxyError) this.end({ ok: false, error: e, broken: true });
@@ -60,6 +57,11 @@ export class EventReader {
     const e = this.reader.readNow?.();
     if (e === undefined) return undefined;
     this.seenFirst = true;
+    return this.took(e);
+  }
+
+  /** An event handed on: the observer hears of it, and an error event ends the attempt. */
+  private took(e: UpstreamEvent): UpstreamEvent {
     this.observer?.event?.(e);
     if (e.type === "error") this.end({ ok: false, error: ProxyError.fromInfo(e.error), broken: false });
     return e;

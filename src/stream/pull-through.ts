@@ -27,6 +27,19 @@ export function pullThrough(first: UpstreamEvent, inner: EventPull, stage: Event
     ready = events;
     next = 0;
   };
+  /** One inner event (null: the inner pull ended) through the stage; an error ends it all. */
+  const feed = (event: UpstreamEvent | null) => {
+    if (!event) {
+      done = true;
+      take(stage.end());
+      return;
+    }
+    take(stage.push(event));
+    if (event.type === "error") {
+      done = true;
+      inner.cancel();
+    }
+  };
 
   return {
     async next() {
@@ -43,16 +56,7 @@ export function pullThrough(first: UpstreamEvent, inner: EventPull, stage: Event
           }
           if (done) return null;
         }
-        if (!event) {
-          done = true;
-          take(stage.end());
-        } else {
-          take(stage.push(event));
-          if (event.type === "error") {
-            done = true;
-            inner.cancel();
-          }
-        }
+        feed(event);
       }
       return ready[next++]!;
     },
@@ -62,11 +66,7 @@ export function pullThrough(first: UpstreamEvent, inner: EventPull, stage: Event
         const event = pending ?? inner.nextNow?.();
         pending = null;
         if (event === undefined) return undefined;
-        take(stage.push(event));
-        if (event.type === "error") {
-          done = true;
-          inner.cancel();
-        }
+        feed(event);
       }
       return ready[next++]!;
     },
