@@ -5,8 +5,9 @@ export interface EventPull {
   next(): Promise<UpstreamEvent | null>;
   /**
    * The next event if it is already here (parsed from a chunk read before), else undefined: the
-   * caller then awaits `next()`, which also reports the end. Taking a chunk's later events this way
-   * costs no promise per event (in workerd a turn each, three or four deep through the layers).
+   * caller then awaits `next()`, which also reports the end. A caller can so take all of a chunk's
+   * events before it writes (the SSE pump sends them in one write, not one each) and without a
+   * promise per event through the layers.
    */
   nextNow?(): UpstreamEvent | undefined;
   cancel(): void;
