@@ -40,13 +40,9 @@ export function appendLegacyLogprobs(into: LegacyLogprobs, entries: readonly Tok
   return offset;
 }
 
+/** Characters as OpenAI and vLLM count them: code points (a string iterates by them). */
 function codePoints(s: string): number {
   let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    // A high surrogate followed by a low one is one character.
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
-    n++;
-  }
+  for (const _ of s) n++;
   return n;
 }

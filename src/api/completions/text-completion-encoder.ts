@@ -1,5 +1,5 @@
 import { errorEnvelope } from "../../errors/error-envelope.ts";
-import type { ErrorInfo, FinishReason, Timings, Usage, UpstreamEvent } from "../../stream/events.ts";
+import type { ErrorInfo, FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
 import { usageJson } from "../../stream/chunk-encoder.ts";
 import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
 import { appendLegacyLogprobs, emptyLegacyLogprobs, type LegacyLogprobs } from "./legacy-logprobs.ts";
@@ -91,7 +91,7 @@ export class TextCompletionEncoder {
   }
 
   /** One text event's entries in the legacy shape, also kept for the body. */
-  private take(entries: NonNullable<Extract<UpstreamEvent, { type: "text" }>["logprobs"]>): LegacyLogprobs {
+  private take(entries: TokenLogprob[]): LegacyLogprobs {
     const chunk = emptyLegacyLogprobs();
     this.offset = appendLegacyLogprobs(chunk, entries, this.offset, this.meta.logprobs ?? 0);
     const all = this.logprobs!;
