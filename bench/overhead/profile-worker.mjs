@@ -4,11 +4,11 @@
 // The Worker is built unminified (`wrangler deploy --dry-run --minify=false`) so names are readable.
 //   npx node bench/overhead/profile-worker.mjs [--requests 2000] [--stream] [--top 40] [--out file.cpuprofile]
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { post } from "./client.mjs";
-import { compatOf, freePort } from "./runtimes.mjs";
+import { compatOf, durableObjects, freePort } from "./runtimes.mjs";
 import { startBenchUpstream } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -20,9 +20,6 @@ const N = Number(opt("requests", 2000));
 mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
 const dir = mkdtempSync(join(ROOT, ".wrangler", "profile-"));
 execFileSync(process.execPath, [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", dir, "--minify=false"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } });
-const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
-const durableObjects = {};
-for (const m of toml.matchAll(/\[\[durable_objects\.bindings\]\]\s*name\s*=\s*"([^"]+)"\s*class_name\s*=\s*"([^"]+)"/g)) durableObjects[m[1]] = { className: m[2], useSQLite: true };
 
 const up = await startBenchUpstream();
 const UP = `http://127.0.0.1:${up.port}`;
@@ -35,7 +32,7 @@ const mf = new Miniflare(
     modules: true,
     scriptPath: join(dir, "index.js"),
     ...compatOf(),
-    durableObjects,
+    durableObjects: durableObjects(),
     bindings: { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: `${UP}/fast` }] } } }), LLAMA_URL: UP },
   }),
 );

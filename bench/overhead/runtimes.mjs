@@ -37,7 +37,7 @@ export function freePort() {
 }
 
 /** The Durable Object classes bound in wrangler.toml (Miniflare does not read it). */
-function durableObjects() {
+export function durableObjects() {
   const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
   const out = {};
   for (const m of toml.matchAll(/\[\[durable_objects\.bindings\]\]\s*name\s*=\s*"([^"]+)"\s*class_name\s*=\s*"([^"]+)"/g)) out[m[1]] = { className: m[2], useSQLite: true };
