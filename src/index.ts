@@ -4,5 +4,6 @@ export { KeyStore } from "./durable/key-store.ts";
 export { KeyGate } from "./durable/key-gate.ts";
 export { AuthGuard } from "./durable/auth-guard.ts";
 export { HealthHub } from "./durable/health-hub.ts";
+export { ResponseStore } from "./durable/response-store.ts";
 
 export default createApp();
