@@ -3,6 +3,7 @@ import type { AppEnv } from "../app-env.ts";
 import { convertResponsesRequest } from "../api/responses/convert-request.ts";
 import { ResponseEncoder } from "../api/responses/response-encoder.ts";
 import { echoedFields } from "../api/responses/echoed-fields.ts";
+import { resolveStoredContext } from "../api/responses/stored-conversation.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
@@ -13,19 +14,34 @@ import { jsonResponse } from "../stream/json-response.ts";
 import { randomId } from "../stream/random-id.ts";
 import { sseResponse } from "../stream/sse-response.ts";
 
-/** `POST /v1/responses` (OpenAI Responses API), stream and non-stream, over the chat pipeline. */
+/**
+ * `POST /v1/responses` (OpenAI Responses API), stream and non-stream, over the chat pipeline. Stored
+ * responses (`store`, default true) are kept per key and continue with `previous_response_id`
+ * (src/api/responses/stored-conversation.ts); a stored answer is saved before its last byte leaves.
+ */
 export async function responses(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
-  const request = validateBody(ResponsesRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+  const sent = validateBody(ResponsesRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+  const stored = await resolveStoredContext(c, sent);
+  const request = stored.request;
   const run = startChat(c, config, convertResponsesRequest(request));
-  const meta = { id: randomId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: request.model, echo: echoedFields(request) };
+  const echo = { ...echoedFields(sent), store: stored.store, previous_response_id: sent.previous_response_id ?? null };
+  const meta = { id: randomId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: sent.model, echo };
   const encoder = new ResponseEncoder(meta, () => run.extension());
+  const save = async () => {
+    const problem = await stored.save(encoder.response()).catch((e: unknown) => String(e));
+    if (problem) console.warn(`[responses] ${meta.id} was not stored: ${problem}`);
+  };
   // Responses framing: `event: <type>` and `data: <event>`, no `[DONE]`.
-  if (request.stream) return sseResponse({ ...run.common, encoder: framedSse(encoder, namedFrame) });
+  if (sent.stream) return sseResponse({ ...run.common, encoder: framedSse(encoder, namedFrame, "", save) });
   return jsonResponse({
     ...run.common,
     aggregator: gathered(encoder),
-    result: () => (encoder.end(), encoder.response()),
+    result: async () => {
+      encoder.end();
+      await save();
+      return encoder.response();
+    },
     // A failure after the 200 was committed: a `status: "failed"` response with its `error`.
     errorBody: (e) => encoder.failedResponse(e),
   });

@@ -18,16 +18,24 @@ export const dataFrame = (e: unknown): string => `data: ${JSON.stringify(e)}\n\n
 /** `event: <type>` and `data: <event>` per event (Responses and Anthropic framing). */
 export const namedFrame = (e: { type: string }): string => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
 
-/** The SSE body of an EventEncoder: each event framed, `trailer` after the end (e.g. `data: [DONE]`). */
-export function framedSse<E>(encoder: EventEncoder<E>, frame: (e: E) => string, trailer = ""): SseEncoder {
+/**
+ * The SSE body of an EventEncoder: each event framed, `trailer` after the end (e.g. `data: [DONE]`).
+ * `beforeEnd` runs once the closing events are known and before they are written (a stored response
+ * is saved there, so a client that chains to it on seeing the last event finds it).
+ */
+export function framedSse<E>(encoder: EventEncoder<E>, frame: (e: E) => string, trailer = "", beforeEnd?: () => Promise<void>): SseEncoder {
   const frames = (events: E[], out: ByteQueue) => {
     for (const e of events) out.text(frame(e));
   };
   return {
     encode: (event, out) => frames(encoder.encode(event), out),
     end: (out) => {
-      frames(encoder.end(), out);
-      if (trailer) out.text(trailer);
+      const closing = encoder.end();
+      const write = () => {
+        frames(closing, out);
+        if (trailer) out.text(trailer);
+      };
+      return beforeEnd ? beforeEnd().then(write) : write();
     },
     get failed() {
       return encoder.failed !== null;

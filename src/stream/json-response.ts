@@ -15,8 +15,8 @@ export interface Aggregator {
 export interface JsonResponseOptions {
   start: Promise<StreamStart>;
   aggregator: Aggregator;
-  /** Builds the final body once the aggregator has everything. */
-  result(): Record<string, unknown>;
+  /** Builds the final body once the aggregator has everything (it may wait, e.g. to store it first). */
+  result(): Record<string, unknown> | Promise<Record<string, unknown>>;
   /** The error body in this API's shape (default: the OpenAI envelope). */
   errorBody?(error: ErrorInfo): unknown;
   /** An error response in this API's shape for failures before commit (default: the OpenAI envelope). */
@@ -52,7 +52,7 @@ export async function jsonResponse(opts: JsonResponseOptions): Promise<Response>
       if (!next) break;
       event = next;
     }
-    return opts.result();
+    return await opts.result();
   })();
 
   const early = await settleWithin(gather, opts.commitMs, opts.deadlines);

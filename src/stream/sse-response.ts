@@ -18,8 +18,11 @@ export interface StreamStart {
 export interface SseEncoder {
   /** Appends the SSE frames for one event (maybe none) to `out`. */
   encode(event: UpstreamEvent, out: ByteQueue): void;
-  /** Appends what is due once the upstream is done: held final chunks and the terminator (e.g. `data: [DONE]`). */
-  end(out: ByteQueue): void;
+  /**
+   * Appends what is due once the upstream is done: held final chunks and the terminator (e.g. `data:
+   * [DONE]`). It may wait (a stored response is saved before its last frame leaves).
+   */
+  end(out: ByteQueue): void | Promise<void>;
   /** Set once an error was encoded: nothing more may follow it. */
   readonly failed: boolean;
 }
@@ -131,7 +134,7 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
         events.cancel();
         return;
       }
-      opts.encoder.end(body.queue);
+      await opts.encoder.end(body.queue);
       await body.flush();
     } finally {
       clearInterval(heartbeat);

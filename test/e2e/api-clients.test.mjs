@@ -90,14 +90,32 @@ describe("openai client: responses.create", () => {
     assert.deepEqual(JSON.parse(done), { city: "Paris" });
   });
 
-  it("previous_response_id is refused with a typed 400 that says what to send", async () => {
+  it("stored responses: previous_response_id chains turns, retrieve, input_items and delete work, a missing id is a typed 400", async () => {
+    const first = await openai.responses.create({ model: "tiny", input: "Name a colour.", max_output_tokens: 40, temperature: 0, grammar: grammar("Blue.") });
+    assert.equal(first.store, true);
+    const second = await openai.responses.create({ model: "tiny", input: "Another?", previous_response_id: first.id, max_output_tokens: 40, temperature: 0, grammar: grammar("Green.") });
+    assert.equal(second.previous_response_id, first.id);
+    assert.equal(second.output_text, "Green.");
+    // The model saw the first turn: the prompt grew by it.
+    assert.ok(second.usage.input_tokens > first.usage.input_tokens, `${second.usage.input_tokens} > ${first.usage.input_tokens}`);
+
+    const got = await openai.responses.retrieve(second.id);
+    assert.equal(got.output_text, "Green.");
+    const items = [];
+    for await (const item of openai.responses.inputItems.list(second.id)) items.push(item);
+    assert.deepEqual(items.map((i) => [i.type, i.role, i.content?.[0]?.text]), [["message", "user", "Another?"]]);
+
+    const deleted = await openai.responses.delete(first.id);
+    assert.equal(deleted, undefined); // the client returns nothing for a 200
+    await assert.rejects(openai.responses.retrieve(first.id), (e) => e instanceof OpenAI.NotFoundError);
     await assert.rejects(openai.responses.create({ model: "tiny", input: "x", previous_response_id: "resp_123" }), (e) => {
       assert.ok(e instanceof OpenAI.BadRequestError);
-      assert.equal(e.code, "unsupported_parameter");
+      assert.equal(e.code, "previous_response_not_found");
       assert.equal(e.param, "previous_response_id");
       return true;
     });
   });
+
 });
 
 describe("openai client: embeddings.create and completions.create", () => {

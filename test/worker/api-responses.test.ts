@@ -22,7 +22,7 @@ describe("POST /v1/responses against a real llama-server", () => {
     const body = (await res.json()) as any;
     expect(res.status, JSON.stringify(body)).toBe(200);
     expect(res.headers.get("x-switchyard-target")).toMatch(/^llama:/);
-    expect(body).toMatchObject({ object: "response", status: "completed", model: "any-name", instructions: "Be nice.", store: false, error: null });
+    expect(body).toMatchObject({ object: "response", status: "completed", model: "any-name", instructions: "Be nice.", store: true, error: null });
     expect(body.id).toMatch(/^resp_/);
     expect(body.output).toHaveLength(1);
     expect(body.output[0]).toMatchObject({ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "Hello from responses!" }] });
@@ -105,7 +105,7 @@ describe("POST /v1/responses against a real llama-server", () => {
     expect(((await bad.res.json()) as any).error).toMatchObject({ code: "missing_required_parameter", param: "input" });
     const prev = await call("/v1/responses", { json: ask({ previous_response_id: "resp_x" }) });
     expect(prev.res.status).toBe(400);
-    expect(((await prev.res.json()) as any).error).toMatchObject({ code: "unsupported_parameter", param: "previous_response_id" });
+    expect(((await prev.res.json()) as any).error).toMatchObject({ code: "previous_response_not_found", param: "previous_response_id" });
     const loading = await call("/v1/responses", { json: ask({ model: "m", stream: true }) }, fixtureModel("behave/loading"));
     expect(loading.res.status).toBe(503);
     expect(((await loading.res.json()) as any).error.code).toBe("model_loading");
