@@ -1,11 +1,12 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
-import { convertResponsesRequest } from "../api/responses/convert-request.ts";
+import { convertResponsesRequest, needsSealer } from "../api/responses/convert-request.ts";
 import { ResponseEncoder } from "../api/responses/response-encoder.ts";
 import { echoedFields } from "../api/responses/echoed-fields.ts";
 import { resolveStoredContext } from "../api/responses/stored-conversation.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
+import { sealerFor } from "../crypto/seal-key.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { startChat } from "../routing/start-chat.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";
@@ -24,10 +25,12 @@ export async function responses(c: Context<AppEnv>): Promise<Response> {
   const sent = validateBody(ResponsesRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
   const stored = await resolveStoredContext(c, sent);
   const request = stored.request;
-  const run = startChat(c, config, convertResponsesRequest(request));
+  const sealer = needsSealer(request) ? await sealerFor(c.env) : undefined;
+  const converted = convertResponsesRequest(request, sealer);
+  const run = startChat(c, config, converted.chat);
   const echo = { ...echoedFields(sent), store: stored.store, previous_response_id: sent.previous_response_id ?? null };
-  const meta = { id: randomId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: sent.model, echo };
-  const encoder = new ResponseEncoder(meta, () => run.extension());
+  const meta = { id: randomId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: sent.model, echo, ...converted.encoding };
+  const encoder = new ResponseEncoder(meta, () => ({ ...run.extension(), ...converted.extension }));
   const save = async () => {
     const problem = await stored.save(encoder.response()).catch((e: unknown) => String(e));
     if (problem) console.warn(`[responses] ${meta.id} was not stored: ${problem}`);

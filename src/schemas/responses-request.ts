@@ -3,31 +3,68 @@ import * as z from "zod/mini";
 // OpenAI Responses request (`POST /v1/responses`), validated loosely: only what the conversion reads
 // is type-checked; unknown fields are kept and forwarded to llama.cpp like chat's are.
 
-const ContentPart = z.looseObject({ type: z.string() });
-
-/** Any input item; its `type` (or `role` for a message without one) decides the rest. */
+/**
+ * Any input item; its `type` (or `role` for a message without one) decides the rest. The fields whose
+ * shape differs between item types (a message's `content`, a call's `output`, a hosted call's
+ * `action`…) are checked by the conversion, so a hosted tool's history item never fails here.
+ */
 const InputItem = z.looseObject({
   type: z.optional(z.string()),
   role: z.optional(z.string()),
-  content: z.optional(z.nullable(z.union([z.string(), z.array(ContentPart)]))),
-  call_id: z.optional(z.string()),
-  name: z.optional(z.string()),
-  arguments: z.optional(z.string()),
-  output: z.optional(z.union([z.string(), z.array(ContentPart)])),
   id: z.optional(z.nullable(z.string())),
+  call_id: z.optional(z.nullable(z.string())),
+  name: z.optional(z.nullable(z.string())),
+  /** The namespace of a function or custom tool call (a tool from a `namespace` entry). */
+  namespace: z.optional(z.nullable(z.string())),
+  /** A reasoning or compaction item's opaque token. */
+  encrypted_content: z.optional(z.nullable(z.string())),
+  content: z.optional(z.unknown()),
+  arguments: z.optional(z.unknown()),
+  /** A custom tool call's freeform input. */
+  input: z.optional(z.unknown()),
+  output: z.optional(z.unknown()),
+  summary: z.optional(z.unknown()),
+  /** A local_shell_call's `{type:"exec", command, …}`. */
+  action: z.optional(z.unknown()),
 });
 
-const FunctionTool = z.looseObject({
+/** A custom tool's input format: free text, or a Lark / regex grammar. */
+const CustomFormat = z.looseObject({
+  type: z.string(),
+  syntax: z.optional(z.string()),
+  definition: z.optional(z.string()),
+});
+
+/** A tool of a `namespace` entry (function or custom). */
+const NestedTool = z.looseObject({
   type: z.string(),
   name: z.optional(z.string()),
   description: z.optional(z.nullable(z.string())),
   parameters: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
   strict: z.optional(z.nullable(z.boolean())),
+  format: z.optional(z.nullable(CustomFormat)),
+});
+
+/** Any tool entry: function, custom, namespace, local_shell, or a hosted tool. */
+const ToolEntry = z.looseObject({
+  type: z.string(),
+  name: z.optional(z.string()),
+  description: z.optional(z.nullable(z.string())),
+  parameters: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
+  strict: z.optional(z.nullable(z.boolean())),
+  format: z.optional(z.nullable(CustomFormat)),
+  tools: z.optional(z.nullable(z.array(NestedTool))),
 });
 
 const ToolChoice = z.union([
   z.enum(["none", "auto", "required"]),
-  z.looseObject({ type: z.string(), name: z.optional(z.string()) }),
+  z.looseObject({
+    type: z.string(),
+    name: z.optional(z.nullable(z.string())),
+    /** `allowed_tools`: auto or required, over `tools`. */
+    mode: z.optional(z.string()),
+    tools: z.optional(z.array(z.looseObject({ type: z.string(), name: z.optional(z.nullable(z.string())) }))),
+  }),
 ]);
 
 const TextFormat = z.looseObject({
@@ -46,7 +83,7 @@ export const ResponsesRequestSchema = z.looseObject({
   max_output_tokens: z.optional(z.nullable(z.int().check(z.positive()))),
   temperature: z.optional(z.nullable(z.number())),
   top_p: z.optional(z.nullable(z.number())),
-  tools: z.optional(z.nullable(z.array(FunctionTool))),
+  tools: z.optional(z.nullable(z.array(ToolEntry))),
   tool_choice: z.optional(z.nullable(ToolChoice)),
   parallel_tool_calls: z.optional(z.nullable(z.boolean())),
   text: z.optional(z.nullable(z.looseObject({ format: z.optional(z.nullable(TextFormat)) }))),
@@ -56,10 +93,17 @@ export const ResponsesRequestSchema = z.looseObject({
   conversation: z.optional(z.nullable(z.unknown())),
   metadata: z.optional(z.nullable(z.record(z.string(), z.string()))),
   user: z.optional(z.nullable(z.string())),
-  /** Extra output to include; `message.output_text.logprobs` is the one Switchyard can give. */
+  reasoning: z.optional(z.nullable(z.looseObject({ effort: z.optional(z.nullable(z.string())), summary: z.optional(z.nullable(z.string())) }))),
+  /**
+   * Extra output to include: `message.output_text.logprobs` and `reasoning.encrypted_content` are
+   * the ones Switchyard gives; others are accepted and ignored.
+   */
   include: z.optional(z.nullable(z.array(z.string()))),
   top_logprobs: z.optional(z.nullable(z.int().check(z.minimum(0), z.maximum(20)))),
 });
 
 export type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;
 export type ResponsesInputItem = z.infer<typeof InputItem>;
+export type ResponsesTool = z.infer<typeof ToolEntry>;
+export type ResponsesNestedTool = z.infer<typeof NestedTool>;
+export type ResponsesToolChoice = z.infer<typeof ToolChoice>;

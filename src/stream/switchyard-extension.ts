@@ -5,4 +5,6 @@ export interface SwitchyardExtension {
   timings?: { first_event_ms: number; total_ms: number };
   tool_calls?: Array<{ index: number; id: string; score: number; problems: unknown[] }>;
   policy?: string;
+  /** Responses API: the request's tools the model was not offered (hosted tools Switchyard cannot run). */
+  dropped_tools?: Array<{ index: number; type: string; namespace?: string }>;
 }

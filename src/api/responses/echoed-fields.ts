@@ -1,7 +1,8 @@
 import type { ResponsesRequest } from "../../schemas/responses-request.ts";
 
-/** The request fields a response object repeats back (the tools in their Responses shape). */
+/** The request fields a response object repeats back (`tools` as the client sent them). */
 export function echoedFields(req: ResponsesRequest): Record<string, unknown> {
+  const extra = req as Record<string, unknown>;
   return {
     instructions: req.instructions ?? null,
     max_output_tokens: req.max_output_tokens ?? null,
@@ -10,8 +11,13 @@ export function echoedFields(req: ResponsesRequest): Record<string, unknown> {
     top_p: req.top_p ?? null,
     tools: req.tools ?? [],
     tool_choice: req.tool_choice ?? "auto",
-    text: { format: req.text?.format ?? { type: "text" } },
+    text: { ...(typeof req.text === "object" ? req.text : {}), format: req.text?.format ?? { type: "text" } },
+    reasoning: { effort: req.reasoning?.effort ?? null, summary: req.reasoning?.summary ?? null },
     user: req.user ?? null,
     metadata: req.metadata ?? {},
+    ...(typeof extra.prompt_cache_key === "string" ? { prompt_cache_key: extra.prompt_cache_key } : {}),
+    ...(typeof extra.safety_identifier === "string" ? { safety_identifier: extra.safety_identifier } : {}),
+    ...(typeof extra.max_tool_calls === "number" ? { max_tool_calls: extra.max_tool_calls } : {}),
+    ...(typeof req.top_logprobs === "number" ? { top_logprobs: req.top_logprobs } : {}),
   };
 }

@@ -1,6 +1,11 @@
+import type { Sealer } from "../../crypto/sealer.ts";
 import type { ErrorInfo, FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
 import { randomId } from "../../stream/random-id.ts";
 import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
+import { customToolInput } from "./custom-tool.ts";
+import { localShellAction } from "./local-shell.ts";
+import { customToolCallItem, functionCallItem, localShellCallItem, reasoningItem } from "./output-items.ts";
+import { plainToolNames, type ToolNames, type ToolOrigin } from "./tool-origin.ts";
 
 type Json = Record<string, unknown>;
 
@@ -17,6 +22,10 @@ export interface ResponseMeta {
   model: string;
   /** Request fields echoed on the response object (instructions, tools, temperature, …). */
   echo: Json;
+  /** The model's tool names → the client's tools (default: every name is a function of that name). */
+  tools?: ToolNames;
+  /** Seals each reasoning item's text into its `encrypted_content` (include: reasoning.encrypted_content). */
+  sealer?: Sealer;
 }
 
 interface OpenItem {
@@ -32,6 +41,7 @@ interface Call {
   outputIndex: number;
   id: string;
   callId: string;
+  /** The name the model called, i.e. the chat tool's name. */
   name: string;
   args: string;
   announced: boolean;
@@ -41,8 +51,10 @@ interface Call {
 /**
  * Internal events → Responses API stream events and the response object (pure). Text becomes one
  * `message` item with one `output_text` part, reasoning a `reasoning` item with `reasoning_text`,
- * each tool call a `function_call` item (announced once its name has settled, as in chat). A new
- * kind of output closes the open item. The non-stream body is the same object, gathered.
+ * each tool call a `function_call` item (announced once its name has settled, as in chat), or, for a
+ * custom tool or local_shell, a `custom_tool_call` / `local_shell_call` item sent whole once the call
+ * is complete (the model's arguments are JSON around the real value). A new kind of output closes
+ * the open item. The non-stream body is the same object, gathered.
  */
 export class ResponseEncoder {
   private seq = 0;
@@ -55,11 +67,14 @@ export class ResponseEncoder {
   private timings: Timings | undefined;
   private failedWith: ErrorInfo | null = null;
   private ended = false;
+  private readonly names: ToolNames;
 
   constructor(
     private readonly meta: ResponseMeta,
     private readonly extension: () => SwitchyardExtension,
-  ) {}
+  ) {
+    this.names = meta.tools ?? plainToolNames;
+  }
 
   get failed(): ErrorInfo | null {
     return this.failedWith;
@@ -199,7 +214,7 @@ export class ResponseEncoder {
       ];
     }
     const part = { type: "reasoning_text", text: item.text };
-    const done = { id: item.id, type: "reasoning", summary: [], content: [part], status: "completed" };
+    const done = reasoningItem(item.id, item.text, this.meta.sealer);
     this.output[item.outputIndex] = done;
     return [
       this.ev("response.reasoning_text.done", { ...where, text: item.text }),
@@ -220,7 +235,8 @@ export class ResponseEncoder {
     if (!call.announced) {
       if (event.name) call.name = event.name; // a resent name replaces, never appends
       call.args += event.argumentsDelta;
-      return !event.name && event.argumentsDelta !== "" ? this.announce(call) : [];
+      // Custom and local_shell calls wait for their whole arguments (sent in closeAll).
+      return !event.name && event.argumentsDelta !== "" && this.origin(call).kind === "function" ? this.announce(call) : [];
     }
     call.args += event.argumentsDelta;
     if (event.argumentsDelta === "") return [];
@@ -230,7 +246,7 @@ export class ResponseEncoder {
   private announce(call: Call): ResponseStreamEvent[] {
     call.announced = true;
     call.outputIndex = this.output.length;
-    const item = { id: call.id, type: "function_call", status: "in_progress", call_id: call.callId, name: call.name, arguments: "" };
+    const item = functionCallItem(call.id, call.callId, this.functionOrigin(call), "", "in_progress");
     this.output.push(item);
     const out = [this.ev("response.output_item.added", { output_index: call.outputIndex, item: structuredClone(item) })];
     if (call.args) out.push(this.ev("response.function_call_arguments.delta", { item_id: call.id, output_index: call.outputIndex, delta: call.args }));
@@ -242,14 +258,57 @@ export class ResponseEncoder {
     const out = this.closeOpen();
     for (const call of this.calls.values()) {
       if (call.done) continue;
+      if (!call.announced && this.origin(call).kind !== "function") {
+        out.push(...this.sendWhole(call));
+        continue;
+      }
       if (!call.announced) out.push(...this.announce(call));
       call.done = true;
-      const item = { id: call.id, type: "function_call", status: "completed", call_id: call.callId, name: call.name, arguments: call.args };
+      const origin = this.functionOrigin(call);
+      const item = functionCallItem(call.id, call.callId, origin, call.args, "completed");
       this.output[call.outputIndex] = item;
-      out.push(this.ev("response.function_call_arguments.done", { item_id: call.id, output_index: call.outputIndex, name: call.name, arguments: call.args }));
+      out.push(this.ev("response.function_call_arguments.done", { item_id: call.id, output_index: call.outputIndex, name: origin.name, arguments: call.args }));
       out.push(this.ev("response.output_item.done", { output_index: call.outputIndex, item: structuredClone(item) }));
     }
     return out;
+  }
+
+  /** A complete custom or local_shell call: its item added (with the input deltas of a custom call) and done. */
+  private sendWhole(call: Call): ResponseStreamEvent[] {
+    const origin = this.origin(call);
+    call.announced = true;
+    call.done = true;
+    call.outputIndex = this.output.length;
+    const at = { output_index: call.outputIndex };
+    if (origin.kind === "local_shell") {
+      call.id = randomId("lsh_");
+      const action = localShellAction(call.args);
+      const added = localShellCallItem(call.id, call.callId, action, "in_progress");
+      const done = localShellCallItem(call.id, call.callId, action, "completed");
+      this.output.push(done);
+      return [this.ev("response.output_item.added", { ...at, item: structuredClone(added) }), this.ev("response.output_item.done", { ...at, item: structuredClone(done) })];
+    }
+    if (origin.kind !== "custom") return [];
+    call.id = randomId("ctc_");
+    const input = customToolInput(call.args);
+    const done = customToolCallItem(call.id, call.callId, origin, input, "completed");
+    this.output.push(done);
+    return [
+      this.ev("response.output_item.added", { ...at, item: customToolCallItem(call.id, call.callId, origin, "", "in_progress") }),
+      this.ev("response.custom_tool_call_input.delta", { item_id: call.id, ...at, delta: input }),
+      this.ev("response.custom_tool_call_input.done", { item_id: call.id, ...at, input }),
+      this.ev("response.output_item.done", { ...at, item: structuredClone(done) }),
+    ];
+  }
+
+  private origin(call: Call): ToolOrigin {
+    return this.names.origin(call.name);
+  }
+
+  /** The origin of a call sent as a function_call (a name the client gave no tool is a function too). */
+  private functionOrigin(call: Call): Extract<ToolOrigin, { kind: "function" }> {
+    const origin = this.origin(call);
+    return origin.kind === "function" ? origin : { kind: "function", name: call.name };
   }
 
   private ev(type: string, body: Json): ResponseStreamEvent {

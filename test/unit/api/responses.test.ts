@@ -5,7 +5,7 @@ import { ResponsesRequestSchema } from "../../../src/schemas/responses-request.t
 import { validateBody } from "../../../src/api/validate-body.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
 
-const convert = (body: Record<string, unknown>) => convertResponsesRequest(validateBody(ResponsesRequestSchema, { model: "m", ...body }));
+const convert = (body: Record<string, unknown>) => convertResponsesRequest(validateBody(ResponsesRequestSchema, { model: "m", ...body })).chat;
 const ext = () => ({ target: "llama:h:1", attempts: 1 });
 
 function run(events: UpstreamEvent[]) {
@@ -71,7 +71,7 @@ describe("convertResponsesRequest", () => {
     ]);
   });
 
-  it("refuses what needs stored state or hosted tools, naming the parameter", () => {
+  it("refuses what needs unresolved stored state or cannot be converted, naming the parameter", () => {
     const param = (body: Record<string, unknown>) => {
       try {
         convert(body);
@@ -82,7 +82,9 @@ describe("convertResponsesRequest", () => {
     };
     expect(param({ input: "x", previous_response_id: "resp_1" })).toEqual([400, "unsupported_parameter", "previous_response_id"]);
     expect(param({ input: [{ type: "item_reference", id: "msg_1" }] })).toEqual([400, "unsupported_parameter", "input[0].type"]);
-    expect(param({ input: "x", tools: [{ type: "web_search" }] })).toEqual([400, "unsupported_parameter", "tools[0].type"]);
+    expect(param({ input: "x", tools: [{ type: "function" }] })).toEqual([400, "unsupported_parameter", "tools[0].name"]);
+    expect(param({ input: "x", tool_choice: { type: "function" } })).toEqual([400, "unsupported_parameter", "tool_choice.name"]);
+    expect(param({ input: [{ type: "frobnicate" }] })).toEqual([400, "unsupported_parameter", "input[0].type"]);
     expect(param({ input: "x", background: true })).toEqual([400, "unsupported_parameter", "background"]);
     expect(() => validateBody(ResponsesRequestSchema, { model: "m" })).toThrow(/input/);
   });

@@ -1,0 +1,24 @@
+import type { Sealer } from "../../crypto/sealer.ts";
+
+// A reasoning item's `encrypted_content`: the reasoning text sealed with the deployment's key, so a
+// stateless client (store: false) can hand it back on the next turn and the model sees its own
+// reasoning again. Tokens from elsewhere (another deployment, OpenAI) do not open.
+
+export const REASONING_PURPOSE = "responses.reasoning";
+
+export function sealReasoning(sealer: Sealer, text: string): string {
+  return sealer.seal(REASONING_PURPOSE, JSON.stringify({ text }));
+}
+
+/** The reasoning text, or null for a token this deployment did not seal. */
+export function openReasoning(sealer: Sealer | undefined, token: string): string | null {
+  const opened = sealer?.open(REASONING_PURPOSE, token);
+  if (opened == null) return null;
+  try {
+    const value: unknown = JSON.parse(opened);
+    const text = value && typeof value === "object" ? (value as Record<string, unknown>).text : undefined;
+    return typeof text === "string" ? text : null;
+  } catch {
+    return null;
+  }
+}
