@@ -1,5 +1,6 @@
 import type { ProxyError } from "../../errors/proxy-error.ts";
 import type { ErrorInfo } from "../../stream/events.ts";
+import { parseContextLengthMessage } from "../../upstreams/llama/map-llama-error.ts";
 
 /** Anthropic's error type for a status (its documented set; 503 is how it says "overloaded"). */
 export function anthropicErrorType(status: number): string {
@@ -30,7 +31,17 @@ export function anthropicErrorType(status: number): string {
 
 /** `{"type":"error","error":{"type","message"}}`; Switchyard's stable `code` rides along in `error.code`. */
 export function anthropicErrorBody(e: ErrorInfo): { type: "error"; error: { type: string; message: string; code: string } } {
-  return { type: "error", error: { type: anthropicErrorType(e.status), message: e.message, code: e.code } };
+  return { type: "error", error: { type: anthropicErrorType(e.status), message: anthropicMessage(e), code: e.code } };
+}
+
+/**
+ * Anthropic's wording where clients match it: a prompt over the context is `prompt is too long: N
+ * tokens > M maximum` (Claude Code compacts on "prompt is too long").
+ */
+function anthropicMessage(e: ErrorInfo): string {
+  if (e.code !== "context_length_exceeded") return e.message;
+  const counts = parseContextLengthMessage(e.message);
+  return counts ? `prompt is too long: ${counts.promptTokens} tokens > ${counts.contextTokens} maximum` : `prompt is too long: ${e.message}`;
 }
 
 export function anthropicErrorResponse(err: ProxyError, headers?: HeadersInit): Response {

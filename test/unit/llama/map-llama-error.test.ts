@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { mapLlamaError } from "../../../src/upstreams/llama/map-llama-error.ts";
+import { mapLlamaError, parseContextLengthMessage } from "../../../src/upstreams/llama/map-llama-error.ts";
+import { anthropicErrorBody } from "../../../src/api/messages/anthropic-error.ts";
+import contextExceeded from "../../fixtures/llama/error-context-exceeded.body.json";
 
 const up = "llama:127.0.0.1:8080";
 const body = (error: object) => JSON.stringify({ error });
@@ -12,6 +14,24 @@ describe("mapLlamaError", () => {
   it("maps context overflow to 400 context_length_exceeded, not retryable", () => {
     const e = mapLlamaError(400, body({ code: 400, message: "request (3030 tokens) exceeds the available context size (1024 tokens), try increasing it", type: "exceed_context_size_error", n_prompt_tokens: 3030, n_ctx: 1024 }), "application/json", up);
     expect([e.status, e.code, e.retryable]).toEqual([400, "context_length_exceeded", false]);
+  });
+  it("error-context-exceeded: OpenAI's wording (clients' auto-compaction matches it), and Anthropic's on /v1/messages", () => {
+    const e = mapLlamaError(400, JSON.stringify(contextExceeded), "application/json; charset=utf-8", up);
+    expect([e.status, e.code, e.type, e.param]).toEqual([400, "context_length_exceeded", "invalid_request_error", "messages"]);
+    expect(e.message).toBe("This model's maximum context length is 256 tokens. However, your messages resulted in 631 tokens. Please reduce the length of the messages.");
+    expect(parseContextLengthMessage(e.message)).toEqual({ promptTokens: 631, contextTokens: 256 });
+    expect(anthropicErrorBody(e.toInfo())).toEqual({
+      type: "error",
+      error: { type: "invalid_request_error", message: "prompt is too long: 631 tokens > 256 maximum", code: "context_length_exceeded" },
+    });
+  });
+  it("context overflow without n_prompt_tokens/n_ctx: the counts from the message, else the message kept", () => {
+    const counted = mapLlamaError(400, body({ message: "request (900 tokens) exceeds the available context size (512 tokens), try increasing it" }), "application/json", up);
+    expect(counted.message).toContain("maximum context length is 512 tokens. However, your messages resulted in 900 tokens.");
+    const bare = mapLlamaError(500, body({ message: "the prompt exceeds the available context size" }), "application/json", up);
+    expect([bare.status, bare.code]).toEqual([400, "context_length_exceeded"]);
+    expect(bare.message).toContain("exceeds the available context size");
+    expect(anthropicErrorBody(bare.toInfo()).error.message).toMatch(/^prompt is too long: /);
   });
   it("treats llama-server's client mistakes reported as 500 as 400s without failover", () => {
     for (const message of ["[json.exception.parse_error.101] parse error at line 1, column 2", "Failed to parse messages: Missing tool call type", "Unknown reasoning format", "Cannot use both json_schema and grammar"]) {
