@@ -1,0 +1,58 @@
+// Codex CLI and Claude Code through Switchyard (launcher + wrangler dev, dev open mode) to the REAL
+// llama-server with the tiny random-weight test model, through a whole tool loop as in
+// coding-agents.test.mjs: the agent's shell tool writes agent-proof.txt, the agent reads the result
+// and answers.
+//
+// The model is driven by a literal grammar (reference llama-server §10): agent-upstream.mjs in
+// `llama` mode forwards every request to the real server unchanged except for `grammar`, which it
+// sets to the one text the turn needs — the <tool_call> text on the first turn, the answer once the
+// tool's result is in the history — read from the messages Switchyard sent. The real server then
+// tokenizes the clients' whole prompts (instructions, tool descriptions, history, through its chat
+// template), samples exactly those tokens and streams them with its own framing, usage and timings.
+//
+// What a grammar cannot drive: native `tool_calls` from the real server. llama-server refuses
+// `grammar` together with `tools` ("Cannot use custom grammar constraints with tools"), so the target
+// is in prompt mode (`"tools": "prompt"`): Switchyard describes the tools in the system prompt and its
+// rewriter turns the generated text into tool calls. The server's own tool-call parser and its
+// `delta.tool_calls` framing are covered by the scripted upstream's native mode and by the recorded
+// fixtures, not here.
+import { after, before, describe, it } from "node:test";
+import { startAgentUpstream } from "../support/agent-upstream.mjs";
+import { startTap } from "../support/http-tap.mjs";
+import { exerciseAgent } from "../support/agent-report.mjs";
+import { runClaude, runCodex } from "../support/coding-agents.mjs";
+import { startLlamaServer } from "../support/llama-server.mjs";
+import { startSwitchyard } from "../support/switchyard-dev.mjs";
+
+let llama, upstream, proxy, tap;
+
+before(async () => {
+  // The agents' prompts are long (Codex's first is ≈ 8k tokens, Claude Code's ≈ 11k): two slots of
+  // 64k. llama-server caps a slot at the model's training context (8192 for the test model), so the
+  // model's metadata is overridden to allow more; random weights do not mind.
+  llama = await startLlamaServer({ ctx: 131072, parallel: 2, args: ["--override-kv", "llama.context_length=int:131072"] });
+  upstream = await startAgentUpstream({ mode: "llama", llamaUrl: llama.url });
+  proxy = await startSwitchyard({ vars: { SWITCHYARD_CONFIG: { models: { "agent-llama": { targets: [{ kind: "llama", url: upstream.url, tools: "prompt" }] } } } } });
+  tap = await startTap(proxy.url);
+});
+
+after(async () => {
+  await tap?.close();
+  await proxy?.stop();
+  await upstream?.close();
+  await llama?.stop();
+});
+
+async function exercise(t, name, client) {
+  const out = await exerciseAgent({ name, client, upstream, proxy, tap, model: "agent-llama", timeoutMs: 180_000, logs: { "llama-server log": () => llama.logs() } });
+  t.diagnostic(out.summary);
+  return out;
+}
+
+describe("Codex CLI, real llama-server", () => {
+  it("prompt-mode tool calls", (t) => exercise(t, "codex llama", runCodex));
+});
+
+describe("Claude Code, real llama-server", () => {
+  it("prompt-mode tool calls", (t) => exercise(t, "claude llama", runClaude));
+});

@@ -1,0 +1,396 @@
+// An upstream that speaks llama-server's HTTP protocol and plays a coding agent's model, for the
+// end-to-end tests that drive real agent clients (test/e2e/coding-agents*.test.mjs) through Switchyard.
+//
+// Its "model" plays one scripted task: find the client's shell tool among the tools the request
+// declares, call it with a command that writes agent-proof.txt and prints it, then — once the tool's
+// result is in the conversation — answer "The file says switchyard-ok.". A request without a shell
+// tool (a title or summary side request) gets a short plain answer.
+//
+//   const up = await startAgentUpstream({ mode: "native" });   // or "text", or "llama" + llamaUrl
+//   … point a Switchyard llama target at up.url …
+//   up.chatRequests()  // what reached /v1/chat/completions, parsed
+//
+// Modes:
+//   native  /props says the template can call tools; Switchyard sends `tools`, and the call comes
+//           back as `delta.tool_calls` (id, type, name, arguments in pieces), as llama-server's
+//           native tool parser sends it.
+//   text    /props says it cannot; Switchyard uses prompt mode (no `tools`, a system-prompt section
+//           describing them, a `grammar`), so the tools are read from that section and the call is
+//           written as content: <tool_call>\n{"name": …, "arguments": {…}}\n</tool_call>.
+//   llama   a pass-through to the real llama-server at `llamaUrl`: every request is forwarded byte
+//           for byte, except that a /v1/chat/completions body gets `grammar` = one literal, the text
+//           the turn needs (the <tool_call> text, or the answer), so even a random-weight model
+//           writes exactly that (reference llama-server §10). Needs a prompt-mode target
+//           (`"tools": "prompt"`): llama-server refuses `grammar` together with `tools`.
+//
+// Paths: POST /v1/chat/completions (stream or not), GET /props, /health, /slots, /v1/models (and
+// /models), POST /apply-template, /tokenize, /detokenize, /v1/chat/completions/input_tokens; /metrics
+// answers 501 as without --metrics. GET /_requests: everything received (method, path, headers,
+// body), oldest first; POST /_reset forgets it.
+import { createServer, request as httpRequest } from "node:http";
+
+export const PROOF_FILE = "agent-proof.txt";
+export const PROOF_TEXT = "switchyard-ok";
+export const SHELL_COMMAND = `printf '${PROOF_TEXT}\\n' > ${PROOF_FILE} && cat ${PROOF_FILE}`;
+export const FINAL_ANSWER = `The file says ${PROOF_TEXT}.`;
+export const SIDE_ANSWER = "Agent proof run";
+
+const MODEL = "switchyard-agent";
+const N_CTX = 131072;
+const FINGERPRINT = "b1-80fb11a";
+
+/** Shell tools by the names clients give them, most specific first. */
+const SHELL_TOOL_NAMES = ["exec_command", "shell_command", "shell", "local_shell", "Bash", "bash", "run_shell_command", "run_terminal_cmd", "execute_command", "run_command", "terminal"];
+const COMMAND_PROPERTIES = ["command", "cmd"];
+
+// ---- Reading the conversation --------------------------------------------------------------------
+
+/** The text of a message's content: a string, or the text of its parts. */
+export function textOf(content) {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((p) => (typeof p === "string" ? p : (p?.text ?? p?.content ?? ""))).map(textOf).join("\n");
+  if (content && typeof content === "object") return textOf(content.text ?? content.content ?? "");
+  return "";
+}
+
+/**
+ * A tool's result in the history: a `tool` message (native), or the user message prompt mode writes
+ * for it ("Tool result from <name>: …"). Null when there is none yet.
+ */
+function toolResultOf(messages) {
+  const results = messages.filter((m) => m.role === "tool" || m.role === "function" || (m.role === "user" && /^Tool result\b/.test(textOf(m.content))));
+  return results.length ? results.map((m) => textOf(m.content)).join("\n") : null;
+}
+
+/** Tools as [{name, description, parameters}] from an OpenAI chat `tools` array. */
+function declaredTools(tools) {
+  return (tools ?? []).filter((t) => t?.type === "function" && t.function?.name).map((t) => ({ name: t.function.name, description: t.function.description ?? "", parameters: t.function.parameters ?? {} }));
+}
+
+/**
+ * Tools from the system-prompt section prompt mode writes (src/toolcalls/build-tool-prompt.ts):
+ * "# Tools", then per tool "## <name>", its description, "Parameters: <JSON Schema on one line>".
+ * Descriptions may hold markdown headings of their own, so a heading counts as a tool only when the
+ * grammar names it (when there is a grammar) and its section ends with a Parameters line.
+ */
+function promptedTools(messages, grammar) {
+  const system = messages.filter((m) => m.role === "system" || m.role === "developer").map((m) => textOf(m.content)).join("\n");
+  const at = system.lastIndexOf("# Tools\n\nYou can call these tools.");
+  if (at < 0) return [];
+  const end = system.indexOf("\n# Reply format", at);
+  const section = system.slice(at, end < 0 ? undefined : end);
+  const named = grammarToolNames(grammar);
+  const tools = [];
+  let current = null;
+  for (const line of section.split("\n")) {
+    const heading = /^## (.+)$/.exec(line);
+    if (heading && (!named || named.has(heading[1]))) {
+      current = { name: heading[1], description: "", parameters: null };
+      tools.push(current);
+      continue;
+    }
+    if (!current) continue;
+    if (line.startsWith("Parameters: ")) {
+      try {
+        current.parameters = JSON.parse(line.slice("Parameters: ".length));
+        continue;
+      } catch {}
+    }
+    current.description += `${line}\n`;
+  }
+  return tools.filter((t) => t.parameters);
+}
+
+/** The tool names a prompt-mode grammar allows (its `name ::= "\"a\"" | …` rule), or null. */
+function grammarToolNames(grammar) {
+  if (typeof grammar !== "string") return null;
+  const rule = /^name ::= (.+)$/m.exec(grammar);
+  if (!rule) return null;
+  const names = new Set();
+  for (const m of rule[1].matchAll(/"((?:[^"\\]|\\.)*)"/g)) {
+    try {
+      names.add(JSON.parse(JSON.parse(`"${m[1]}"`)));
+    } catch {}
+  }
+  return names.size ? names : null;
+}
+
+function commandProperty(parameters) {
+  const props = parameters?.properties ?? {};
+  return COMMAND_PROPERTIES.find((p) => p in props) ?? null;
+}
+
+/** The client's shell tool: by name, else the first tool whose schema has a command property. */
+export function findShellTool(tools) {
+  for (const name of SHELL_TOOL_NAMES) {
+    const t = tools.find((x) => x.name === name && commandProperty(x.parameters));
+    if (t) return t;
+  }
+  return tools.find((t) => commandProperty(t.parameters)) ?? null;
+}
+
+/** Arguments for the shell tool from its JSON Schema: the command, and a value for each other required property. */
+export function shellArguments(tool, command = SHELL_COMMAND) {
+  const schema = tool.parameters ?? {};
+  const props = schema.properties ?? {};
+  const key = commandProperty(schema);
+  const args = {};
+  args[key] = typeOf(props[key]) === "array" ? ["bash", "-lc", command] : command;
+  for (const name of schema.required ?? []) {
+    if (name in args) continue;
+    args[name] = sampleValue(name, props[name] ?? {});
+  }
+  return args;
+}
+
+function typeOf(schema) {
+  const t = schema?.type;
+  if (Array.isArray(t)) return t.find((x) => x !== "null") ?? "string";
+  if (t) return t;
+  const alt = schema?.anyOf ?? schema?.oneOf;
+  if (Array.isArray(alt)) return typeOf(alt.find((s) => s?.type !== "null") ?? {});
+  return "string";
+}
+
+function sampleValue(name, schema) {
+  if (schema.const !== undefined) return schema.const;
+  if (schema.default !== undefined) return schema.default;
+  if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
+  switch (typeOf(schema)) {
+    case "boolean":
+      return false;
+    case "integer":
+    case "number":
+      return /timeout/i.test(name) ? Math.min(60000, schema.maximum ?? 60000) : (schema.minimum ?? 1);
+    case "array":
+      return [];
+    case "object":
+      return {};
+    default:
+      return /desc/i.test(name) ? `Write ${PROOF_FILE} and print it` : /dir|path|cwd/i.test(name) ? "." : "proof";
+  }
+}
+
+/**
+ * What the scripted model does with a chat body: `{kind: "call", tool, args}`, `{kind: "answer",
+ * text}` (after the tool's result) or `{kind: "side", text}` (no shell tool to call).
+ */
+export function decideTurn(body) {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const result = toolResultOf(messages);
+  if (result !== null) {
+    return result.includes(PROOF_TEXT) ? { kind: "answer", text: FINAL_ANSWER } : { kind: "answer", text: `The command did not print the proof; it said: ${result.slice(0, 200)}` };
+  }
+  const tools = body.tools ? declaredTools(body.tools) : promptedTools(messages, body.grammar);
+  const tool = findShellTool(tools);
+  if (!tool) return { kind: "side", text: SIDE_ANSWER };
+  return { kind: "call", tool: tool.name, args: shellArguments(tool) };
+}
+
+/** The prompt-mode text of a call, as a Hermes-style model writes it. */
+export function toolCallText(name, args) {
+  return `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
+}
+
+// ---- llama-server's wire format ------------------------------------------------------------------
+
+const randomId = (n) => Array.from({ length: n }, () => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"[Math.floor(Math.random() * 62)]).join("");
+
+/** Text in pieces of 2–6 characters, as sampled tokens come. */
+function pieces(text) {
+  const out = [];
+  for (let i = 0, n = 3; i < text.length; i += n, n = 2 + ((i * 7) % 5)) out.push(text.slice(i, i + n));
+  return out;
+}
+
+function usage(promptChars, completionChars) {
+  const prompt = Math.ceil(promptChars / 4);
+  const completion = Math.max(1, Math.ceil(completionChars / 4));
+  return {
+    usage: { completion_tokens: completion, prompt_tokens: prompt, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: 0 } },
+    timings: { cache_n: 0, prompt_n: prompt, prompt_ms: 12.5, prompt_per_token_ms: 12.5 / prompt, prompt_per_second: prompt / 0.0125, predicted_n: completion, predicted_ms: completion * 18.5, predicted_per_token_ms: 18.5, predicted_per_second: 54.05405405405405 },
+  };
+}
+
+/** The assistant message of a turn (`content` or `tool_calls`) and its finish reason. */
+function replyOf(turn, mode) {
+  if (turn.kind !== "call") return { message: { role: "assistant", content: turn.text }, finish: "stop" };
+  if (mode === "text") return { message: { role: "assistant", content: toolCallText(turn.tool, turn.args) }, finish: "stop" };
+  const call = { type: "function", function: { name: turn.tool, arguments: JSON.stringify(turn.args) }, id: randomId(32) };
+  return { message: { role: "assistant", content: null, tool_calls: [call] }, finish: "tool_calls" };
+}
+
+function streamReply(res, reply, promptChars) {
+  const id = `chatcmpl-${randomId(32)}`;
+  const created = Math.floor(Date.now() / 1000);
+  const frame = (choices, extra = {}) => `data: ${JSON.stringify({ choices, created, id, model: MODEL, system_fingerprint: FINGERPRINT, object: "chat.completion.chunk", ...extra })}\n\n`;
+  const delta = (d, finish = null) => frame([{ finish_reason: finish, index: 0, delta: d }]);
+  res.writeHead(200, { "content-type": "text/event-stream", server: "llama.cpp" });
+  res.write(delta({ role: "assistant", content: null }));
+  let chars = 0;
+  const { message } = reply;
+  if (message.tool_calls) {
+    for (const [index, call] of message.tool_calls.entries()) {
+      const args = call.function.arguments;
+      const cut = [1, Math.ceil(args.length / 2)];
+      res.write(delta({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: args.slice(0, cut[0]) } }] }));
+      res.write(delta({ tool_calls: [{ index, function: { arguments: args.slice(cut[0], cut[1]) } }] }));
+      res.write(delta({ tool_calls: [{ index, function: { arguments: args.slice(cut[1]) } }] }));
+      chars += args.length + call.function.name.length;
+    }
+  } else {
+    for (const p of pieces(message.content)) res.write(delta({ content: p }));
+    chars += message.content.length;
+  }
+  res.write(delta({}, reply.finish));
+  res.write(frame([], usage(promptChars, chars)));
+  res.end("data: [DONE]\n\n");
+}
+
+function plainReply(res, reply, promptChars) {
+  const chars = reply.message.content?.length ?? reply.message.tool_calls[0].function.arguments.length;
+  const body = { choices: [{ finish_reason: reply.finish, index: 0, message: reply.message }], created: Math.floor(Date.now() / 1000), model: MODEL, system_fingerprint: FINGERPRINT, object: "chat.completion", ...usage(promptChars, chars), id: `chatcmpl-${randomId(32)}` };
+  json(res, body);
+}
+
+function props(mode) {
+  return {
+    default_generation_settings: { id: 0, id_task: -1, n_ctx: N_CTX, speculative: false, is_processing: false, params: { n_predict: -1, temperature: 0.8, top_k: 40, top_p: 0.95, stream: true } },
+    total_slots: 2,
+    model_alias: MODEL,
+    model_path: `/models/${MODEL}.gguf`,
+    modalities: { vision: false, audio: false },
+    endpoint_slots: true,
+    endpoint_props: false,
+    endpoint_metrics: false,
+    webui: false,
+    chat_template: "{{ messages }}",
+    chat_template_caps: { supports_object_arguments: true, supports_parallel_tool_calls: mode === "native", supports_preserve_reasoning: false, supports_string_content: true, supports_system_role: true, supports_tool_calls: mode === "native", supports_tools: mode === "native", supports_typed_content: true },
+    bos_token: "<|endoftext|>",
+    eos_token: "<|im_end|>",
+    build_info: FINGERPRINT,
+    is_sleeping: false,
+  };
+}
+
+function models() {
+  const meta = { vocab_type: 2, n_vocab: 151936, n_ctx_train: 32768, n_embd: 64, n_params: 11000000, size: 44976608, n_ctx: N_CTX / 2 };
+  return {
+    models: [{ name: MODEL, model: MODEL, modified_at: "", size: "", digest: "", type: "model", description: "", tags: [""], capabilities: ["completion"], parameters: "", details: { parent_model: "", format: "gguf", family: "", families: [""], parameter_size: "", quantization_level: "" } }],
+    object: "list",
+    data: [{ id: MODEL, aliases: [MODEL], tags: [], object: "model", created: Math.floor(Date.now() / 1000), owned_by: "llamacpp", meta }],
+  };
+}
+
+// ---- The server ----------------------------------------------------------------------------------
+
+/**
+ * @param {{ mode?: "native"|"text"|"llama", llamaUrl?: string }} [opts]
+ * @returns {Promise<{ url: string, port: number, mode: string, requests(): object[], chatRequests(): object[],
+ *           reset(): void, close(): Promise<void> }>}
+ */
+export async function startAgentUpstream({ mode = "native", llamaUrl } = {}) {
+  if (mode === "llama" && !llamaUrl) throw new Error("mode llama needs llamaUrl");
+  const received = [];
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url, "http://x");
+    const path = url.pathname;
+    if (path === "/_requests") return json(res, received);
+    if (path === "/_reset") {
+      received.length = 0;
+      return json(res, { ok: true });
+    }
+    const chunks = [];
+    for await (const part of req) chunks.push(part);
+    const raw = Buffer.concat(chunks);
+    const body = raw.toString("utf8");
+    const entry = { method: req.method, path, headers: req.headers, body, at: Date.now() };
+    received.push(entry);
+    try {
+      if (mode === "llama") return await forward(req, res, raw, entry, llamaUrl);
+      return answer(req, res, path, body, mode, entry);
+    } catch (e) {
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { code: 500, message: String(e?.stack ?? e), type: "server_error" } }));
+    }
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address();
+  return {
+    port,
+    mode,
+    url: `http://127.0.0.1:${port}`,
+    requests: () => received.slice(),
+    chatRequests: () => received.filter((r) => r.method === "POST" && /\/chat\/completions$/.test(r.path)),
+    reset: () => void (received.length = 0),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  };
+}
+
+function answer(req, res, path, body, mode, entry) {
+  const p = path.replace(/^\/v1(?=\/(models|chat|completions|embeddings)\b)/, "");
+  if (req.method === "GET" && p === "/health") return json(res, { status: "ok" });
+  if (req.method === "GET" && p === "/slots") return json(res, [0, 1].map((id) => ({ id, id_task: -1, n_ctx: N_CTX / 2, speculative: false, is_processing: false, params: { chat_format: mode === "native" ? "Hermes 2 Pro" : "Content-only" } })));
+  if (req.method === "GET" && p === "/props") return json(res, props(mode));
+  if (req.method === "GET" && p === "/models") return json(res, models());
+  if (req.method === "GET" && p === "/metrics") {
+    return json(res, { error: { code: 501, message: "This server does not support metrics endpoint. Start it with `--metrics`", type: "not_supported_error" } }, 501);
+  }
+  if (req.method !== "POST") return json(res, { error: { code: 404, message: "File Not Found", type: "not_found_error" } }, 404);
+  const parsed = body ? JSON.parse(body) : {};
+  if (p === "/apply-template") return json(res, { prompt: JSON.stringify(parsed.messages ?? []) });
+  if (p === "/tokenize") {
+    const text = String(parsed.content ?? "");
+    const tokens = [];
+    for (let i = 0; i < text.length; i += 4) tokens.push(parsed.with_pieces ? { id: 1000 + i / 4, piece: text.slice(i, i + 4) } : 1000 + i / 4);
+    return json(res, { tokens });
+  }
+  if (p === "/detokenize") return json(res, { content: (parsed.tokens ?? []).map(() => "tokn").join("") });
+  if (p === "/chat/completions/input_tokens") return json(res, { object: "response.input_tokens", input_tokens: Math.ceil(JSON.stringify(parsed.messages ?? []).length / 4) });
+  if (p === "/chat/completions") {
+    const turn = decideTurn(parsed);
+    entry.turn = turn;
+    const reply = replyOf(turn, mode);
+    const promptChars = JSON.stringify(parsed.messages ?? []).length;
+    return parsed.stream ? streamReply(res, reply, promptChars) : plainReply(res, reply, promptChars);
+  }
+  return json(res, { error: { code: 404, message: "File Not Found", type: "not_found_error" } }, 404);
+}
+
+/** llama mode: the request to the real server unchanged, but for the literal grammar on chat turns. */
+async function forward(req, res, raw, entry, llamaUrl) {
+  let out = raw;
+  if (req.method === "POST" && /\/chat\/completions$/.test(entry.path)) {
+    const parsed = JSON.parse(raw.toString("utf8"));
+    const turn = decideTurn(parsed);
+    entry.turn = turn;
+    const text = turn.kind === "call" ? toolCallText(turn.tool, turn.args) : turn.text;
+    parsed.grammar = `root ::= ${JSON.stringify(text)}`;
+    out = Buffer.from(JSON.stringify(parsed));
+  }
+  const target = new URL(req.url, llamaUrl);
+  const headers = { ...req.headers, host: target.host };
+  delete headers["content-length"];
+  delete headers["transfer-encoding"];
+  if (out.length || req.method === "POST") headers["content-length"] = String(out.length);
+  await new Promise((resolve, reject) => {
+    const up = httpRequest(target, { method: req.method, headers }, (upRes) => {
+      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      upRes.pipe(res);
+      upRes.on("end", resolve);
+      upRes.on("error", reject);
+    });
+    up.on("error", reject);
+    res.on("close", () => up.destroy());
+    up.end(out);
+  });
+}
+
+function json(res, value, status = 200) {
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", server: "llama.cpp" });
+  res.end(JSON.stringify(value));
+}
