@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { call, fixtureModel, grammar } from "./harness.ts";
+import { codexFirstRequest } from "../fixtures/codex/first-request.ts";
+import { call, fixtureModel, grammar, received } from "./harness.ts";
 
 const ask = (extra: Record<string, unknown>) => ({ model: "any-name", input: "Say something.", temperature: 0, max_output_tokens: 200, ...extra });
 
@@ -109,5 +110,76 @@ describe("POST /v1/responses against a real llama-server", () => {
     const loading = await call("/v1/responses", { json: ask({ model: "m", stream: true }) }, fixtureModel("behave/loading"));
     expect(loading.res.status).toBe(503);
     expect(((await loading.res.json()) as any).error.code).toBe("model_loading");
+  });
+});
+
+describe("POST /v1/responses: what coding agents send (fixture upstream)", () => {
+  // What llama-server was sent for the request with this x-request-id.
+  const sentFor = async (requestId: string) => JSON.parse((await received()).filter((r) => r.headers["x-request-id"] === requestId).at(-1)!.body);
+  const tagged = (requestId: string) => ({ "x-request-id": `${requestId}-${crypto.randomUUID()}` });
+
+  it("Codex CLI 0.171.0's first request (recorded): accepted, the namespace flattened, web_search dropped and reported", async () => {
+    const headers = tagged("codex");
+    const { res } = await call("/v1/responses", { json: { ...structuredClone(codexFirstRequest), model: "m" }, headers }, fixtureModel("fixture/stream-native-tool-calls"));
+    expect(res.status).toBe(200);
+    const { events } = await readEvents(res);
+    const completed = events.at(-1)!;
+    expect(completed.event).toBe("response.completed");
+    expect(completed.data.response.x_switchyard.dropped_tools).toEqual([{ index: 8, type: "web_search" }]);
+    expect(completed.data.response.tools).toEqual(codexFirstRequest.tools);
+    expect(completed.data.response.store).toBe(false);
+    const sent = await sentFor(headers["x-request-id"]);
+    expect(sent.tools.map((t: any) => t.function.name)).toEqual([
+      "exec_command", "write_stdin", "request_user_input", "view_image",
+      "close_agent", "resume_agent", "send_input", "spawn_agent", "wait_agent",
+      "get_goal", "create_goal", "update_goal",
+    ]);
+    expect(sent.messages.map((m: any) => m.role)).toEqual(["system", "system", "user", "user"]);
+    for (const key of ["client_metadata", "prompt_cache_key", "include", "reasoning", "store", "input"]) expect(sent, key).not.toHaveProperty(key);
+  });
+
+  it("reasoning sealed into encrypted_content comes back as reasoning_content on the next stateless turn", async () => {
+    const first = await call("/v1/responses", { json: ask({ model: "m", store: false, include: ["reasoning.encrypted_content"] }) }, fixtureModel("fixture/stream-reasoning-content"));
+    const body = (await first.res.json()) as any;
+    expect(first.res.status, JSON.stringify(body)).toBe(200);
+    const [reasoning, message] = body.output;
+    expect(reasoning).toMatchObject({ type: "reasoning", summary: [], encrypted_content: expect.stringMatching(/^sy1\./) });
+    const headers = tagged("reasoning");
+    const next = await call(
+      "/v1/responses",
+      {
+        headers,
+        json: ask({
+          model: "m",
+          store: false,
+          include: ["reasoning.encrypted_content"],
+          input: [{ role: "user", content: "Greet me." }, { ...reasoning, content: undefined }, message, { role: "user", content: "Again." }],
+        }),
+      },
+      fixtureModel("fixture/stream-plain-text"),
+    );
+    expect(next.res.status).toBe(200);
+    await next.res.text();
+    const sent = await sentFor(headers["x-request-id"]);
+    expect(sent.messages[1]).toMatchObject({ role: "assistant", content: "Hello!", reasoning_content: "The user wants a greeting." });
+  });
+
+  it("calls of namespaced and custom tools come back as their own items", async () => {
+    const params = { type: "object", properties: { city: { type: "string" } } };
+    const namespaced = await call(
+      "/v1/responses",
+      { json: ask({ model: "m", tools: [{ type: "namespace", name: "wx", description: "Weather.", tools: [{ type: "function", name: "get_weather", parameters: params }] }] }) },
+      fixtureModel("fixture/stream-native-tool-calls"),
+    );
+    const item = ((await namespaced.res.json()) as any).output.find((i: any) => i.type === "function_call");
+    expect(item).toMatchObject({ name: "get_weather", namespace: "wx", call_id: expect.stringMatching(/^call_/) });
+
+    const custom = await call("/v1/responses", { json: ask({ model: "m", stream: true, tools: [{ type: "custom", name: "get_weather" }] }) }, fixtureModel("fixture/stream-native-tool-calls"));
+    const { events } = await readEvents(custom.res);
+    const names = events.map((e) => e.event);
+    expect(names).toContain("response.custom_tool_call_input.delta");
+    const done = events.find((e) => e.event === "response.custom_tool_call_input.done")!;
+    expect(JSON.parse(done.data.input)).toEqual({ city: "Paris" });
+    expect(events.at(-1)!.data.response.output).toContainEqual(expect.objectContaining({ type: "custom_tool_call", name: "get_weather", input: done.data.input }));
   });
 });
