@@ -5,8 +5,10 @@ import * as z from "zod/mini";
 
 const Block = z.looseObject({ type: z.string() });
 
+// `system` inside `messages`: Claude Code sends part of its system prompt (and, with the
+// mid-conversation-tool-changes beta, tool_addition/tool_removal blocks) this way.
 const Message = z.looseObject({
-  role: z.enum(["user", "assistant"]),
+  role: z.enum(["user", "assistant", "system"]),
   content: z.union([z.string(), z.array(Block)]),
 });
 
@@ -15,6 +17,7 @@ const Tool = z.looseObject({
   name: z.string().check(z.minLength(1)),
   description: z.optional(z.string()),
   input_schema: z.optional(z.record(z.string(), z.unknown())),
+  defer_loading: z.optional(z.boolean()),
 });
 
 const ToolChoice = z.looseObject({
@@ -23,9 +26,8 @@ const ToolChoice = z.looseObject({
   disable_parallel_tool_use: z.optional(z.boolean()),
 });
 
-export const MessagesRequestSchema = z.looseObject({
+const shape = {
   model: z.string().check(z.minLength(1)),
-  max_tokens: z.int().check(z.positive()),
   messages: z.array(Message).check(z.minLength(1)),
   system: z.optional(z.union([z.string(), z.array(Block)])),
   stop_sequences: z.optional(z.array(z.string())),
@@ -34,7 +36,14 @@ export const MessagesRequestSchema = z.looseObject({
   top_p: z.optional(z.number()),
   tools: z.optional(z.array(Tool)),
   tool_choice: z.optional(ToolChoice),
-});
+};
+
+export const MessagesRequestSchema = z.looseObject({ ...shape, max_tokens: z.int().check(z.positive()) });
+
+/** `POST /v1/messages/count_tokens`: the same request without `max_tokens` (nothing is generated). */
+export const CountTokensRequestSchema = z.looseObject({ ...shape, max_tokens: z.optional(z.int().check(z.positive())) });
 
 export type MessagesRequest = z.infer<typeof MessagesRequestSchema>;
+export type CountTokensRequest = z.infer<typeof CountTokensRequestSchema>;
 export type MessagesBlock = z.infer<typeof Block>;
+export type MessagesTool = z.infer<typeof Tool>;

@@ -1,22 +1,28 @@
 import type { ChatMessage, ChatRequest, Tool } from "../../schemas/chat-request.ts";
-import type { MessagesBlock, MessagesRequest } from "../../schemas/messages-request.ts";
+import type { CountTokensRequest, MessagesBlock, MessagesRequest, MessagesTool } from "../../schemas/messages-request.ts";
 import { unsupported } from "../validate-body.ts";
+import { ToolShelf } from "./tool-shelf.ts";
 
 type Json = Record<string, unknown>;
 type Part = Json & { type: string };
 
 /** Anthropic-only fields: converted below or meaningless to llama.cpp, so never forwarded. */
-const MESSAGES_ONLY = ["system", "stop_sequences", "metadata", "thinking", "service_tier", "tools", "tool_choice", "container", "mcp_servers", "context_management"];
+const MESSAGES_ONLY = [
+  "system", "stop_sequences", "metadata", "thinking", "service_tier", "tools", "tool_choice", "container", "mcp_servers", "context_management", "output_config",
+];
 
 /**
  * Pure: an Anthropic Messages request → the chat request the pipeline runs. `tool_result` blocks
  * become tool messages placed before the rest of their user turn; `tool_use` blocks become the
- * assistant's tool_calls with their ids kept, so the agent loop round-trips.
+ * assistant's tool_calls with their ids kept, so the agent loop round-trips. A `system` message
+ * inside `messages` stays a system message at its place. `cache_control` is ignored everywhere.
  */
-export function convertMessagesRequest(req: MessagesRequest): ChatRequest {
+export function convertMessagesRequest(req: MessagesRequest | CountTokensRequest): ChatRequest {
   const rest: Json = { ...req };
   for (const key of MESSAGES_ONLY) delete rest[key];
 
+  req.tools?.forEach((t, i) => checkClientTool(t, `tools[${i}].type`));
+  const shelf = new ToolShelf(req.tools);
   const messages: ChatMessage[] = [];
   if (req.system !== undefined) {
     const system = typeof req.system === "string" ? req.system : req.system.map((b, i) => textBlock(b, `system[${i}]`)).join("\n");
@@ -24,17 +30,17 @@ export function convertMessagesRequest(req: MessagesRequest): ChatRequest {
   }
   req.messages.forEach((m, i) => {
     const at = `messages[${i}].content`;
-    if (typeof m.content === "string") {
-      messages.push({ role: m.role, content: m.content });
-      return;
-    }
-    if (m.role === "assistant") messages.push(assistantMessage(m.content, at));
-    else messages.push(...userMessages(m.content, at));
+    if (typeof m.content === "string") messages.push({ role: m.role, content: m.content });
+    else if (m.role === "assistant") messages.push(assistantMessage(m.content, at));
+    else if (m.role === "system") messages.push(...systemMessage(m.content, at, shelf));
+    else messages.push(...userMessages(m.content, at, shelf));
   });
 
-  const chat: ChatRequest = { ...rest, model: req.model, messages, max_tokens: req.max_tokens, stream: req.stream ?? false };
+  const chat: ChatRequest = { ...rest, model: req.model, messages, stream: req.stream ?? false };
+  if (req.max_tokens !== undefined) chat.max_tokens = req.max_tokens;
   if (req.stop_sequences?.length) chat.stop = req.stop_sequences;
-  if (req.tools?.length) chat.tools = req.tools.map(convertTool);
+  const tools = shelf.tools();
+  if (tools.length) chat.tools = tools.map(convertTool);
   const choice = req.tool_choice;
   if (choice) {
     if (choice.type === "tool") {
@@ -48,22 +54,67 @@ export function convertMessagesRequest(req: MessagesRequest): ChatRequest {
   return chat;
 }
 
-function userMessages(blocks: MessagesBlock[], at: string): ChatMessage[] {
+/** A system message's text blocks, in place; its tool_addition/tool_removal blocks change the tools. */
+function systemMessage(blocks: MessagesBlock[], at: string, shelf: ToolShelf): ChatMessage[] {
+  const texts: string[] = [];
+  blocks.forEach((b, i) => {
+    const where = `${at}[${i}]`;
+    if (b.type === "text") texts.push(typeof b.text === "string" ? b.text : "");
+    else if (b.type === "tool_addition" || b.type === "tool_removal") toolChange(b, where, shelf);
+    else throw unsupported(`${where}.type`, `System content blocks of type "${b.type}" are not supported; use text, tool_addition or tool_removal.`);
+  });
+  const text = texts.join("\n");
+  return text ? [{ role: "system", content: text }] : [];
+}
+
+function toolChange(b: MessagesBlock, at: string, shelf: ToolShelf): void {
+  const tool = (b.tool ?? {}) as Json;
+  if (tool.type === "tool_reference" && typeof tool.name === "string") {
+    if (b.type === "tool_removal") shelf.remove(tool.name);
+    else shelf.load(tool.name);
+    return;
+  }
+  const def = tool.definition as Json | undefined;
+  if (b.type === "tool_addition" && tool.type === "tool_definition" && def && typeof def.name === "string" && def.name !== "") {
+    checkClientTool(def as MessagesTool, `${at}.tool.definition.type`);
+    shelf.add(def as MessagesTool);
+    return;
+  }
+  throw unsupported(`${at}.tool`, `A ${b.type} block needs tool: {type: "tool_reference", name}${b.type === "tool_addition" ? ' or {type: "tool_definition", definition: {name, …}}' : ""}.`);
+}
+
+function userMessages(blocks: MessagesBlock[], at: string, shelf: ToolShelf): ChatMessage[] {
   const tools: ChatMessage[] = [];
   const parts: Part[] = [];
+  // Chat tool messages carry text only: a tool result's images follow in the user message.
+  const images: Part[] = [];
   blocks.forEach((b, i) => {
     const where = `${at}[${i}]`;
     if (b.type === "tool_result") {
       if (typeof b.tool_use_id !== "string") throw unsupported(`${where}.tool_use_id`, "A tool_result block needs tool_use_id.");
-      const content = b.content === undefined ? "" : typeof b.content === "string" ? b.content : textOf(b.content, `${where}.content`);
+      const content = b.content === undefined ? "" : typeof b.content === "string" ? b.content : toolResultText(b.content, `${where}.content`, shelf, images);
       tools.push({ role: "tool", tool_call_id: b.tool_use_id, content: b.is_error === true ? `Error: ${content}` : content });
     } else {
-      parts.push(contentPart(b, where));
+      parts.push(...contentParts(b, where));
     }
   });
   const out = [...tools];
-  if (parts.length) out.push({ role: "user", content: parts.every((p) => p.type === "text") ? parts.map((p) => p.text).join("") : parts });
+  parts.push(...images);
+  if (parts.length) out.push({ role: "user", content: parts.every((p) => p.type === "text") ? joinText(parts) : parts });
   return out;
+}
+
+// Text blocks join as written; a document or search result is set apart by a blank line.
+const standalone = new WeakSet<Part>();
+
+function joinText(parts: Part[]): string {
+  return parts.map((p, i) => (i > 0 && (standalone.has(p) || standalone.has(parts[i - 1]!)) ? "\n\n" : "") + (p.text as string)).join("");
+}
+
+function standaloneText(text: string): Part {
+  const part = { type: "text", text };
+  standalone.add(part);
+  return part;
 }
 
 function assistantMessage(blocks: MessagesBlock[], at: string): ChatMessage {
@@ -77,6 +128,8 @@ function assistantMessage(blocks: MessagesBlock[], at: string): ChatMessage {
         text += typeof b.text === "string" ? b.text : "";
         return;
       case "thinking":
+        // The model's own reasoning goes back whatever its signature: one that does not verify
+        // (another deployment's, or none) is ignored, not refused.
         reasoning += typeof b.thinking === "string" ? b.thinking : "";
         return;
       case "redacted_thinking":
@@ -95,17 +148,82 @@ function assistantMessage(blocks: MessagesBlock[], at: string): ChatMessage {
   return msg;
 }
 
-function contentPart(b: MessagesBlock, at: string): Part {
-  if (b.type === "text") return { type: "text", text: typeof b.text === "string" ? b.text : "" };
-  if (b.type === "image") {
-    const source = (b.source ?? {}) as Json;
-    if (source.type === "base64" && typeof source.data === "string" && typeof source.media_type === "string") {
-      return { type: "image_url", image_url: { url: `data:${source.media_type};base64,${source.data}` } };
-    }
-    if (source.type === "url" && typeof source.url === "string") return { type: "image_url", image_url: { url: source.url } };
-    throw unsupported(`${at}.source`, "Images must have a base64 or url source.");
+/** A user content block as chat parts: text, an image, or a document / search result read as text. */
+function contentParts(b: MessagesBlock, at: string): Part[] {
+  switch (b.type) {
+    case "text":
+      return [{ type: "text", text: typeof b.text === "string" ? b.text : "" }];
+    case "image":
+      return [imagePart(b, at)];
+    case "document":
+      return documentParts(b, at);
+    case "search_result":
+      return [standaloneText(titled(b, searchResultText(b, at)))];
+    default:
+      throw unsupported(`${at}.type`, `Content blocks of type "${b.type}" are not supported here; use text, image, document (text), search_result or tool_result.`);
   }
-  throw unsupported(`${at}.type`, `Content blocks of type "${b.type}" are not supported here; use text, image or tool_result.`);
+}
+
+function imagePart(b: MessagesBlock, at: string): Part {
+  const source = (b.source ?? {}) as Json;
+  if (source.type === "base64" && typeof source.data === "string" && typeof source.media_type === "string") {
+    return { type: "image_url", image_url: { url: `data:${source.media_type};base64,${source.data}` } };
+  }
+  if (source.type === "url" && typeof source.url === "string") return { type: "image_url", image_url: { url: source.url } };
+  throw unsupported(`${at}.source`, "Images must have a base64 or url source.");
+}
+
+/** A document with a text (or content) source is its text, after its title; a PDF cannot be read here. */
+function documentParts(b: MessagesBlock, at: string): Part[] {
+  const source = (b.source ?? {}) as Json;
+  if (source.type === "text" && typeof source.data === "string") return [standaloneText(titled(b, source.data))];
+  if (source.type === "content") {
+    if (typeof source.content === "string") return [standaloneText(titled(b, source.content))];
+    if (Array.isArray(source.content)) {
+      const parts = (source.content as MessagesBlock[]).flatMap((c, i) => (c.type === "image" ? [imagePart(c, `${at}.source.content[${i}]`)] : []));
+      const text = (source.content as MessagesBlock[]).filter((c) => c.type !== "image").map((c, i) => textBlock(c, `${at}.source.content[${i}]`)).join("");
+      return [standaloneText(titled(b, text)), ...parts];
+    }
+  }
+  throw unsupported(
+    `${at}.source`,
+    `Documents need a text or content source here (got ${typeof source.type === "string" ? `"${source.type}"` : "none"}): a local model cannot read ${typeof source.media_type === "string" ? source.media_type : "PDF"} files; send the extracted text instead.`,
+  );
+}
+
+function searchResultText(b: MessagesBlock, at: string): string {
+  const body = Array.isArray(b.content) ? (b.content as MessagesBlock[]).map((c, i) => textBlock(c, `${at}.content[${i}]`)).join("\n") : "";
+  return typeof b.source === "string" && b.source ? `Source: ${b.source}\n${body}` : body;
+}
+
+function titled(b: MessagesBlock, text: string): string {
+  const head = [typeof b.title === "string" ? b.title : "", typeof b.context === "string" ? b.context : ""].filter(Boolean).join("\n");
+  return head ? `${head}\n\n${text}` : text;
+}
+
+/**
+ * A tool result's content blocks as the tool message's text. `tool_reference` blocks (a tool
+ * search's answer) load those deferred tools and say so; images are moved to `images`.
+ */
+function toolResultText(blocks: unknown, at: string, shelf: ToolShelf, images: Part[]): string {
+  if (!Array.isArray(blocks)) throw unsupported(at, "Expected a string or an array of content blocks.");
+  let text = "";
+  const loaded: string[] = [];
+  (blocks as MessagesBlock[]).forEach((b, i) => {
+    const where = `${at}[${i}]`;
+    if (b.type === "tool_reference" && typeof b.tool_name === "string") {
+      shelf.load(b.tool_name);
+      loaded.push(b.tool_name);
+    } else if (b.type === "image") {
+      images.push(imagePart(b, where));
+    } else if (b.type === "document" || b.type === "search_result") {
+      for (const p of contentParts(b, where)) p.type === "text" ? (text += (text ? "\n\n" : "") + (p.text as string)) : images.push(p);
+    } else {
+      text += textBlock(b, where);
+    }
+  });
+  const note = loaded.length ? `Tools now available: ${loaded.join(", ")}.` : "";
+  return text && note ? `${text}\n${note}` : text || note;
 }
 
 function textBlock(b: MessagesBlock, at: string): string {
@@ -113,15 +231,13 @@ function textBlock(b: MessagesBlock, at: string): string {
   return typeof b.text === "string" ? b.text : "";
 }
 
-function textOf(blocks: unknown, at: string): string {
-  if (!Array.isArray(blocks)) throw unsupported(at, "Expected a string or an array of text blocks.");
-  return blocks.map((b, i) => textBlock(b as MessagesBlock, `${at}[${i}]`)).join("");
+function checkClientTool(tool: MessagesTool, param: string): void {
+  if (tool.type != null && tool.type !== "custom") {
+    throw unsupported(param, `Server tools ("${tool.type}") are not available; only client tools with an input_schema are supported.`);
+  }
 }
 
-function convertTool(tool: NonNullable<MessagesRequest["tools"]>[number], i: number): Tool {
-  if (tool.type != null && tool.type !== "custom") {
-    throw unsupported(`tools[${i}].type`, `Server tools ("${tool.type}") are not available; only client tools with an input_schema are supported.`);
-  }
+function convertTool(tool: MessagesTool): Tool {
   return {
     type: "function",
     function: { name: tool.name, ...(tool.description !== undefined ? { description: tool.description } : {}), parameters: tool.input_schema ?? { type: "object", properties: {} } },

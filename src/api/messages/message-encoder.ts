@@ -39,10 +39,15 @@ export function stopReason(reason: FinishReason | null): string {
   }
 }
 
+/** Signs a thinking block's text, for its `signature` (the route passes the deployment's sealer). */
+export type SignThinking = (thinking: string) => string;
+
 /**
  * Internal events → Anthropic Messages stream events and the message object (pure). Text, thinking
  * and each tool call are content blocks, opened and closed in order; a tool call's block starts
- * once its name has settled (as in chat). The non-stream body is the same message, gathered.
+ * once its name has settled (as in chat). A thinking block ends with its `signature` (a
+ * `signature_delta` before its `content_block_stop`, as Anthropic sends it). The non-stream body is
+ * the same message, gathered.
  */
 export class MessageEncoder {
   private began = false;
@@ -57,6 +62,7 @@ export class MessageEncoder {
   constructor(
     private readonly meta: MessageMeta,
     private readonly extension: () => SwitchyardExtension,
+    private readonly sign: SignThinking = () => "",
   ) {}
 
   get failed(): ErrorInfo | null {
@@ -125,11 +131,15 @@ export class MessageEncoder {
     };
   }
 
+  /** Anthropic's `input_tokens` leaves out the prompt tokens read from the cache (llama-server's cached prompt). */
   private usageJson(): Json {
+    const prompt = this.usage?.promptTokens ?? 0;
+    const cached = Math.min(Math.max(this.usage?.cachedTokens ?? 0, 0), prompt);
     return {
-      input_tokens: this.usage?.promptTokens ?? 0,
+      input_tokens: prompt - cached,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: cached,
       output_tokens: this.usage?.completionTokens ?? 0,
-      ...(this.usage?.cachedTokens !== undefined ? { cache_read_input_tokens: this.usage.cachedTokens } : {}),
     };
   }
 
@@ -143,10 +153,15 @@ export class MessageEncoder {
     const block = this.open;
     if (!block) return [];
     this.open = null;
+    const out: MessageStreamEvent[] = [];
     if (block.kind === "text") this.content[block.index] = { type: "text", text: block.text };
-    else if (block.kind === "thinking") this.content[block.index] = { type: "thinking", thinking: block.text, signature: "" };
-    else this.content[block.index] = { type: "tool_use", id: block.id, name: block.name, input: parseInput(block.args) };
-    return [{ type: "content_block_stop", index: block.index }];
+    else if (block.kind === "thinking") {
+      const signature = this.sign(block.text);
+      this.content[block.index] = { type: "thinking", thinking: block.text, signature };
+      out.push({ type: "content_block_delta", index: block.index, delta: { type: "signature_delta", signature } });
+    } else this.content[block.index] = { type: "tool_use", id: block.id, name: block.name, input: parseInput(block.args) };
+    out.push({ type: "content_block_stop", index: block.index });
+    return out;
   }
 
   private toolCall(event: Extract<UpstreamEvent, { type: "toolCall" }>): MessageStreamEvent[] {
