@@ -9,7 +9,7 @@ import { getModel, listModels } from "./routes/models.ts";
 import { rewriteToolCallsRoute } from "./routes/tool-calls-rewrite.ts";
 import { responses } from "./routes/responses.ts";
 import { deleteStoredResponse, getStoredResponse, listInputItems } from "./routes/stored-responses.ts";
-import { messages } from "./routes/messages.ts";
+import { countTokens, messages } from "./routes/messages.ts";
 import { completions } from "./routes/completions.ts";
 import { embeddings } from "./routes/embeddings.ts";
 import { connectSession, issueSessionTicket } from "./routes/sessions.ts";
@@ -42,6 +42,15 @@ export function createApp(): Hono<AppEnv> {
     return c.json({ status: "ok", auth, ...(auth === "open" && c.env.SWITCHYARD_ENV === "dev" ? { note: "dev mode with no API keys: serving without keys" } : {}) });
   });
 
+  // Probes: Claude Code sends HEAD <base>/api/hello to warm the connection; HEAD / is a reachability
+  // check. Hono answers HEAD with the GET route. `/` is the browser page (assets); if it reaches the
+  // Worker, the page comes from the assets binding.
+  app.get("/", async (c) => {
+    if (!c.env.ASSETS) return c.body(null, 200);
+    const page = await c.env.ASSETS.fetch(c.req.raw);
+    return new Response(page.body, page); // the binding's headers are immutable; the middleware adds its own
+  });
+  app.get("/api/hello", (c) => c.json({ status: "ok" }));
   app.post("/v1/chat/completions", chatCompletions);
   app.post("/chat/completions", chatCompletions);
   app.get("/v1/models", listModels);
@@ -51,6 +60,7 @@ export function createApp(): Hono<AppEnv> {
   app.get("/v1/responses/:id/input_items", listInputItems);
   app.get("/v1/responses/:id", getStoredResponse);
   app.delete("/v1/responses/:id", deleteStoredResponse);
+  app.post("/v1/messages/count_tokens", countTokens);
   app.post("/v1/messages", messages);
   app.post("/v1/completions", completions);
   app.post("/v1/embeddings", embeddings);

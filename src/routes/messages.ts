@@ -2,18 +2,22 @@ import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
 import { anthropicErrorBody, anthropicErrorResponse } from "../api/messages/anthropic-error.ts";
 import { convertMessagesRequest } from "../api/messages/convert-request.ts";
+import { estimateTokens } from "../api/messages/estimate-tokens.ts";
 import { MessageEncoder, type SignThinking } from "../api/messages/message-encoder.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { sealerFor } from "../crypto/seal-key.ts";
 import { toProxyError } from "../errors/error-envelope.ts";
+import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
+import { planTargets } from "../routing/plan-targets.ts";
 import { startChat } from "../routing/start-chat.ts";
-import { MessagesRequestSchema } from "../schemas/messages-request.ts";
+import { CountTokensRequestSchema, MessagesRequestSchema } from "../schemas/messages-request.ts";
 import { framedSse, gathered, namedFrame } from "../stream/event-encoder.ts";
 import { jsonResponse } from "../stream/json-response.ts";
 import { randomId } from "../stream/random-id.ts";
 import { sseResponse } from "../stream/sse-response.ts";
+import { countLlamaTokens } from "../upstreams/llama/count-llama-tokens.ts";
 
 /**
  * `POST /v1/messages` (Anthropic Messages), stream and non-stream, over the chat pipeline. Every
@@ -34,6 +38,35 @@ export async function messages(c: Context<AppEnv>): Promise<Response> {
   } catch (e) {
     const err = toProxyError(e);
     return anthropicErrorResponse(err, { "x-request-id": c.get("requestId") });
+  }
+}
+
+/**
+ * `POST /v1/messages/count_tokens`: `{input_tokens}` for the request as `/v1/messages` would send it,
+ * counted by the model's first target when that is a llama-server. A browser target, or a server
+ * that cannot count now (unreachable, loading, failing), gives an estimate (`estimateTokens`) marked
+ * by `x-switchyard-estimate: 1`; a request the server refuses is an Anthropic error.
+ */
+export async function countTokens(c: Context<AppEnv>): Promise<Response> {
+  const requestId = c.get("requestId");
+  try {
+    const config = loadConfig(c.env);
+    const request = validateBody(CountTokensRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+    c.get("meter")?.checkModel(request.model);
+    const chat = convertMessagesRequest(request);
+    const target = planTargets(config, request.model)[0]!;
+    if (target.kind === "llama") {
+      try {
+        const ctx = { env: c.env as unknown as Record<string, unknown>, requestId, timeoutMs: config.timeouts.responseStartMs, signal: c.req.raw.signal };
+        const n = await countLlamaTokens(target, target.name, chat, ctx);
+        return c.json({ input_tokens: n }, 200, { "x-switchyard-target": target.name });
+      } catch (e) {
+        if (!(e instanceof ProxyError) || !(e.retryable || e.status >= 500)) throw e;
+      }
+    }
+    return c.json({ input_tokens: estimateTokens(chat) }, 200, { "x-switchyard-target": target.name, "x-switchyard-estimate": "1" });
+  } catch (e) {
+    return anthropicErrorResponse(toProxyError(e), { "x-request-id": requestId });
   }
 }
 

@@ -1,7 +1,9 @@
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { call, configWith, fixtureModel, grammar, received } from "./harness.ts";
+import { claudeCodeFirstRequest } from "../fixtures/claude-code/first-request.ts";
+import { call, configWith, fixtureModel, grammar, LLAMA_URL, received } from "./harness.ts";
 
-const ask = (extra: Record<string, unknown>) => ({ model: "any-name", max_tokens: 200, temperature: 0, messages: [{ role: "user", content: "Say something." }], ...extra });
+const ask = (extra: Record<string, unknown>): Record<string, any> => ({ model: "any-name", max_tokens: 200, temperature: 0, messages: [{ role: "user", content: "Say something." }], ...extra });
 const anthropicHeaders = { "x-api-key": "sk-ant-client", "anthropic-version": "2023-06-01" };
 
 async function readEvents(res: Response) {
@@ -78,5 +80,155 @@ describe("POST /v1/messages against a real llama-server", () => {
     expect(events.at(-1)!.event).toBe("error");
     expect(events.at(-1)!.data).toMatchObject({ type: "error", error: { type: "api_error" } });
     expect(events.map((e) => e.event)).not.toContain("message_stop");
+  });
+});
+
+describe("what Claude Code sends", () => {
+  const claudeCodeHeaders = {
+    ...anthropicHeaders,
+    "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,mid-conversation-tool-changes-2026-07-01,advanced-tool-use-2025-11-20,effort-2025-11-24",
+  };
+
+  it("its first request (?beta=true, a system message inside messages, a deferred tool) streams from the real llama-server", async () => {
+    const { res } = await call("/v1/messages?beta=true", { json: { ...claudeCodeFirstRequest, max_tokens: 8 }, headers: claudeCodeHeaders });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const names = (await readEvents(res)).map((e) => e.event);
+    expect(names[0]).toBe("message_start");
+    expect(names.slice(-2)).toEqual(["message_delta", "message_stop"]);
+  });
+
+  it("upstream: the system message stays in place, the deferred tool is left out, the Anthropic-only fields and headers are not sent", async () => {
+    const { res } = await call("/v1/messages?beta=true", { json: { ...claudeCodeFirstRequest, model: "m" }, headers: claudeCodeHeaders }, fixtureModel("fixture/stream-plain-text"));
+    expect(res.status).toBe(200);
+    await res.text();
+    const last = (await received()).at(-1)!;
+    const sent = JSON.parse(last.body);
+    expect(sent.messages.map((m: any) => m.role)).toEqual(["system", "user", "system"]);
+    expect(sent.messages[2].content).toMatch(/^# Environment/);
+    expect(sent.tools.map((t: any) => t.function.name)).toEqual(["Bash", "ToolSearch"]);
+    for (const key of ["thinking", "context_management", "output_config", "metadata", "system"]) expect(sent).not.toHaveProperty(key);
+    for (const h of ["anthropic-beta", "anthropic-version", "x-api-key"]) expect(last.headers[h]).toBeUndefined();
+  });
+
+  it("thinking blocks carry a signature (a signature_delta before their stop) and go back to the model as reasoning, signed or not", async () => {
+    const stream = await call("/v1/messages", { json: ask({ model: "m", stream: true }) }, fixtureModel("fixture/stream-reasoning-content"));
+    const events = await readEvents(stream.res);
+    const thinkingIndex = events.find((e) => e.event === "content_block_start" && e.data.content_block.type === "thinking")!.data.index;
+    const ofThinking = events.filter((e) => e.data.index === thinkingIndex).map((e) => e.data.delta?.type ?? e.event);
+    expect(ofThinking.slice(-2)).toEqual(["signature_delta", "content_block_stop"]);
+    const signature = events.find((e) => e.data.delta?.type === "signature_delta")!.data.delta.signature;
+    expect(signature).toMatch(/^sy1\./);
+
+    const whole = await call("/v1/messages", { json: ask({ model: "m" }) }, fixtureModel("fixture/stream-reasoning-content"));
+    const body = (await whole.res.json()) as any;
+    expect(body.content[0]).toEqual({ type: "thinking", thinking: "The user wants a greeting.", signature });
+
+    for (const sig of [signature, "not-a-signature"]) {
+      const next = ask({
+        model: "m",
+        messages: [
+          { role: "user", content: "Hi" },
+          { role: "assistant", content: [{ type: "thinking", thinking: "The user wants a greeting.", signature: sig }, { type: "text", text: "Hello!" }] },
+          { role: "user", content: "Again" },
+        ],
+      });
+      const again = await call("/v1/messages", { json: next }, fixtureModel("fixture/stream-plain-text"));
+      expect(again.res.status).toBe(200);
+      await again.res.text();
+      const sent = JSON.parse((await received()).at(-1)!.body);
+      expect(sent.messages[1]).toMatchObject({ role: "assistant", content: "Hello!", reasoning_content: "The user wants a greeting." });
+    }
+  });
+
+  it("usage: input_tokens plus cache_read_input_tokens is the prompt, and a repeated prompt is read from llama-server's cache", async () => {
+    const json = ask({ grammar: grammar("Cached."), system: "You are a careful assistant. ".repeat(20) });
+    const usages = [];
+    for (let i = 0; i < 2; i++) {
+      const { res } = await call("/v1/messages", { json });
+      usages.push(((await res.json()) as any).usage);
+    }
+    const count = await call("/v1/messages/count_tokens", { json: { model: json.model, system: json.system, messages: json.messages } });
+    const { input_tokens: prompt } = (await count.res.json()) as any;
+    for (const u of usages) {
+      expect(u).toEqual({ input_tokens: expect.any(Number), cache_creation_input_tokens: 0, cache_read_input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
+      expect(u.input_tokens + u.cache_read_input_tokens).toBe(prompt);
+    }
+    expect(usages[1].cache_read_input_tokens).toBeGreaterThan(0);
+    expect(usages[1].input_tokens).toBeLessThan(prompt);
+  });
+
+  it("a prompt over the context: prompt is too long: N tokens > M maximum (Claude Code compacts on it); chat keeps OpenAI's wording", async () => {
+    const vars = fixtureModel("fixture/error-context-exceeded");
+    for (const stream of [false, true]) {
+      const { res } = await call("/v1/messages", { json: ask({ model: "m", stream }) }, vars);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toEqual({ type: "error", error: { type: "invalid_request_error", message: "prompt is too long: 631 tokens > 256 maximum", code: "context_length_exceeded" } });
+    }
+    const chat = await call("/v1/chat/completions", { json: { model: "m", messages: [{ role: "user", content: "x" }] } }, vars);
+    expect(((await chat.res.json()) as any).error).toMatchObject({
+      code: "context_length_exceeded",
+      message: "This model's maximum context length is 256 tokens. However, your messages resulted in 631 tokens. Please reduce the length of the messages.",
+    });
+  });
+
+  it("probes: HEAD / answers 200 with no body (the page's assets), HEAD and GET /api/hello (Claude Code's warm-up) answer 200", async () => {
+    for (const method of ["HEAD", "GET"]) {
+      const root = await exports.default.fetch(new Request("http://switchyard.test/", { method }));
+      expect(root.status, method).toBe(200);
+      if (method === "HEAD") expect(await root.text()).toBe("");
+      else expect(await root.text()).toContain("<html");
+    }
+    const head = await exports.default.fetch(new Request("http://switchyard.test/api/hello", { method: "HEAD" }));
+    expect([head.status, await head.text()]).toEqual([200, ""]);
+    const get = await call("/api/hello");
+    expect([get.res.status, await get.res.json()]).toEqual([200, { status: "ok" }]);
+  });
+});
+
+describe("POST /v1/messages/count_tokens", () => {
+  const system = "Be brief.";
+  const messages = [{ role: "user", content: "What is the weather in Paris?" }];
+  const weather = { name: "get_weather", description: "Current weather for a city", input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } };
+
+  async function llamaCount(body: Record<string, unknown>) {
+    const prompt = ((await (await fetch(`${LLAMA_URL}/apply-template`, { method: "POST", body: JSON.stringify(body) })).json()) as any).prompt as string;
+    const tokens = ((await (await fetch(`${LLAMA_URL}/tokenize`, { method: "POST", body: JSON.stringify({ content: prompt, add_special: true }) })).json()) as any).tokens;
+    return tokens.length as number;
+  }
+
+  it("is llama-server's own count of the rendered prompt (no max_tokens needed); a tool adds to it", async () => {
+    const plain = await call("/v1/messages/count_tokens?beta=true", { json: { model: "any-name", system, messages }, headers: anthropicHeaders });
+    expect(plain.res.status).toBe(200);
+    expect(plain.res.headers.get("x-switchyard-estimate")).toBeNull();
+    const n = ((await plain.res.json()) as any).input_tokens;
+    expect(n).toBe(await llamaCount({ messages: [{ role: "system", content: system }, ...messages] }));
+
+    const withTool = await call("/v1/messages/count_tokens", { json: { model: "any-name", system, messages, tools: [weather] } });
+    const m = ((await withTool.res.json()) as any).input_tokens;
+    expect(m).toBeGreaterThan(n);
+    const tools = [{ type: "function", function: { name: weather.name, description: weather.description, parameters: weather.input_schema } }];
+    expect(m).toBe(await llamaCount({ messages: [{ role: "system", content: system }, ...messages], tools }));
+
+    const deferred = await call("/v1/messages/count_tokens", { json: { model: "any-name", system, messages, tools: [{ ...weather, defer_loading: true }] } });
+    expect(((await deferred.res.json()) as any).input_tokens).toBe(n);
+  });
+
+  it("a browser target or an unreachable server gives the estimate, marked x-switchyard-estimate: 1", async () => {
+    const estimate = Math.ceil(JSON.stringify([{ role: "system", content: system }, ...messages]).length / 4);
+    for (const target of [{ kind: "browser", model: "x" }, { kind: "llama", url: "http://127.0.0.1:9" }]) {
+      const { res } = await call("/v1/messages/count_tokens", { json: { model: "m", system, messages } }, configWith({ m: { targets: [target] } }));
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-switchyard-estimate")).toBe("1");
+      expect(await res.json()).toEqual({ input_tokens: estimate });
+    }
+  });
+
+  it("errors in Anthropic's shape: validation 400, unknown model 404", async () => {
+    const bad = await call("/v1/messages/count_tokens", { json: { model: "m", messages: [{ role: "tool", content: "x" }] } });
+    expect(bad.res.status).toBe(400);
+    expect(await bad.res.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
+    const missing = await call("/v1/messages/count_tokens", { json: { model: "nope", messages } }, configWith({ m: { targets: [{ kind: "llama", url: LLAMA_URL }] } }));
+    expect(missing.res.status).toBe(404);
+    expect(await missing.res.json()).toMatchObject({ type: "error", error: { type: "not_found_error", code: "model_not_found" } });
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { convertMessagesRequest } from "../../../src/api/messages/convert-request.ts";
+import { estimateTokens } from "../../../src/api/messages/estimate-tokens.ts";
 import { validateBody } from "../../../src/api/validate-body.ts";
-import { MessagesRequestSchema } from "../../../src/schemas/messages-request.ts";
+import { CountTokensRequestSchema, MessagesRequestSchema } from "../../../src/schemas/messages-request.ts";
 import { bashSchema, claudeCodeFirstRequest } from "../../fixtures/claude-code/first-request.ts";
 
 describe("Claude Code's first request", () => {
@@ -15,5 +16,14 @@ describe("Claude Code's first request", () => {
     expect(chat.tools?.[0]!.function.parameters).toEqual(bashSchema);
     expect(chat).toMatchObject({ model: "qwen", max_tokens: 32000, stream: true });
     for (const key of ["thinking", "context_management", "output_config", "metadata", "system"]) expect(chat).not.toHaveProperty(key);
+  });
+
+  it("count_tokens accepts the same body without max_tokens; the estimate is ceil(JSON chars / 4) of messages and tools", () => {
+    const { max_tokens: _, stream: __, ...body } = claudeCodeFirstRequest;
+    const chat = convertMessagesRequest(validateBody(CountTokensRequestSchema, body));
+    const chars = JSON.stringify(chat.messages).length + JSON.stringify(chat.tools).length;
+    expect(estimateTokens(chat)).toBe(Math.ceil(chars / 4));
+    expect(estimateTokens({ messages: chat.messages })).toBe(Math.ceil(JSON.stringify(chat.messages).length / 4));
+    expect(estimateTokens(chat)).toBeGreaterThan(estimateTokens({ messages: chat.messages }));
   });
 });
