@@ -8,6 +8,7 @@ import { chatCompletions } from "./routes/chat-completions.ts";
 import { getModel, listModels } from "./routes/models.ts";
 import { rewriteToolCallsRoute } from "./routes/tool-calls-rewrite.ts";
 import { responses } from "./routes/responses.ts";
+import { compactResponses } from "./routes/responses-compact.ts";
 import { deleteStoredResponse, getStoredResponse, listInputItems } from "./routes/stored-responses.ts";
 import { countTokens, messages } from "./routes/messages.ts";
 import { completions } from "./routes/completions.ts";
@@ -57,6 +58,7 @@ export function createApp(): Hono<AppEnv> {
   app.get("/v1/models/:id{.+}", getModel);
   app.post("/v1/tool_calls/rewrite", rewriteToolCallsRoute);
   app.post("/v1/responses", responses);
+  app.post("/v1/responses/compact", compactResponses);
   app.get("/v1/responses/:id/input_items", listInputItems);
   app.get("/v1/responses/:id", getStoredResponse);
   app.delete("/v1/responses/:id", deleteStoredResponse);

@@ -316,7 +316,7 @@ export class ResponseEncoder {
   }
 }
 
-function usageJson(u: Usage | null): Json {
+export function usageJson(u: Usage | null): Json {
   const input = u?.promptTokens ?? 0;
   const output = u?.completionTokens ?? 0;
   return {

@@ -1,0 +1,47 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env.ts";
+import { compactedResponse, compactionRequest } from "../api/responses/compact-conversation.ts";
+import { convertResponsesRequest } from "../api/responses/convert-request.ts";
+import { inputItemsOf } from "../api/responses/input-items.ts";
+import { usageJson } from "../api/responses/response-encoder.ts";
+import { resolveStoredContext } from "../api/responses/stored-conversation.ts";
+import { validateBody } from "../api/validate-body.ts";
+import { loadConfig } from "../config/load-config.ts";
+import { sealerFor } from "../crypto/seal-key.ts";
+import { readJsonBody } from "../http/read-json-body.ts";
+import { startChat } from "../routing/start-chat.ts";
+import { ResponsesRequestSchema } from "../schemas/responses-request.ts";
+import type { ErrorInfo, Usage } from "../stream/events.ts";
+import { jsonResponse } from "../stream/json-response.ts";
+
+/**
+ * `POST /v1/responses/compact`: the model summarizes the conversation (the input, or a stored chain
+ * by `previous_response_id`), and the answer is OpenAI's compacted response — the user messages, then
+ * one `compaction` item sealed with the deployment's key. Sent back as input, that item reaches the
+ * model as the summary (src/api/responses/compaction-item.ts). Never stored.
+ */
+export async function compactResponses(c: Context<AppEnv>): Promise<Response> {
+  const config = loadConfig(c.env);
+  const sent = validateBody(ResponsesRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+  const stored = await resolveStoredContext(c, { ...sent, store: false, stream: false });
+  const sealer = await sealerFor(c.env);
+  const converted = convertResponsesRequest(stored.request, sealer);
+  const run = startChat(c, config, compactionRequest(converted.chat));
+  let summary = "";
+  let usage: Usage | null = null;
+  let failed: ErrorInfo | null = null;
+  return jsonResponse({
+    ...run.common,
+    aggregator: {
+      push(event) {
+        if (event.type === "text") summary += event.delta;
+        else if (event.type === "usage") usage = event.usage;
+        else if (event.type === "error") failed = event.error;
+      },
+      get failed() {
+        return failed;
+      },
+    },
+    result: () => ({ ...compactedResponse(inputItemsOf(stored.request.input), summary.trim(), sealer, usageJson(usage)), x_switchyard: run.extension() }),
+  });
+}
