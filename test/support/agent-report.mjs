@@ -45,7 +45,7 @@ export async function exerciseAgent({ name, client, upstream, proxy, tap, model,
       `sandbox kept at ${sandbox.root} (exchanges.json: client ↔ Switchyard; upstream-requests.json)`,
       section(`client (${out.run.ms} ms) stdout`, tail(out.run.stdout, 3000)),
       section("client stderr", tail(out.run.stderr, 3000)),
-      section("requests Switchyard refused", tap.refused().map(describeRefusal).join("\n\n") || "(none)"),
+      section("requests Switchyard refused", describeRefusals(tap.refused()) || "(none)"),
       section("client → Switchyard", tap.exchanges().map((e) => `${e.method} ${e.path} → ${e.status}`).join("\n")),
       section("Switchyard → upstream (chat)", chats.map(describeChat).join("\n") || "(none)"),
       section("Switchyard log", tail(proxy.logs().slice(logsFrom), 4000)),
@@ -65,8 +65,18 @@ function section(title, body) {
   return `\n--- ${title} ---\n${body}`;
 }
 
-function describeRefusal(e) {
-  return `${e.method} ${e.path} → ${e.status}\nrequest: ${abbreviate(e.request)}\nresponse: ${tail(e.response, 2000)}`;
+/** Each distinct refusal once (clients retry the same request), with how often it came. */
+function describeRefusals(refused) {
+  const seen = new Map();
+  for (const e of refused) {
+    const key = `${e.method} ${e.path} ${e.status} ${e.response}`;
+    const prior = seen.get(key);
+    if (prior) prior.times++;
+    else seen.set(key, { e, times: 1 });
+  }
+  return [...seen.values()]
+    .map(({ e, times }) => `${e.method} ${e.path} → ${e.status}${times > 1 ? ` (×${times}, the first shown)` : ""}\nrequest: ${abbreviate(e.request)}\nresponse: ${tail(e.response, 2000)}`)
+    .join("\n\n");
 }
 
 /** One line per chat request: stream, tools, message roles, what the scripted model did. */
