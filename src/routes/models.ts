@@ -1,27 +1,57 @@
 import type { Context } from "hono";
+import { anthropicErrorResponse } from "../api/messages/anthropic-error.ts";
+import type { Config } from "../config/config.ts";
 import { loadConfig } from "../config/load-config.ts";
+import { toProxyError } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { AppEnv } from "../app-env.ts";
 import { fetchFresh } from "../http/fetch-fresh.ts";
+import { targetName } from "../routing/target.ts";
+import type { LlamaTarget } from "../schemas/config.ts";
 import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
+import { llamaHeaders } from "../upstreams/llama/post-llama.ts";
+import { readLlamaProps, type ModelProps } from "../upstreams/llama/read-llama-props.ts";
 
 interface ModelEntry {
   id: string;
   object: "model";
   created: number;
   owned_by: string;
+  /** The per-slot context, under the names clients read it by. */
+  context_window?: number;
+  context_length?: number;
+  max_model_len?: number;
+  capabilities?: { tools: boolean; vision: boolean; reasoning: boolean };
 }
+
+/** /props is only worth a short wait for a model list: without it the entry lacks the extra fields. */
+const PROPS_TIMEOUT_MS = 2000;
 
 /**
  * `GET /v1/models`: the declared models, or in zero config the models the llama-server reports plus
  * those of connected browser sessions (each is served with the session as a fallback). A llama-server
- * that cannot be reached is an error only when no session serves anything either.
+ * that cannot be reached is an error only when no session serves anything either. Entries served by
+ * a llama-server carry its context window and capabilities; with `anthropic-version`, the list is in
+ * Anthropic's shape.
  */
 export async function listModels(c: Context<AppEnv>): Promise<Response> {
-  const config = loadConfig(c.env);
-  if (config.models) return c.json({ object: "list", data: declaredModels(config.models) });
+  const anthropic = wantsAnthropic(c);
+  try {
+    const config = loadConfig(c.env);
+    const data = await modelEntries(c, config);
+    if (!anthropic) return c.json({ object: "list", data });
+    const models = data.map(anthropicModel);
+    return c.json({ data: models, has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null });
+  } catch (e) {
+    if (anthropic) return anthropicErrorResponse(toProxyError(e));
+    throw e;
+  }
+}
+
+async function modelEntries(c: Context<AppEnv>, config: Config): Promise<ModelEntry[]> {
+  if (config.models) return declaredModels(c, config);
   const [upstream, browser] = await Promise.all([
-    upstreamModels(config.llamaUrl, config.timeouts.responseStartMs).then(
+    upstreamModels(c, config).then(
       (data) => ({ ok: true as const, data }),
       (error: unknown) => ({ ok: false as const, error }),
     ),
@@ -30,7 +60,7 @@ export async function listModels(c: Context<AppEnv>): Promise<Response> {
   if (!upstream.ok && browser.length === 0) throw upstream.error;
   const data = upstream.ok ? [...upstream.data] : [];
   for (const m of browser) if (!data.some((d) => d.id === m.id)) data.push(m);
-  return c.json({ object: "list", data });
+  return data;
 }
 
 async function browserModels(env: Record<string, unknown>): Promise<ModelEntry[]> {
@@ -48,30 +78,86 @@ async function browserModels(env: Record<string, unknown>): Promise<ModelEntry[]
  * served by the llama-server, so any id answers: its own entry if the server lists it.
  */
 export async function getModel(c: Context<AppEnv>): Promise<Response> {
-  const config = loadConfig(c.env);
-  const id = c.req.param("id") ?? "";
+  const anthropic = wantsAnthropic(c);
+  try {
+    const entry = await modelEntry(c, loadConfig(c.env), c.req.param("id") ?? "");
+    return c.json(anthropic ? anthropicModel(entry) : entry);
+  } catch (e) {
+    if (anthropic) return anthropicErrorResponse(toProxyError(e));
+    throw e;
+  }
+}
+
+async function modelEntry(c: Context<AppEnv>, config: Config, id: string): Promise<ModelEntry> {
   if (config.models) {
-    const entry = declaredModels(config.models).find((m) => m.id === id);
-    if (!entry) {
+    if (!(id in config.models)) {
       throw new ProxyError({ status: 404, code: "model_not_found", param: "model", message: `The model "${id}" does not exist here. GET /v1/models lists the available ones.` });
     }
-    return c.json(entry);
+    return (await declaredModels(c, config, id))[0]!;
   }
-  const listed = (await upstreamModels(config.llamaUrl, config.timeouts.responseStartMs)).find((m) => m.id === id);
-  return c.json(listed ?? { id, object: "model", created: 0, owned_by: "llamacpp" });
+  const listed = (await upstreamModels(c, config)).find((m) => m.id === id);
+  return listed ?? { id, object: "model", created: 0, owned_by: "llamacpp" };
 }
 
-function declaredModels(models: Record<string, unknown>): ModelEntry[] {
-  return Object.keys(models).map((id) => ({ id, object: "model", created: 0, owned_by: "switchyard" }));
+/** Anthropic's model object; `created_at` is RFC 3339 (the epoch when the server gives no date). */
+function anthropicModel(m: ModelEntry): Record<string, unknown> {
+  return {
+    type: "model",
+    id: m.id,
+    display_name: m.id,
+    created_at: new Date(m.created * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"),
+    ...(m.context_window !== undefined ? { max_input_tokens: m.context_window } : {}),
+  };
 }
 
-async function upstreamModels(llamaUrl: string, responseStartMs: number): Promise<ModelEntry[]> {
-  const config = { llamaUrl, timeouts: { responseStartMs } };
-  const base = config.llamaUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
-  let res: Response;
+function wantsAnthropic(c: Context<AppEnv>): boolean {
+  return c.req.header("anthropic-version") !== undefined;
+}
+
+/** Declared models (or the one named `only`), each with what its first llama target's /props says. */
+async function declaredModels(c: Context<AppEnv>, config: Config, only?: string): Promise<ModelEntry[]> {
+  const models = config.models ?? {};
+  const ids = only !== undefined ? [only] : Object.keys(models);
+  return Promise.all(
+    ids.map(async (id) => {
+      const target = models[id]!.targets.find((t): t is LlamaTarget => t.kind === "llama");
+      const props = target ? await targetProps(c, target) : null;
+      return withProps({ id, object: "model", created: 0, owned_by: "switchyard" }, props);
+    }),
+  );
+}
+
+function targetProps(c: Context<AppEnv>, target: LlamaTarget): Promise<ModelProps | null> {
+  let headers: Record<string, string>;
   try {
-    res = await fetchFresh(`${base}/v1/models`, { signal: AbortSignal.timeout(config.timeouts.responseStartMs) });
+    const all = llamaHeaders(target, targetName(target), { env: c.env as unknown as Record<string, unknown>, requestId: c.get("requestId") }, "application/json");
+    headers = all.authorization ? { authorization: all.authorization } : {};
   } catch {
+    return Promise.resolve(null); // its key secret is missing: the chat request will say so
+  }
+  return readLlamaProps(target.url, headers, PROPS_TIMEOUT_MS, target.model);
+}
+
+/**
+ * Switchyard serves tools on every llama-server (prompt mode where the template has none), so
+ * `tools` is always true once the server is known.
+ */
+function withProps(entry: ModelEntry, props: ModelProps | null, nCtx?: number): ModelEntry {
+  const context = nCtx ?? props?.contextWindow;
+  return {
+    ...entry,
+    ...(context !== undefined ? { context_window: context, context_length: context, max_model_len: context } : {}),
+    ...(props ? { capabilities: { tools: true, vision: props.vision, reasoning: props.reasoning } } : {}),
+  };
+}
+
+async function upstreamModels(c: Context<AppEnv>, config: Config): Promise<ModelEntry[]> {
+  const base = config.llamaUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
+  const [res, props] = await Promise.all([
+    fetchFresh(`${base}/v1/models`, { signal: AbortSignal.timeout(config.timeouts.responseStartMs) }).catch(() => null),
+    readLlamaProps(config.llamaUrl, {}, PROPS_TIMEOUT_MS),
+  ]);
+  if (!res) {
     throw new ProxyError({
       status: 502,
       code: "upstream_unreachable",
@@ -81,8 +167,15 @@ async function upstreamModels(llamaUrl: string, responseStartMs: number): Promis
   if (!res.ok) {
     throw new ProxyError({ status: 502, code: "upstream_error", message: `The llama-server at ${new URL(config.llamaUrl).origin} answered HTTP ${res.status} to /v1/models.` });
   }
-  const body = (await res.json().catch(() => ({}))) as { data?: Array<{ id?: unknown; created?: unknown }> };
-  return (body.data ?? [])
-    .filter((m): m is { id: string; created?: unknown } => typeof m.id === "string")
-    .map((m) => ({ id: m.id, object: "model", created: typeof m.created === "number" ? m.created : 0, owned_by: "llamacpp" }));
+  const body = (await res.json().catch(() => ({}))) as { data?: Array<{ id?: unknown; created?: unknown; meta?: { n_ctx?: unknown } }> };
+  const listed = (body.data ?? []).filter((m): m is { id: string; created?: unknown; meta?: { n_ctx?: unknown } } => typeof m.id === "string");
+  // /props describes the server's one model; in router mode (several) only each entry's meta is its own.
+  const shared = listed.length === 1 ? props : null;
+  return listed.map((m) =>
+    withProps(
+      { id: m.id, object: "model", created: typeof m.created === "number" ? m.created : 0, owned_by: "llamacpp" },
+      shared,
+      typeof m.meta?.n_ctx === "number" ? m.meta.n_ctx : undefined,
+    ),
+  );
 }
