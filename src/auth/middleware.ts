@@ -34,7 +34,8 @@ export function authMiddleware(): MiddlewareHandler<AppEnv> {
       if (c.req.method === "GET" && path.startsWith("/v1/models/")) meter.checkModel(decodeURIComponent(path.slice("/v1/models/".length)));
     } catch (e) {
       const err = toProxyError(e);
-      return path === "/v1/messages" ? anthropicErrorResponse(err, { "x-request-id": c.get("requestId") }) : errorResponse(err);
+      // Anthropic clients get Anthropic's error shape on every Messages route (count_tokens too).
+      return path === "/v1/messages" || path.startsWith("/v1/messages/") ? anthropicErrorResponse(err, { "x-request-id": c.get("requestId") }) : errorResponse(err);
     }
     const meter = c.get("meter")!;
     try {
@@ -69,10 +70,13 @@ async function afterRoute(c: Context<AppEnv>, meter: Meter, path: string): Promi
   }
   meter.routeEnded(res);
   if (path === "/v1/models" && res.ok && meter.key.models) {
-    const body = (await res.json()) as { object: string; data: Array<{ id: string }> };
+    const body = (await res.json()) as { data: Array<{ id: string }>; first_id?: string | null; last_id?: string | null };
     const allowed = new Set(meter.key.models);
     const headers = new Headers(res.headers);
     headers.delete("content-length");
-    c.res = new Response(JSON.stringify({ ...body, data: body.data.filter((m) => allowed.has(m.id)) }), { status: res.status, headers });
+    const data = body.data.filter((m) => allowed.has(m.id));
+    // The Anthropic list shape names its first and last entries: they must be of the filtered list.
+    const ends = "first_id" in body ? { first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null } : {};
+    c.res = new Response(JSON.stringify({ ...body, data, ...ends }), { status: res.status, headers });
   }
 }

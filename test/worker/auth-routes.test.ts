@@ -111,6 +111,9 @@ describe("keys on every route", () => {
     expect(m2.res.status).toBe(403);
     const list = await call("/v1/models", withKey({}, chatKey.key), vars);
     expect((await list.res.json<any>()).data.map((m: any) => m.id)).toEqual(["m1"]);
+    // Anthropic's list shape names its ends: they are the filtered list's.
+    const anthropicList = await call("/v1/models", withKey({ headers: { "anthropic-version": "2023-06-01" } }, chatKey.key), vars);
+    expect(await anthropicList.res.json<any>()).toMatchObject({ data: [{ id: "m1", type: "model" }], first_id: "m1", last_id: "m1" });
   });
 
   it("x-api-key works like Bearer (Anthropic clients), and /v1/messages errors keep Anthropic's shape", async () => {
@@ -123,6 +126,9 @@ describe("keys on every route", () => {
     const none = await call("/v1/messages", { json: body, headers: { "cf-connecting-ip": "192.0.2.77" } }, vars);
     expect(none.res.status).toBe(401);
     expect(await none.res.json()).toMatchObject({ type: "error", error: { type: "authentication_error" } });
+    const count = await call("/v1/messages/count_tokens", { json: body, headers: { "cf-connecting-ip": "192.0.2.77" } }, vars);
+    expect(count.res.status).toBe(401);
+    expect(await count.res.json()).toMatchObject({ type: "error", error: { type: "authentication_error" } });
   });
 
   it("browser sessions: a serve key gets a ticket, a chat key gets 403, no key 401; SERVE_TOKEN still works", async () => {
