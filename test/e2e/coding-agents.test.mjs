@@ -1,9 +1,9 @@
 // The real coding-agent clients — Codex CLI, Claude Code, the OpenAI Agents SDK, opencode, Qwen
-// Code — through Switchyard as users start it (launcher + wrangler dev, no keys: dev open mode), each
-// in a fresh temp HOME with its documented custom-endpoint configuration and its default settings,
-// through a whole tool loop: the agent calls its shell tool to write agent-proof.txt, reads the
-// result, answers. Behind Switchyard, test/support/agent-upstream.mjs speaks llama-server's protocol
-// and plays the model, in two modes:
+// Code, Continue CLI — through Switchyard as users start it (launcher + wrangler dev, no keys: dev
+// open mode), each in a fresh temp HOME with its documented custom-endpoint configuration and its
+// default settings, through a whole tool loop: the agent calls its shell tool to write
+// agent-proof.txt, reads the result, answers. Behind Switchyard, test/support/agent-upstream.mjs
+// speaks llama-server's protocol and plays the model, in two modes:
 //   native  /props says the template calls tools: the call comes back as delta.tool_calls;
 //   text    /props says it cannot: Switchyard uses prompt mode, and the call is written as
 //           <tool_call> text that Switchyard's rewriter turns into a tool call.
@@ -16,7 +16,7 @@ import { makeSandbox } from "../support/agent-client.mjs";
 import { PROOF_TEXT, startAgentUpstream } from "../support/agent-upstream.mjs";
 import { startTap } from "../support/http-tap.mjs";
 import { exerciseAgent } from "../support/agent-report.mjs";
-import { runAgentsSdk, runClaude, runCodex, runOpencode, runQwen } from "../support/coding-agents.mjs";
+import { runAgentsSdk, runClaude, runCodex, runContinue, runOpencode, runQwen } from "../support/coding-agents.mjs";
 import { startSwitchyard } from "../support/switchyard-dev.mjs";
 
 const MODES = ["native", "text"];
@@ -81,4 +81,8 @@ describe("Qwen Code", () => {
       it(`${mode} tool calls, --auth-type ${authType}`, (t) => exercise(t, `qwen ${mode} ${authType}`, runQwen, mode, { authType }));
     }
   }
+});
+
+describe("Continue CLI", () => {
+  for (const mode of MODES) it(`${mode} tool calls`, (t) => exercise(t, `continue ${mode}`, runContinue, mode));
 });

@@ -105,6 +105,41 @@ export async function runQwen({ base, model, sandbox, timeoutMs, authType }) {
 }
 
 /**
+ * Continue CLI: a config.yaml (schema v1) with one `openai` provider model on Switchyard; `cn -p
+ * --config`. Headless, its default permission policy allows the Bash tool, so no --auto.
+ */
+export async function runContinue({ base, model, sandbox, timeoutMs }) {
+  const continueHome = join(sandbox.home, ".continue");
+  const config = join(continueHome, "config.yaml");
+  mkdirSync(continueHome, { recursive: true });
+  writeFileSync(
+    config,
+    [
+      "name: Switchyard",
+      "version: 1.0.0",
+      "schema: v1",
+      "models:",
+      "  - name: Switchyard",
+      "    provider: openai",
+      `    model: ${model}`,
+      `    apiBase: ${base}/v1`,
+      `    apiKey: ${API_KEY}`,
+      "    roles: [chat, edit, apply]",
+      "    capabilities: [tool_use]",
+      "",
+    ].join("\n"),
+  );
+  const run = await runClient(join(BIN, "cn"), ["-p", "--config", config, PROMPT], {
+    cwd: sandbox.work,
+    env: { ...sandbox.env, CONTINUE_CLI_ENABLE_TELEMETRY: "0" },
+    timeoutMs,
+  });
+  // -p prints the final answer, and only that, on stdout.
+  const answer = run.stdout.trim() || null;
+  return { run, answer, succeeded: run.code === 0 };
+}
+
+/**
  * OpenAI Agents SDK (JS), in process: an `openai` client on Switchyard, the SDK's OpenAIProvider
  * (Responses model, or Chat Completions with `useResponses: false`), one function tool that runs
  * the command with bash in the sandbox's working directory.
