@@ -2,6 +2,7 @@
 // Runs before `npm test`: makes sure a real llama-server and the tiny test model exist, so the tests
 // never skip. The first run builds llama-server (≈10 min on 2 cores, scripts/llama-server-build.mjs);
 // later runs take well under 1 s. Missing system tools fail the run with the exact install command.
+// It also installs the coding-agent CLIs of the e2e tests (scripts/install-agent-clients.mjs).
 //
 //   LLAMA_SERVER_BIN=/path/llama-server    use that binary (the cache is still built for the vocab
 //                                          the test model is made from, unless…)
@@ -10,6 +11,7 @@ import { existsSync } from "node:fs";
 import { buildLlamaServer, requireTools } from "./llama-server-build.mjs";
 import { llamaCache } from "./llama-cache.mjs";
 import { makeTestModel } from "./make-test-model.mjs";
+import { installAgentClients } from "./install-agent-clients.mjs";
 
 const started = Date.now();
 const log = (msg) => process.stderr.write(`[pretest] ${msg}\n`);
@@ -29,6 +31,7 @@ try {
     if (externalBin) bin = process.env.LLAMA_SERVER_BIN = externalBin;
   }
   const model = makeTestModel({ log });
+  installAgentClients();
   log(`llama-server: ${bin}`);
   log(`test model: ${model} (ready in ${Date.now() - started} ms)`);
 } catch (e) {

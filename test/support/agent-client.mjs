@@ -9,7 +9,8 @@ import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "../..");
-export const BIN = join(REPO, "node_modules/.bin");
+// The agent CLIs live in a package of their own (test/agents/package.json says why).
+export const BIN = join(REPO, "test/agents/node_modules/.bin");
 
 /** Fresh directories for one client run: home, tmp, XDG config/data/cache/state, work (the cwd). */
 export function makeSandbox(name) {
