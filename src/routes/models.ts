@@ -90,7 +90,8 @@ export async function getModel(c: Context<AppEnv>): Promise<Response> {
 
 async function modelEntry(c: Context<AppEnv>, config: Config, id: string): Promise<ModelEntry> {
   if (config.models) {
-    if (!(id in config.models)) {
+    // An own key only: a client's id such as "constructor" must not find Object.prototype's.
+    if (!Object.hasOwn(config.models, id)) {
       throw new ProxyError({ status: 404, code: "model_not_found", param: "model", message: `The model "${id}" does not exist here. GET /v1/models lists the available ones.` });
     }
     return (await declaredModels(c, config, id))[0]!;

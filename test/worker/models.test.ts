@@ -71,3 +71,14 @@ describe("GET /v1/models: what every client reads", () => {
     expect(Date.parse(listed.data[0].created_at)).not.toBeNaN();
   });
 });
+
+describe("GET /v1/models/{id} with declared models", () => {
+  it("an id that names an Object.prototype member is an unknown model (404), not a 500", async () => {
+    const vars = configWith({ tiny: { targets: [{ kind: "llama", url: LLAMA_URL }] } });
+    for (const id of ["constructor", "__proto__", "toString", "hasOwnProperty", "valueOf"]) {
+      const { res } = await call(`/v1/models/${id}`, {}, vars);
+      expect(res.status, id).toBe(404);
+      expect(((await res.json()) as any).error.code, id).toBe("model_not_found");
+    }
+  });
+});
