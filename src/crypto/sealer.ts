@@ -19,6 +19,26 @@ export interface Sealer {
   verify(purpose: string, text: string, signature: string): boolean;
 }
 
+/**
+ * Seals `{[field]: text}` for `purpose`; `openField` gives the text back, or null for a token this
+ * deployment did not seal for that purpose (or one whose content is not of that shape).
+ */
+export function sealField(sealer: Sealer, purpose: string, field: string, text: string): string {
+  return sealer.seal(purpose, JSON.stringify({ [field]: text }));
+}
+
+export function openField(sealer: Sealer | undefined, purpose: string, field: string, token: string): string | null {
+  const opened = sealer?.open(purpose, token);
+  if (opened == null) return null;
+  try {
+    const value: unknown = JSON.parse(opened);
+    const text = value && typeof value === "object" ? (value as Record<string, unknown>)[field] : undefined;
+    return typeof text === "string" ? text : null;
+  } catch {
+    return null;
+  }
+}
+
 const PREFIX = "sy1.";
 const NONCE_BYTES = 24;
 const encoder = new TextEncoder();

@@ -45,16 +45,8 @@ const NestedTool = z.looseObject({
   format: z.optional(z.nullable(CustomFormat)),
 });
 
-/** Any tool entry: function, custom, namespace, local_shell, or a hosted tool. */
-const ToolEntry = z.looseObject({
-  type: z.string(),
-  name: z.optional(z.string()),
-  description: z.optional(z.nullable(z.string())),
-  parameters: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
-  strict: z.optional(z.nullable(z.boolean())),
-  format: z.optional(z.nullable(CustomFormat)),
-  tools: z.optional(z.nullable(z.array(NestedTool))),
-});
+/** Any tool entry: function, custom, namespace (with its nested tools), local_shell, or a hosted tool. */
+const ToolEntry = z.extend(NestedTool, { tools: z.optional(z.nullable(z.array(NestedTool))) });
 
 const ToolChoice = z.union([
   z.enum(["none", "auto", "required"]),

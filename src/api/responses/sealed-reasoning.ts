@@ -1,4 +1,4 @@
-import type { Sealer } from "../../crypto/sealer.ts";
+import { openField, sealField, type Sealer } from "../../crypto/sealer.ts";
 
 // A reasoning item's `encrypted_content`: the reasoning text sealed with the deployment's key, so a
 // stateless client (store: false) can hand it back on the next turn and the model sees its own
@@ -7,18 +7,10 @@ import type { Sealer } from "../../crypto/sealer.ts";
 export const REASONING_PURPOSE = "responses.reasoning";
 
 export function sealReasoning(sealer: Sealer, text: string): string {
-  return sealer.seal(REASONING_PURPOSE, JSON.stringify({ text }));
+  return sealField(sealer, REASONING_PURPOSE, "text", text);
 }
 
 /** The reasoning text, or null for a token this deployment did not seal. */
 export function openReasoning(sealer: Sealer | undefined, token: string): string | null {
-  const opened = sealer?.open(REASONING_PURPOSE, token);
-  if (opened == null) return null;
-  try {
-    const value: unknown = JSON.parse(opened);
-    const text = value && typeof value === "object" ? (value as Record<string, unknown>).text : undefined;
-    return typeof text === "string" ? text : null;
-  } catch {
-    return null;
-  }
+  return openField(sealer, REASONING_PURPOSE, "text", token);
 }
