@@ -106,7 +106,7 @@ describe("openai client: responses.create", () => {
     assert.deepEqual(items.map((i) => [i.type, i.role, i.content?.[0]?.text]), [["message", "user", "Another?"]]);
 
     const deleted = await openai.responses.delete(first.id);
-    assert.equal(deleted, undefined); // the client returns nothing for a 200
+    assert.deepEqual(deleted, { id: first.id, object: "response.deleted", deleted: true });
     await assert.rejects(openai.responses.retrieve(first.id), (e) => e instanceof OpenAI.NotFoundError);
     await assert.rejects(openai.responses.create({ model: "tiny", input: "x", previous_response_id: "resp_123" }), (e) => {
       assert.ok(e instanceof OpenAI.BadRequestError);
