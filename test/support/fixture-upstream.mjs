@@ -42,6 +42,15 @@ const BEHAVIOURS = {
     res.write(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: 5, prompt_tokens: 3, total_tokens: 8 } })}\n\n`);
     res.end("data: [DONE]\n\n");
   },
+  // A server whose chat template allows a system message only first (Mistral Nemo's): a system message
+  // after the conversation began gets the recorded refusal; otherwise it says `arg`, like `say`.
+  async "system-first-template"(req, res, arg, state, body) {
+    let begun = false;
+    const late = (JSON.parse(body).messages ?? []).some((m) => (m.role === "system" ? begun : ((begun = true), false)));
+    if (!late) return BEHAVIOURS.say(req, res, arg);
+    res.writeHead(400, { "content-type": "application/json; charset=utf-8", server: "llama.cpp" });
+    res.end(readFileSync(join(FIXTURES, "error-template-late-system-400.body.json")));
+  },
   // A server whose template cannot call tools (its /props says so): answers like `paced`.
   async "no-tool-template"(req, res, arg, state) {
     return BEHAVIOURS.paced(req, res, arg, state);

@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { claudeCodeFirstRequest } from "../fixtures/claude-code/first-request.ts";
-import { call, configWith, fixtureModel, grammar, LLAMA_URL, received } from "./harness.ts";
+import { call, configWith, FIXTURE_URL, fixtureModel, grammar, LLAMA_URL, received } from "./harness.ts";
 
 const ask = (extra: Record<string, unknown>): Record<string, any> => ({ model: "any-name", max_tokens: 200, temperature: 0, messages: [{ role: "user", content: "Say something." }], ...extra });
 const anthropicHeaders = { "x-api-key": "sk-ant-client", "anthropic-version": "2023-06-01" };
@@ -230,5 +230,37 @@ describe("POST /v1/messages/count_tokens", () => {
     const missing = await call("/v1/messages/count_tokens", { json: { model: "nope", messages } }, configWith({ m: { targets: [{ kind: "llama", url: LLAMA_URL }] } }));
     expect(missing.res.status).toBe(404);
     expect(await missing.res.json()).toMatchObject({ type: "error", error: { type: "not_found_error", code: "model_not_found" } });
+  });
+});
+
+describe("a template that allows a system message only first", () => {
+  it("Claude Code's late system message is folded into the leading one, and the answer streams", async () => {
+    const vars = configWith({ m: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/behave/system-first-template/${encodeURIComponent("Folded in.")}` }] } });
+    const body = {
+      model: "m",
+      max_tokens: 64,
+      stream: true,
+      system: [{ type: "text", text: "You are an agent." }],
+      messages: [
+        { role: "user", content: [{ type: "text", text: "Write hello.txt" }] },
+        { role: "system", content: [{ type: "text", text: "# Environment\ncwd: /tmp" }] },
+      ],
+    };
+    const { res } = await call("/v1/messages?beta=true", { json: body, headers: { "anthropic-version": "2023-06-01" } }, vars);
+    const raw = await res.text();
+    expect(res.status, raw).toBe(200);
+    const text = raw
+      .split("\n")
+      .filter((l) => l.startsWith("data: "))
+      .map((l) => JSON.parse(l.slice(6)))
+      .map((e) => (e.type === "content_block_delta" && e.delta.type === "text_delta" ? e.delta.text : ""))
+      .join("");
+    expect(text).toBe("Folded in.");
+    const tries = (await received()).filter((r) => r.path.includes("system-first-template")).slice(-2).map((r) => JSON.parse(r.body).messages);
+    expect(tries[0].map((m: any) => m.role)).toEqual(["system", "user", "system"]);
+    expect(tries[1]).toEqual([
+      { role: "system", content: "You are an agent.\n\n# Environment\ncwd: /tmp" },
+      { role: "user", content: "Write hello.txt" },
+    ]);
   });
 });

@@ -9,6 +9,7 @@ import { llamaSseEvents } from "./parse-llama-sse.ts";
 import { mapLlamaCompletion } from "./map-llama-completion.ts";
 import { detectToolMode } from "./detect-tool-mode.ts";
 import { llamaHeaders, postLlama } from "./post-llama.ts";
+import { foldSystemMessages, hasLateSystemMessage, isTemplateRefusal } from "./fold-system-messages.ts";
 
 export class LlamaUpstream implements Upstream {
   constructor(
@@ -35,6 +36,10 @@ export class LlamaUpstream implements Upstream {
       // Servers from before streamed tool calls (llama.cpp PR #12379) refuse tools with stream:
       // ask again without streaming and replay the answer as events.
       if (stream && e instanceof ProxyError && e.message.includes("Cannot use tools with stream")) return this.open(request, ctx, false);
+      // A template that allows a system message only first: ask again with the late ones folded in.
+      if (e instanceof ProxyError && e.status === 400 && isTemplateRefusal(e.message) && hasLateSystemMessage(request.messages)) {
+        return this.open({ ...request, messages: foldSystemMessages(request.messages) }, ctx, stream);
+      }
       throw e;
     }
 
