@@ -3,26 +3,39 @@
 // the page shares src/schemas/relay.ts and zod/mini with the Worker), and copies web-llm's
 // self-contained lib/index.js to public/vendor/web-llm/index.js. web-llm is loaded by URL at run time,
 // never bundled. Generated files are gitignored. Runs from postinstall, pretest and `npm start`.
+//
+// A file is written only when its bytes changed: `wrangler dev` watches public/ and reloads on any
+// write, which closes every browser session of that server (1006) and loses its hub state, so a second
+// `npm start` of the same checkout must leave the first one's files alone.
+//
+// `--out <dir>` builds into another directory (tests).
 import { build } from "esbuild";
-import { copyFileSync, existsSync, mkdirSync, statSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const outFlag = process.argv.indexOf("--out");
+const out = outFlag > 0 && process.argv[outFlag + 1] ? resolve(process.argv[outFlag + 1]) : join(root, "public");
 const from = join(root, "node_modules/@mlc-ai/web-llm/lib/index.js");
-const to = join(root, "public/vendor/web-llm/index.js");
 if (!existsSync(from)) {
   console.error("[build] @mlc-ai/web-llm is not installed: run npm install");
   process.exit(1);
 }
-if (!existsSync(to) || statSync(to).size !== statSync(from).size) {
-  mkdirSync(dirname(to), { recursive: true });
-  copyFileSync(from, to);
+
+/** Writes `bytes` to `path` unless the file already holds exactly them. Returns whether it wrote. */
+function writeIfChanged(path, bytes) {
+  if (existsSync(path) && Buffer.compare(readFileSync(path), bytes) === 0) return false;
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, bytes);
+  return true;
 }
 
-await build({
+writeIfChanged(join(out, "vendor/web-llm/index.js"), readFileSync(from));
+
+const result = await build({
   entryPoints: { app: join(root, "worker/app.js"), "llm-worker": join(root, "worker/llm-worker.js"), status: join(root, "worker/status.ts") },
-  outdir: join(root, "public"),
+  outdir: out,
   bundle: true,
   format: "esm",
   target: "es2022",
@@ -30,4 +43,6 @@ await build({
   external: ["/vendor/*"],
   minify: false,
   logLevel: "warning",
+  write: false,
 });
+for (const file of result.outputFiles) writeIfChanged(file.path, file.contents);
