@@ -1,10 +1,19 @@
 import { ConfigSchema, type ConfigInput, type TargetConfig } from "../schemas/config.ts";
 import { describeIssue } from "./describe-issues.ts";
 
+export interface ModelConfig {
+  targets: TargetConfig[];
+  balance?: "ordered" | "least-busy";
+}
+
 /** Validated configuration with every default filled in. */
 export interface Config {
-  /** Declared models, or null in zero config (every model name goes to LLAMA_URL). */
-  models: Record<string, { targets: TargetConfig[]; balance?: "ordered" | "least-busy" }> | null;
+  /**
+   * Declared models, or null in zero config (every model name goes to LLAMA_URL). A null-prototype
+   * object: a client's model name ("constructor", "__proto__") finds only declared models. Look names
+   * up with `modelConfig`.
+   */
+  models: Record<string, ModelConfig> | null;
   llamaUrl: string;
   dev: boolean;
   limits: { maxBodyBytes: number };
@@ -112,7 +121,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
   return {
     ok: true,
     config: {
-      models: input.models ?? null,
+      models: input.models ? ownEntries(input.models) : null,
       llamaUrl,
       dev,
       limits: { maxBodyBytes: input.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes },
@@ -124,7 +133,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
         commitMs: t.commitMs ?? DEFAULTS.timeouts.commitMs,
         heartbeatMs: t.heartbeatMs ?? DEFAULTS.timeouts.heartbeatMs,
       },
-      toolCalls: { minScore: input.toolCalls?.minScore ?? DEFAULTS.minScore, models: input.toolCalls?.models ?? {} },
+      toolCalls: { minScore: input.toolCalls?.minScore ?? DEFAULTS.minScore, models: ownEntries(input.toolCalls?.models ?? {}) },
       cors: input.cors ? { origins: input.cors.origins, maxAgeSeconds: input.cors.maxAgeSeconds ?? 600 } : null,
       retries: { ...DEFAULTS.retries, ...input.retries },
       circuit: { ...DEFAULTS.circuit, ...input.circuit },
@@ -143,7 +152,18 @@ export function isPrivateHost(hostname: string): boolean {
   return a === 127 || a === 10 || a === 0 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127);
 }
 
+/** A copy of `record` without a prototype, so indexing it with any string finds only its own entries. */
+function ownEntries<T>(record: Record<string, T>): Record<string, T> {
+  return Object.assign(Object.create(null) as Record<string, T>, record);
+}
+
+/** The declared model of that name, or undefined (also in zero config); never an inherited property. */
+export function modelConfig(config: Config, name: string): ModelConfig | undefined {
+  return config.models && Object.hasOwn(config.models, name) ? config.models[name] : undefined;
+}
+
 /** The minimum tool-call score for a model (0: no policy). */
 export function minToolCallScore(config: Config, model: string): number {
-  return config.toolCalls.models[model]?.minScore ?? config.toolCalls.minScore;
+  const own = Object.hasOwn(config.toolCalls.models, model) ? config.toolCalls.models[model] : undefined;
+  return own?.minScore ?? config.toolCalls.minScore;
 }

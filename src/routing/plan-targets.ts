@@ -1,4 +1,4 @@
-import type { Config } from "../config/config.ts";
+import { modelConfig, type Config } from "../config/config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { targetName, type Target } from "./target.ts";
 
@@ -11,7 +11,7 @@ export function planTargets(config: Config, model: string): Target[] {
       { kind: "browser", model, name: targetName({ kind: "browser", model }), implicit: true },
     ];
   }
-  const declared = config.models[model];
+  const declared = modelConfig(config, model);
   if (!declared) {
     const known = Object.keys(config.models);
     throw new ProxyError({
