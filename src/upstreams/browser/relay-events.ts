@@ -10,6 +10,10 @@ import { normalizeWebLlmChunk, type WebLlmChunk } from "./normalize-web-llm-chun
  * object per line) → internal events, read straight from the body (no stream of events in between).
  * Text split anywhere is reassembled into lines first; the answer must end with `done` or `error`,
  * anything else is a broken relay and becomes an error event.
+ *
+ * `done` means the generation ended normally: without a finish chunk before it (web-llm always sends
+ * one; other engines may not) it finishes with `stop`, so stream and non-stream answers both carry a
+ * finish_reason.
  */
 export function relayEvents(body: ReadableStream<Uint8Array>, upstream: string): EventStreamReader {
   return bodyEvents(body, (emit) => relayLineReader(upstream, emit));
@@ -20,6 +24,8 @@ export function relayLineReader(upstream: string, emit: (e: UpstreamEvent) => vo
   const decoder = new TextDecoder();
   let buffer = "";
   let ended = false;
+  let finished = false;
+  let counted = false;
   const handle = (line: string) => {
     if (ended || line.trim() === "") return;
     let msg: RelayLine;
@@ -30,9 +36,12 @@ export function relayLineReader(upstream: string, emit: (e: UpstreamEvent) => vo
       emit(broken(upstream, "the relay sent a line that is not JSON"));
       return;
     }
-    for (const event of relayLineEvents(msg, upstream)) {
+    const events = msg.type === "done" ? doneEvents(msg, upstream, finished, counted) : relayLineEvents(msg, upstream);
+    for (const event of events) {
       emit(event);
       if (event.type === "error") ended = true;
+      else if (event.type === "finish") finished = true;
+      else if (event.type === "usage") counted = true;
     }
     if (msg.type === "done" || msg.type === "error") ended = true;
   };
@@ -61,12 +70,19 @@ export function relayLineEvents(msg: RelayLine, upstream: string): UpstreamEvent
     case "chunk":
       return normalizeWebLlmChunk(msg.data as WebLlmChunk, upstream);
     case "done":
+      // What `done` adds depends on what came before it: relayLineReader asks doneEvents.
       return [];
     case "error":
       return [{ type: "error", error: mapWebLlmError(msg.kind, msg.message, upstream).toInfo() }];
     default:
       return [broken(upstream, "the relay sent an unknown message")];
   }
+}
+
+/** Pure: what `done` adds to the answer, given whether a finish and a usage event came before it. */
+export function doneEvents(_msg: Extract<RelayLine, { type: "done" }>, _upstream: string, finished: boolean, _counted: boolean): UpstreamEvent[] {
+  const events: UpstreamEvent[] = finished ? [] : [{ type: "finish", reason: "stop" }];
+  return events;
 }
 
 function broken(upstream: string, why: string): UpstreamEvent {
