@@ -1,5 +1,15 @@
 import type { ErrorInfo } from "../stream/events.ts";
 
+/** One target's last answer to a request that failed everywhere (`x-switchyard-outcomes`). */
+export interface TargetOutcome {
+  /** The client-facing target name (`targetName()`), as in `x-switchyard-target`. */
+  target: string;
+  code: string;
+  status: number;
+  /** Not an attempt: the target cannot take this kind of request at all (see `TryOptions.skips`). */
+  skipped?: true;
+}
+
 /**
  * An error the proxy answers with. Carries everything the OpenAI envelope needs, so callers branch
  * on data (`code`, `retryable`), never on message text.
@@ -15,6 +25,8 @@ export class ProxyError extends Error {
   readonly retryable: boolean;
   /** How many targets were tried before this error was final (for `x-switchyard-attempts`). */
   attempts?: number;
+  /** Every target's last answer, in the order tried, when this error ended a request that tried targets. */
+  outcomes?: TargetOutcome[];
 
   constructor(init: {
     status: number;

@@ -1,7 +1,10 @@
 import type { Config } from "../config/config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { HealthRecorder } from "../health/health-client.ts";
+import { upstreamKey, type HealthSnapshot } from "../health/upstream-health.ts";
+import { circuitState } from "./circuit-breaker.ts";
 import { classifyFailure, retriesSameTarget } from "./classify-failure.ts";
+import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcome.ts";
 import { orderTargets } from "./order-targets.ts";
 import { retryDelayMs } from "./retry-delay.ts";
 import type { Target } from "./target.ts";
@@ -49,9 +52,10 @@ export interface Tried<T> {
  * Tries the targets until one attempt succeeds. Until then nothing has reached the client, so a
  * retryable failure may try the same llama-server again (a 5xx, or no free slot with a short
  * Retry-After: bounded by `retries.perTarget`, with backoff) and then moves on to the next target,
- * within `retries.maxAttempts` in all; a client mistake (or the last failure) is thrown as is, with
- * its outcome reported. The order comes from the model's `balance` and the cached health snapshot;
- * every attempt is a passive health signal.
+ * within `retries.maxAttempts` in all. A client mistake stops at once. The error thrown is chosen
+ * from every target's last failure by one precedence (finalOutcome), whatever the order and the
+ * circuits; it carries the attempts and every target's outcome. The order comes from the model's
+ * `balance` and the cached health snapshot; every attempt is a passive health signal.
  */
 export async function tryTargets<T>(targets: Target[], opts: TryOptions, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
   const { config } = opts;
@@ -62,23 +66,30 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
     targets.flatMap((t) => (t.kind === "llama" ? [{ url: t.url, ...(t.apiKeySecret ? { apiKeySecret: t.apiKeySecret } : {}) }] : [])),
     opts.waitUntil,
   );
-  const ordered =
-    targets.length > 1
-      ? orderTargets(targets, {
-          balance: config.models?.[opts.model]?.balance ?? "ordered",
-          snapshot: health.snapshot(),
-          now: Date.now(),
-          key: opts.key?.() ?? null,
-        })
-      : targets;
+  // One target has no order to choose and no failure to weigh against another: no snapshot needed.
+  const snapshot = targets.length > 1 ? health.snapshot() : undefined;
+  const now = Date.now();
+  const ordered = snapshot
+    ? orderTargets(targets, { balance: config.models?.[opts.model]?.balance ?? "ordered", snapshot, now, key: opts.key?.() ?? null })
+    : targets;
 
-  let last: ProxyError | undefined;
-  let skipped: ProxyError | undefined;
+  // Each target's last failure, in the order first tried.
+  const failures = new Map<Target, TargetFailure>();
+  const failed = (target: Target, error: ProxyError, skipped = false) =>
+    failures.set(target, {
+      target: target.name,
+      error,
+      ...(skipped ? { skipped } : {}),
+      ...(circuitOpen(target, snapshot, now) ? { circuitOpen: true } : {}),
+      ...(target.kind === "browser" && target.implicit ? { implicit: true } : {}),
+    });
   let lastTarget: Target | undefined;
   let attempts = 0;
-  const fail = (err: ProxyError): ProxyError => {
+  const fail = (err: ProxyError, from?: TargetFailure): ProxyError => {
     err.attempts = attempts;
-    health.finish({ target: lastTarget?.name ?? "none", code: err.code, totalMs: Date.now() - requestStart });
+    err.outcomes = targetOutcomes([...failures.values()]);
+    const target = from && !from.skipped ? from.target : (lastTarget?.name ?? "none");
+    health.finish({ target, code: err.code, totalMs: Date.now() - requestStart });
     return err;
   };
 
@@ -105,17 +116,15 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
         if (opts.skips?.(err, target)) {
           attempts--;
           lastTarget = before;
-          skipped ??= err;
+          failed(target, err, true);
           continue targets;
         }
         const kind = classifyFailure(err, getUpstreamStatus(err));
         if (kind === "gone") break targets;
         const retryAfterMs = getUpstreamRetryAfter(err);
         if (target.kind === "llama") health.failure(target.url, kind, retryAfterMs);
-        if (kind === "client") throw fail(err);
-        // Zero config's implicit browser fallback with no session says less than why the server
-        // before it failed; a declared one says how to fix the fallback the operator asked for.
-        if (!last || !(target.kind === "browser" && target.implicit && err.code === "no_capacity")) last = err;
+        failed(target, err);
+        if (kind === "client") throw fail(err, failures.get(target));
         if (target.kind !== "llama" || !retriesSameTarget(kind) || onTarget >= config.retries.perTarget) continue targets;
         const delay = retryDelayMs(onTarget, retryAfterMs, config.retries);
         if (delay === null) continue targets;
@@ -124,7 +133,15 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
     }
   }
   if (opts.signal.aborted) throw fail(new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." }));
-  throw fail(last ?? skipped ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." }));
+  const chosen = finalOutcome([...failures.values()]);
+  throw fail(chosen?.error ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." }), chosen);
+}
+
+/** Whether the target's circuit was open when the request was ordered (orderTargets put it last). */
+function circuitOpen(target: Target, snapshot: HealthSnapshot | undefined, now: number): boolean {
+  if (target.kind !== "llama" || !snapshot) return false;
+  const h = snapshot.upstreams[upstreamKey(target.url)];
+  return h !== undefined && circuitState(h.circuit, now) === "open";
 }
 
 /** Waits `ms` unless the client leaves first (false). */
