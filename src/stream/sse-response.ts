@@ -1,4 +1,4 @@
-import { errorResponse } from "../errors/error-envelope.ts";
+import { attemptHeaders, errorResponse } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { ChunkEncoder } from "./chunk-encoder.ts";
 import type { ByteQueue } from "./byte-queue.ts";
@@ -146,10 +146,11 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
 }
 
 /**
- * Headers for an error answered before commit: `x-switchyard-attempts` when the error counted them.
- * (Responders build plain records and the Response converts them once; `x-request-id` is added by the
- * app's middleware to every response.)
+ * Headers for an error answered before commit: `x-switchyard-attempts` and `x-switchyard-outcomes`
+ * when the error counted them. (Responders build plain records and the Response converts them once;
+ * `x-request-id` is added by the app's middleware to every response.)
  */
 export function withAttempts(headers: Record<string, string>, err: ProxyError): Record<string, string> {
-  return err.attempts !== undefined ? { ...headers, "x-switchyard-attempts": String(err.attempts) } : headers;
+  const extra = attemptHeaders(err);
+  return Object.keys(extra).length ? { ...headers, ...extra } : headers;
 }

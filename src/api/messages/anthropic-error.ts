@@ -1,3 +1,4 @@
+import { attemptHeaders } from "../../errors/error-envelope.ts";
 import type { ProxyError } from "../../errors/proxy-error.ts";
 import type { ErrorInfo } from "../../stream/events.ts";
 import { parseContextLengthMessage } from "../../upstreams/llama/map-llama-error.ts";
@@ -48,6 +49,6 @@ export function anthropicErrorResponse(err: ProxyError, headers?: HeadersInit): 
   const h = new Headers(headers);
   h.set("content-type", "application/json");
   if (err.retryAfter !== undefined) h.set("retry-after", String(err.retryAfter));
-  if (err.attempts !== undefined) h.set("x-switchyard-attempts", String(err.attempts));
+  for (const [name, value] of Object.entries(attemptHeaders(err))) h.set(name, value);
   return new Response(JSON.stringify(anthropicErrorBody(err.toInfo())), { status: err.status, headers: h });
 }
