@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { describeIssue, formatPath } from "../config/describe-issues.ts";
 
 // The relay protocol between SessionHub and a serving page (docs/relay-protocol.md). One WebSocket per
 // page, JSON text messages with a `type`; request-scoped messages carry the hub's request `id`. The
@@ -135,7 +136,28 @@ export function messageBytes(text: string): number {
 
 export type Parsed<T> = { ok: true; message: T } | { ok: false; tooBig: boolean; problem: string };
 
-function parseWith<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } } }, text: string): Parsed<T> {
+type Issue = Parameters<typeof describeIssue>[0];
+
+/**
+ * What is wrong with a message, in words that fit a close reason (zod/mini's own are "Invalid input"):
+ * the field and what it must be. Of a union's shapes, the nearest one (fewest problems) is described.
+ */
+export function describeRelayIssue(issue: Issue, input: unknown): string {
+  const where = formatPath(issue.path) || "message";
+  if (issue.code === "invalid_union") {
+    if (issue.note === "No matching discriminator") return `${where} must be one of ${[...new Set((issue as { options?: unknown[] }).options ?? [])].map((v) => JSON.stringify(v)).join(", ")}`;
+    const nearest = [...(issue.errors ?? [])].sort((a, b) => a.length - b.length)[0]?.[0];
+    if (nearest) return describeRelayIssue({ ...nearest, path: [...issue.path, ...nearest.path] }, input);
+  }
+  if ((issue.code === "too_big" || issue.code === "too_small") && (issue.origin === "string" || issue.origin === "array")) {
+    const unit = issue.origin === "string" ? "characters" : "items";
+    if (issue.code === "too_big") return `${where} must be at most ${issue.maximum} ${unit}`;
+    return issue.minimum === 1 ? `${where} must not be empty` : `${where} needs at least ${issue.minimum} ${unit}`;
+  }
+  return describeIssue(issue, input).message;
+}
+
+function parseWith<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: Issue[] } } }, text: string): Parsed<T> {
   if (messageBytes(text) > MAX_MESSAGE_BYTES) return { ok: false, tooBig: true, problem: `message larger than ${MAX_MESSAGE_BYTES} bytes` };
   let json: unknown;
   try {
@@ -146,8 +168,7 @@ function parseWith<T>(schema: { safeParse(v: unknown): { success: true; data: T 
   const r = schema.safeParse(json);
   if (!r.success) {
     const issue = r.error.issues[0];
-    const where = issue?.path.length ? issue.path.map(String).join(".") : "message";
-    return { ok: false, tooBig: false, problem: `${where}: ${issue?.message ?? "invalid"}` };
+    return { ok: false, tooBig: false, problem: issue ? describeRelayIssue(issue, json) : "invalid message" };
   }
   return { ok: true, message: r.data };
 }

@@ -56,7 +56,7 @@ export async function startRelayClient({ baseUrl, token, models, engine, pingInt
       if (ws.readyState === WebSocket.OPEN) send({ type: "done", id: msg.id, usage });
     } catch (e) {
       stats.failed++;
-      if (ws.readyState === WebSocket.OPEN) send({ type: "error", id: msg.id, kind: e?.name ?? "Error", message: String(e?.message ?? e) });
+      if (ws.readyState === WebSocket.OPEN) send({ type: "error", id: msg.id, kind: String(e?.name ?? "Error").slice(0, 100), message: String(e?.message ?? e).slice(0, 4000) });
     } finally {
       stats.running.delete(msg.id);
     }

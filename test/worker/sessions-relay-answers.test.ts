@@ -1,7 +1,7 @@
 // What a session client's answer becomes for the HTTP client, for the message sequences the protocol
-// allows (docs/relay-protocol.md §2 "What an answer gives"): `done` without a finish chunk and
-// `done` with no chunks at all. Stream and non-stream must agree: both carry finish_reason and
-// x_switchyard.
+// allows (docs/relay-protocol.md §2 "What an answer gives"): `done` without a finish chunk, `done`
+// with no chunks at all, and `done.usage` next to web-llm's usage chunk. Stream and non-stream must
+// agree: both carry finish_reason and x_switchyard.
 import { describe, expect, it } from "vitest";
 import { FakeSession, type Msg } from "../fakes/fake-session.ts";
 import { call, configWith, readSse, text } from "./harness.ts";
@@ -64,5 +64,28 @@ describe("done without a finish chunk means the generation ended normally", () =
     expect(stream.done).toBe(true);
     expect(finishFrame(stream.frames)?.choices[0].finish_reason).toBe("stop");
     expect(body.choices[0]).toMatchObject({ message: { role: "assistant", content: "" }, finish_reason: "stop" });
+  });
+});
+
+describe("usage: web-llm's usage chunk wins over done.usage, which counts when no chunk carried usage", () => {
+  it("both present and different: the usage chunk's numbers", async () => {
+    const { stream, body } = await both((model, id) => [
+      { type: "chunk", id, data: content(model, "Counted.") },
+      { type: "chunk", id, data: finishChunk(model, "stop") },
+      { type: "chunk", id, data: usageChunk(model, 11, 3) },
+      { type: "done", id, usage: { prompt_tokens: 99, completion_tokens: 99 } },
+    ]);
+    expect(stream.frames.at(-1)!.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 });
+    expect(body.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 3, total_tokens: 14 });
+  });
+
+  it("only done.usage: its numbers", async () => {
+    const { stream, body } = await both((model, id) => [
+      { type: "chunk", id, data: content(model, "Counted at done.") },
+      { type: "done", id, usage: { prompt_tokens: 7, completion_tokens: 4 } },
+    ]);
+    expect(finishFrame(stream.frames)?.choices[0].finish_reason).toBe("stop");
+    expect(stream.frames.at(-1)!.usage).toMatchObject({ prompt_tokens: 7, completion_tokens: 4, total_tokens: 11 });
+    expect(body.usage).toMatchObject({ prompt_tokens: 7, completion_tokens: 4, total_tokens: 11 });
   });
 });

@@ -13,7 +13,7 @@ import { normalizeWebLlmChunk, type WebLlmChunk } from "./normalize-web-llm-chun
  *
  * `done` means the generation ended normally: without a finish chunk before it (web-llm always sends
  * one; other engines may not) it finishes with `stop`, so stream and non-stream answers both carry a
- * finish_reason.
+ * finish_reason. web-llm's usage chunk wins; `done.usage` counts only when no chunk carried usage.
  */
 export function relayEvents(body: ReadableStream<Uint8Array>, upstream: string): EventStreamReader {
   return bodyEvents(body, (emit) => relayLineReader(upstream, emit));
@@ -80,8 +80,9 @@ export function relayLineEvents(msg: RelayLine, upstream: string): UpstreamEvent
 }
 
 /** Pure: what `done` adds to the answer, given whether a finish and a usage event came before it. */
-export function doneEvents(_msg: Extract<RelayLine, { type: "done" }>, _upstream: string, finished: boolean, _counted: boolean): UpstreamEvent[] {
+export function doneEvents(msg: Extract<RelayLine, { type: "done" }>, upstream: string, finished: boolean, counted: boolean): UpstreamEvent[] {
   const events: UpstreamEvent[] = finished ? [] : [{ type: "finish", reason: "stop" }];
+  if (!counted && msg.usage) events.push(...normalizeWebLlmChunk({ choices: [], usage: msg.usage }, upstream));
   return events;
 }
 
