@@ -1,4 +1,5 @@
 import { ProxyError } from "../errors/proxy-error.ts";
+import { rememberSecrets, secretNames } from "../errors/redact-secrets.ts";
 import { parseConfig, type Config, type ConfigEnv } from "./config.ts";
 
 // A Worker has no startup hook, so the configuration is validated on first use and the result kept
@@ -26,6 +27,9 @@ export function loadConfig(env: ConfigEnv): Config {
     };
     if (!result.ok) console.error(cached.config instanceof ProxyError ? cached.config.message : "");
   }
+  // Every route loads the configuration before it reaches an upstream: the secrets it names are known
+  // from here on, so upstream text quoting them is redacted (src/errors/redact-secrets.ts).
+  rememberSecrets(env, secretNames(cached.config instanceof ProxyError ? null : cached.config));
   if (cached.config instanceof ProxyError) throw cached.config;
   return cached.config;
 }

@@ -260,6 +260,12 @@ const BEHAVIOURS = {
     }
     return BEHAVIOURS.embed(req, res, arg, state, body);
   },
+  // A misbehaving proxy in front of llama-server: 400 whose message quotes the request's Authorization
+  // header (the target's key), on any endpoint.
+  async "echo-authorization"(req, res) {
+    res.writeHead(400, { "content-type": "application/json; charset=utf-8" });
+    res.end(JSON.stringify({ error: { code: 400, message: `Invalid header: Authorization: ${req.headers.authorization ?? "(none)"} is not accepted here`, type: "invalid_request_error" } }));
+  },
 };
 
 export async function startFixtureUpstream() {

@@ -1,4 +1,5 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
+import { redactKnownSecrets } from "../../errors/redact-secrets.ts";
 
 // web-llm 0.2.86's error names (err.name, or the prefix of `String(err)` from its Web Worker), grouped by
 // what they mean for the client: a mistake in the request (400, every session would refuse it), a
@@ -62,8 +63,10 @@ export function webLlmErrorGroup(kind: string, message: string): WebLlmErrorGrou
   return "unknown";
 }
 
-/** Pure: a page's `error {kind, message}` → the client's outcome. */
-export function mapWebLlmError(kind: string, message: string, upstream: string): ProxyError {
+/** A page's `error {kind, message}` → the client's outcome; the page's text with every known secret redacted. */
+export function mapWebLlmError(rawKind: string, rawMessage: string, upstream: string): ProxyError {
+  const kind = redactKnownSecrets(rawKind);
+  const message = redactKnownSecrets(rawMessage);
   switch (webLlmErrorGroup(kind, message)) {
     case "context":
       return new ProxyError({

@@ -1,4 +1,5 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
+import { redactKnownSecrets } from "../../errors/redact-secrets.ts";
 
 // llama-server reports many client mistakes as 500 (they are thrown as runtime_error), so the
 // status alone cannot decide between "your request is wrong" and "this server is broken". These
@@ -60,8 +61,12 @@ export function mapLlamaError(status: number, body: string, contentType: string 
   return mapLlamaErrorObject(status, parsed, upstream);
 }
 
+/**
+ * The upstream's message is quoted in most outcomes, so it is redacted first: a server or a proxy in
+ * front of it may echo what it received, Switchyard's key for it included.
+ */
 export function mapLlamaErrorObject(status: number, err: LlamaErrorBody, upstream: string): ProxyError {
-  const message = typeof err.message === "string" ? err.message : "unknown error";
+  const message = typeof err.message === "string" ? redactKnownSecrets(err.message) : "unknown error";
   const type = typeof err.type === "string" ? err.type : "";
 
   if (type === "exceed_context_size_error" || /exceeds the available context size/.test(message)) {

@@ -1,5 +1,6 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import { fetchFresh } from "../../http/fetch-fresh.ts";
+import { redactKnownSecrets, rememberSecrets } from "../../errors/redact-secrets.ts";
 import type { LlamaTarget } from "../../schemas/config.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { mapLlamaError } from "./map-llama-error.ts";
@@ -38,6 +39,7 @@ export function llamaHeaders(target: LlamaTarget, name: string, ctx: Pick<Attemp
         message: `The secret "${target.apiKeySecret}" named by ${name}'s apiKeySecret is not set. Run \`wrangler secret put ${target.apiKeySecret}\` (or add it to .dev.vars).`,
       });
     }
+    rememberSecrets(ctx.env, [target.apiKeySecret]); // what is sent may come back quoted
     headers.authorization = `Bearer ${key}`;
   }
   return headers;
@@ -99,7 +101,7 @@ export async function postLlama(
 }
 
 function describeFetchError(e: unknown): string {
-  const msg = e instanceof Error ? e.message : String(e);
+  const msg = redactKnownSecrets(e instanceof Error ? e.message : String(e));
   if (/refused|ECONNREFUSED/i.test(msg)) return "connection refused";
   if (/reset/i.test(msg)) return "connection reset";
   if (/dns|resolve|ENOTFOUND/i.test(msg)) return "the host name did not resolve";
