@@ -186,5 +186,9 @@ describe("keys on every route", () => {
     expect(on.res.headers.get("access-control-allow-headers")).toContain("authorization");
     const other = await call("/v1/chat/completions", { ...pre, headers: { ...pre.headers, origin: "https://evil.example" } }, cors);
     expect(other.res.headers.get("access-control-allow-origin")).toBeNull();
+    // A browser app can read who served, every target's outcome and whether a count is an estimate.
+    const unauthed = await call("/v1/models", { headers: { origin: "https://app.example.com" } }, cors);
+    const exposed = unauthed.res.headers.get("access-control-expose-headers") ?? "";
+    for (const h of ["x-request-id", "x-switchyard-target", "x-switchyard-attempts", "x-switchyard-outcomes", "x-switchyard-estimate", "retry-after"]) expect(exposed, h).toContain(h);
   });
 });
