@@ -12,6 +12,7 @@ import {
   type Hello,
   type PageMessage,
 } from "../schemas/relay.ts";
+import { SILENT_CLOSE, silentDeadline } from "./session-liveness.ts";
 
 /** How many requests may wait per session and model behind the running one before the hub answers 503. */
 export const MAX_QUEUE_PER_MODEL = 4;
@@ -27,6 +28,8 @@ interface SessionAttachment {
   /** Set by `hello`: the models it serves. Until then the socket serves nothing. */
   models: string[];
   ready: boolean;
+  /** A ping the hub answered itself (not the exact text the runtime answers and stamps). */
+  pingedAt?: number;
   agent?: string;
   capabilities?: Hello["capabilities"];
 }
@@ -72,7 +75,9 @@ const encoder = new TextEncoder();
  * Browser sessions and the relay (docs/relay-protocol.md). One instance ("hub") holds every serving
  * page's WebSocket (Hibernation API), issues one-use tickets, queues relayed requests per session and
  * model (web-llm runs one generation per model at a time and its interrupt is engine-wide), and streams
- * each request's page messages back to the Worker as JSON lines.
+ * each request's page messages back to the Worker as JSON lines. An alarm closes sessions that stopped
+ * pinging at the moment they go silent, whether or not a request comes (alarms wake a hibernating
+ * object; the pings themselves never do).
  */
 export class SessionHub extends DurableObject<Env> {
   private readonly relays = new Map<string, Relay>();
@@ -121,7 +126,11 @@ export class SessionHub extends DurableObject<Env> {
 
   override async fetch(request: Request): Promise<Response> {
     const url = new URL(request.url);
-    if (url.pathname === "/connect") return this.acceptSession(request, url);
+    if (url.pathname === "/connect") {
+      const res = this.acceptSession(request, url);
+      if (res.status === 101) await this.scheduleSilenceCheck();
+      return res;
+    }
     if (url.pathname === "/relay" && request.method === "POST") return this.relay((await request.json()) as RelayStart);
     return json(404, { status: 404, code: "not_found", message: "unknown hub path" });
   }
@@ -198,6 +207,7 @@ export class SessionHub extends DurableObject<Env> {
     const msg: PageMessage = parsed.message;
     const att = ws.deserializeAttachment() as SessionAttachment;
     if (msg.type === "ping") {
+      ws.serializeAttachment({ ...att, pingedAt: Date.now() });
       ws.send(PONG_TEXT);
       return;
     }
@@ -233,24 +243,50 @@ export class SessionHub extends DurableObject<Env> {
     this.dropSession(ws, "disconnected (socket error)");
   }
 
-  /** Sockets that said hello recently enough: silent for two ping intervals means dead (closed here). */
+  /** The silence check: close the sessions that stopped pinging, then wake again for the next one. */
+  override async alarm(): Promise<void> {
+    this.liveSockets();
+    await this.scheduleSilenceCheck();
+  }
+
+  /** Open sockets whose silence deadline has not passed; the others are closed here (SILENT_CLOSE). */
   private liveSockets(): Array<{ ws: WebSocket; att: SessionAttachment }> {
     const now = Date.now();
     const live: Array<{ ws: WebSocket; att: SessionAttachment }> = [];
-    for (const ws of this.ctx.getWebSockets()) {
-      const att = ws.deserializeAttachment() as SessionAttachment | null;
-      if (!att || ws.readyState !== WebSocket.OPEN) continue;
-      const last = Math.max(att.connectedAt, this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime() ?? 0);
-      if (now - last > 2 * PING_INTERVAL_MS + 1000) {
-        this.dropSession(ws, "stopped answering pings");
+    for (const { ws, att } of this.openSockets()) {
+      if (now >= this.deadline(ws, att)) {
+        this.dropSession(ws, "stopped sending pings");
         try {
-          ws.close(1001, "no ping for two intervals");
+          ws.close(SILENT_CLOSE.code, SILENT_CLOSE.reason);
         } catch {}
         continue;
       }
       live.push({ ws, att });
     }
     return live;
+  }
+
+  private openSockets(): Array<{ ws: WebSocket; att: SessionAttachment }> {
+    const open: Array<{ ws: WebSocket; att: SessionAttachment }> = [];
+    for (const ws of this.ctx.getWebSockets()) {
+      const att = ws.deserializeAttachment() as SessionAttachment | null;
+      if (att && ws.readyState === WebSocket.OPEN) open.push({ ws, att });
+    }
+    return open;
+  }
+
+  private deadline(ws: WebSocket, att: SessionAttachment): number {
+    return silentDeadline(att.connectedAt, att.pingedAt, this.ctx.getWebSocketAutoResponseTimestamp(ws)?.getTime());
+  }
+
+  /** The alarm goes off at the earliest silence deadline of the open sockets (none open: no alarm). */
+  private async scheduleSilenceCheck(): Promise<void> {
+    let next = Infinity;
+    for (const { ws, att } of this.openSockets()) next = Math.min(next, this.deadline(ws, att));
+    const current = await this.ctx.storage.getAlarm();
+    if (next === Infinity) {
+      if (current !== null) await this.ctx.storage.deleteAlarm();
+    } else if (current !== next) await this.ctx.storage.setAlarm(next);
   }
 
   private load(sessionId: string, model: string): number {
