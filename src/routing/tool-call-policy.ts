@@ -1,4 +1,5 @@
 import { ProxyError } from "../errors/proxy-error.ts";
+import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcome.ts";
 import type { EventPull } from "../stream/event-source.ts";
 import type { UpstreamEvent } from "../stream/events.ts";
 import type { ToolCallReport } from "../toolcalls/index.ts";
@@ -42,7 +43,8 @@ export async function applyToolCallPolicy(opts: {
     t.kind === "llama" ? [{ t, constrained: false }, { t, constrained: true }] : [{ t, constrained: false }],
   );
   let best: { attempt: RewrittenAttempt; score: number; attempts: number } | null = null;
-  let last: ProxyError | undefined;
+  // Each target's last failure: the client gets the one the shared precedence picks (final-outcome.ts).
+  const failures = new Map<Target, TargetFailure>();
   let attempts = 0;
   const discard = (a: RewrittenAttempt) => {
     a.events.cancel();
@@ -55,11 +57,12 @@ export async function applyToolCallPolicy(opts: {
       attempt = await opts.start(step.t, step.constrained);
     } catch (e) {
       const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: String(e) });
+      failures.set(step.t, { target: step.t.name, error: err, ...(step.t.kind === "browser" && step.t.implicit ? { implicit: true } : {}) });
       if (!err.retryable) {
         err.attempts = attempts;
+        err.outcomes = targetOutcomes([...failures.values()]);
         throw err;
       }
-      last = err;
       continue;
     }
     if (opts.stream && attempt.first.type !== "toolCall") {
@@ -81,8 +84,9 @@ export async function applyToolCallPolicy(opts: {
     }
   }
   if (best) return { attempt: best.attempt, attempts, belowMinScore: true };
-  const err = last ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." });
+  const err = finalOutcome([...failures.values()])?.error ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." });
   err.attempts = attempts;
+  err.outcomes = targetOutcomes([...failures.values()]);
   throw err;
 }
 

@@ -80,3 +80,20 @@ describe("tool-call retries and usage", () => {
     expect(u.totals).toMatchObject({ requests: 1, prompt_tokens: 9, completion_tokens: 15 });
   });
 });
+
+describe("tool-call minimum score: when every target fails", () => {
+  it("the answer follows the shared precedence, whatever the order: capacity over an unreachable server", async () => {
+    const dead = { kind: "llama", url: "http://127.0.0.1:9" };
+    const browser = { kind: "browser", model: `None-${crypto.randomUUID().slice(0, 8)}-q4f32_1-MLC` };
+    for (const targets of [[dead, browser], [browser, dead]]) {
+      const cfg = configWith({ m: { targets } }, { toolCalls: { minScore: 0.9 }, retries: { perTarget: 1 } });
+      const { res } = await call("/v1/chat/completions", { json: ask(false) }, cfg);
+      const body = (await res.json()) as any;
+      expect(res.status, JSON.stringify(body)).toBe(503);
+      expect(body.error.code).toBe("no_capacity");
+      expect(res.headers.get("retry-after")).not.toBeNull();
+      expect(res.headers.get("x-switchyard-outcomes")).toMatch(/upstream_unreachable/);
+      expect(res.headers.get("x-switchyard-outcomes")).toMatch(/no_capacity/);
+    }
+  });
+});
