@@ -71,18 +71,42 @@ export async function revokeKey(c: Context<AppEnv>): Promise<Response> {
 /** `GET /v1/admin/usage[?key=id][&since=YYYY-MM-DD]`: usage of every key (or one), per day, model and backend. */
 export async function adminUsage(c: Context<AppEnv>): Promise<Response> {
   await requireAdmin(c);
-  const only = c.req.query("key");
-  const since = sinceDay(c.req.query("since"));
+  const only = keyParam(c.req.queries("key"));
+  const since = sinceDay(c.req.queries("since"));
   const keys = (await keyStore(c.env).list()).filter((k) => !only || k.id === only);
   if (only && keys.length === 0) throw new ProxyError({ status: 404, code: "key_not_found", param: "key", message: `No key with id "${only}".` });
   const data = await Promise.all(keys.map(async (k) => ({ key: publicRecord(k), ...summarize(await keyGate(c.env, k.id).usage(since)) })));
   return c.json({ object: "list", since: since ?? null, data });
 }
 
-export function sinceDay(value: string | undefined): string | undefined {
-  if (value === undefined || value === "") return undefined;
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) throw new ProxyError({ status: 400, code: "invalid_request", param: "since", message: "since must be a day, YYYY-MM-DD (UTC)." });
+/** `?key=`: absent, or one key id. */
+function keyParam(values: string[] | undefined): string | undefined {
+  if (values === undefined) return undefined;
+  if (values.length > 1 || values[0] === "") {
+    throw new ProxyError({ status: 400, code: "invalid_value", param: "key", message: "key must be one key id (GET /v1/admin/keys lists them), or left out for every key." });
+  }
+  return values[0];
+}
+
+/** `?since=`: absent, or once, a real calendar day YYYY-MM-DD (UTC); anything else is a 400 naming it. */
+export function sinceDay(values: string[] | undefined): string | undefined {
+  if (values === undefined) return undefined;
+  const value = values[0]!;
+  if (values.length > 1 || !isCalendarDay(value)) {
+    throw new ProxyError({
+      status: 400,
+      code: "invalid_value",
+      param: "since",
+      message: `since must be one day, YYYY-MM-DD (UTC), e.g. ${new Date().toISOString().slice(0, 10)}; got ${values.length > 1 ? `${values.length} values` : JSON.stringify(value.slice(0, 40))}.`,
+    });
+  }
   return value;
+}
+
+function isCalendarDay(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const day = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === value;
 }
 
 /** Rows per day, model and backend, plus totals. */

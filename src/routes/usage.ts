@@ -8,6 +8,6 @@ import { publicRecord, sinceDay, summarize } from "./admin.ts";
 export async function ownUsage(c: Context<AppEnv>): Promise<Response> {
   const key = c.get("principal");
   if (!key) throw new ProxyError({ status: 401, code: "missing_api_key", message: "Usage is kept per key: send your key as Authorization: Bearer <key>." });
-  const since = sinceDay(c.req.query("since"));
+  const since = sinceDay(c.req.queries("since"));
   return c.json({ key: publicRecord(key), since: since ?? null, ...summarize(await keyGate(c.env, key.id).usage(since)) });
 }

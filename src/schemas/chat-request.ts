@@ -4,7 +4,8 @@ import * as z from "zod/mini";
 // `cache_prompt`, …) are kept and forwarded, so nothing a client sent is lost. Only what the proxy
 // itself reads is checked for type.
 
-const ContentPart = z.looseObject({ type: z.string() });
+// A part's `text` is forwarded as the prompt's text: anything but a string is refused here.
+const ContentPart = z.looseObject({ type: z.string(), text: z.optional(z.string()) });
 
 const ToolCall = z.looseObject({
   id: z.optional(z.string()),

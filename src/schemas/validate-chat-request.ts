@@ -9,7 +9,7 @@ export function validateChatRequest(body: unknown): ChatRequest {
   }
   const parsed = ChatRequestSchema.safeParse(body);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
+    const issue = innermostIssue(parsed.error.issues[0]!);
     const { message, missing } = describeIssue(issue as never, body);
     throw new ProxyError({
       status: 400,
@@ -26,4 +26,26 @@ export function validateChatRequest(body: unknown): ChatRequest {
     throw new ProxyError({ status: 400, code: "invalid_value", param: "stream_options", message: "stream_options is only allowed when stream is true." });
   }
   return req;
+}
+
+interface Issue {
+  code: string;
+  path: PropertyKey[];
+  errors?: Issue[][];
+}
+
+/**
+ * A union (`content`: a string or parts) reports one issue for the whole field. When exactly one of
+ * its shapes took the value's outer type and failed inside it, that shape's issue names the field
+ * that is wrong (`messages[0].content[0].text`), so that one is reported.
+ */
+function innermostIssue<T extends Issue>(issue: T): T {
+  let current: Issue = issue;
+  while (current.code === "invalid_union" && current.errors) {
+    const deeper = current.errors.filter((branch) => branch.length > 0 && branch[0]!.path.length > 0);
+    if (deeper.length !== 1) break;
+    const inner = deeper[0]![0]!;
+    current = { ...inner, path: [...current.path, ...inner.path] };
+  }
+  return current as T;
 }

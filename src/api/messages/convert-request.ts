@@ -1,5 +1,6 @@
 import type { ChatMessage, ChatRequest, Tool } from "../../schemas/chat-request.ts";
 import type { CountTokensRequest, MessagesBlock, MessagesRequest, MessagesTool } from "../../schemas/messages-request.ts";
+import { ProxyError } from "../../errors/proxy-error.ts";
 import { unsupported } from "../validate-body.ts";
 import { ToolShelf } from "./tool-shelf.ts";
 
@@ -59,7 +60,7 @@ function systemMessage(blocks: MessagesBlock[], at: string, shelf: ToolShelf): C
   const texts: string[] = [];
   blocks.forEach((b, i) => {
     const where = `${at}[${i}]`;
-    if (b.type === "text") texts.push(typeof b.text === "string" ? b.text : "");
+    if (b.type === "text") texts.push(blockText(b, where));
     else if (b.type === "tool_addition" || b.type === "tool_removal") toolChange(b, where, shelf);
     else throw unsupported(`${where}.type`, `System content blocks of type "${b.type}" are not supported; use text, tool_addition or tool_removal.`);
   });
@@ -125,7 +126,7 @@ function assistantMessage(blocks: MessagesBlock[], at: string): ChatMessage {
     const where = `${at}[${i}]`;
     switch (b.type) {
       case "text":
-        text += typeof b.text === "string" ? b.text : "";
+        text += blockText(b, where);
         return;
       case "thinking":
         // The model's own reasoning goes back whatever its signature: one that does not verify
@@ -152,7 +153,7 @@ function assistantMessage(blocks: MessagesBlock[], at: string): ChatMessage {
 function contentParts(b: MessagesBlock, at: string): Part[] {
   switch (b.type) {
     case "text":
-      return [{ type: "text", text: typeof b.text === "string" ? b.text : "" }];
+      return [{ type: "text", text: blockText(b, at) }];
     case "image":
       return [imagePart(b, at)];
     case "document":
@@ -228,7 +229,15 @@ function toolResultText(blocks: unknown, at: string, shelf: ToolShelf, images: P
 
 function textBlock(b: MessagesBlock, at: string): string {
   if (b.type !== "text") throw unsupported(`${at}.type`, `Only text blocks are supported here, not "${b.type}".`);
-  return typeof b.text === "string" ? b.text : "";
+  return blockText(b, at);
+}
+
+/** A text block's text: a string, or absent (""); any other value is refused. */
+function blockText(b: MessagesBlock, at: string): string {
+  const value = b.text;
+  if (value === undefined) return "";
+  if (typeof value === "string") return value;
+  throw new ProxyError({ status: 400, code: "invalid_type", param: `${at}.text`, message: `Invalid request: ${at}.text must be a string, not ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}.` });
 }
 
 function checkClientTool(tool: MessagesTool, param: string): void {

@@ -1,6 +1,7 @@
 import type { Sealer } from "../../crypto/sealer.ts";
 import type { ChatMessage } from "../../schemas/chat-request.ts";
 import type { ResponsesInputItem } from "../../schemas/responses-request.ts";
+import { ProxyError } from "../../errors/proxy-error.ts";
 import { unsupported } from "../validate-body.ts";
 import { openCompaction } from "./compaction-item.ts";
 import { customToolArguments } from "./custom-tool.ts";
@@ -168,13 +169,21 @@ function convertPart(part: Json, at: string): Part {
     case "input_text":
     case "output_text":
     case "text":
-      return { type: "text", text: typeof part.text === "string" ? part.text : "" };
+      return { type: "text", text: stringField(part, "text", at) };
     case "refusal":
-      return { type: "text", text: typeof part.refusal === "string" ? part.refusal : "" };
+      return { type: "text", text: stringField(part, "refusal", at) };
     case "input_image":
       if (typeof part.image_url !== "string") throw unsupported(`${at}.image_url`, "Images must be given as image_url (a URL or data: URL); file_id needs stored files.");
       return { type: "image_url", image_url: { url: part.image_url, ...(typeof part.detail === "string" ? { detail: part.detail } : {}) } };
     default:
       throw unsupported(`${at}.type`, `Content parts of type "${String(part.type)}" are not supported; use input_text or input_image.`);
   }
+}
+
+/** A part's text field: a string, or absent (""); any other value is refused. */
+function stringField(part: Json, field: string, at: string): string {
+  const value = part[field];
+  if (value === undefined) return "";
+  if (typeof value === "string") return value;
+  throw new ProxyError({ status: 400, code: "invalid_type", param: `${at}.${field}`, message: `Invalid request: ${at}.${field} must be a string, not ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}.` });
 }
