@@ -1,23 +1,39 @@
 #!/usr/bin/env node
 // `npm start -- <args>`: validates the configuration with the Worker's own schema, optionally starts a
 // local llama-server (LLAMA_MODEL=./model.gguf), then runs `wrangler dev` with every argument after
-// `--` passed through unchanged (plus SWITCHYARD_ENV=dev). Stops its children when it stops.
+// `--` passed through unchanged (plus SWITCHYARD_ENV=dev). Stops its children when it stops. The tokens
+// it generates reach wrangler through an owner-only env file (scripts/dev-secrets.mjs), never argv.
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { unstable_readConfig, unstable_getVarsForDev } from "wrangler";
 import { parseConfig } from "../src/config/config.ts";
+import { devSecretsPlan, writeOwnerOnly } from "./dev-secrets.mjs";
 import { findLlamaServerBinary, llamaServerHelp } from "./find-llama-server.mjs";
 
 const args = process.argv.slice(2);
 const log = (msg) => process.stderr.write(`[switchyard] ${msg}\n`);
 
-/** The variables the Worker will see: [vars], then .dev.vars, then each --var K:V (last wins). */
+/** Every value of a repeatable flag (`--env-file a --env-file=b`). */
+function argValues(name) {
+  const out = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === name && args[i + 1] !== undefined) out.push(args[++i]);
+    else if (args[i]?.startsWith(`${name}=`)) out.push(args[i].slice(name.length + 1));
+  }
+  return out;
+}
+
+const wranglerConfig = unstable_readConfig({ config: argValue("--config", argValue("-c", "wrangler.toml")) });
+const wranglerEnvName = argValue("--env", argValue("-e"));
+const userEnvFiles = argValues("--env-file");
+
+/** The variables the Worker will see: [vars], then .dev.vars (or the env files), then each --var K:V (last wins). */
 function devVars() {
-  const config = unstable_readConfig({ config: "wrangler.toml" });
+  const config = wranglerConfig;
   const vars = {};
-  for (const [k, v] of Object.entries(unstable_getVarsForDev(config.configPath, undefined, config.vars, undefined))) {
+  for (const [k, v] of Object.entries(unstable_getVarsForDev(config.configPath, userEnvFiles.length ? userEnvFiles : undefined, config.vars, wranglerEnvName, true))) {
     vars[k] = typeof v === "object" && v && "value" in v ? v.value : v;
   }
   for (let i = 0; i < args.length; i++) {
@@ -95,30 +111,35 @@ log(config.models ? `serving ${Object.keys(config.models).join(", ")} on ${where
 
 // Browser sessions need a serve credential, in dev too. Without one, generate a token for this run; it
 // is printed only inside the page URL's fragment (never sent to the server in a URL).
-const serveArgs = [];
+const generated = {};
 if (!vars.SERVE_TOKEN) {
-  const token = randomBytes(24).toString("base64url");
-  serveArgs.push("--var", `SERVE_TOKEN:${token}`);
-  log(`serve from this browser: ${where}/#serve=${token}`);
+  generated.SERVE_TOKEN = randomBytes(24).toString("base64url");
+  log(`serve from this browser: ${where}/#serve=${generated.SERVE_TOKEN}`);
 }
 // Team keys: with none created, dev serves without keys; the admin API needs ADMIN_TOKEN. Without
 // one, generate it for this run and keep it (only) in .wrangler/admin-token.<port> while the server
 // runs, where `npm run keys` finds it for a local SWITCHYARD_URL; it goes when the launcher stops.
-const adminArgs = [];
 if (!vars.ADMIN_TOKEN) {
-  const token = randomBytes(32).toString("base64url");
-  const tokenFile = `.wrangler/admin-token.${argValue("--port", "8787")}`;
-  adminArgs.push("--var", `ADMIN_TOKEN:${token}`);
-  mkdirSync(".wrangler", { recursive: true });
-  writeFileSync(tokenFile, token + "\n", { mode: 0o600 });
-  process.on("exit", () => rmSync(tokenFile, { force: true }));
+  generated.ADMIN_TOKEN = randomBytes(32).toString("base64url");
+  const tokenFile = writeOwnerOnly(`.wrangler/admin-token.${argValue("--port", "8787")}`, generated.ADMIN_TOKEN + "\n");
+  process.on("exit", tokenFile.remove);
+}
+// The generated tokens go to wrangler in an env file only this user can read (mode 600), for this run.
+const secretArgs = [];
+let wranglerEnv = {};
+if (Object.keys(generated).length) {
+  const plan = devSecretsPlan({ configDir: dirname(wranglerConfig.configPath ?? resolve("wrangler.toml")), env: wranglerEnvName, envFiles: userEnvFiles, secrets: generated });
+  const file = writeOwnerOnly(resolve(`.wrangler/dev-secrets.${argValue("--port", "8787")}.env`), plan.text);
+  process.on("exit", file.remove);
+  for (const f of [...plan.before, file.path]) secretArgs.push("--env-file", f);
+  wranglerEnv = plan.wranglerEnv;
 }
 log(`auth: dev mode serves without keys until you create one (SWITCHYARD_URL=${where} npm run keys -- create --name <you> --scopes chat); then every request needs a key.`);
 execFileSync(process.execPath, ["worker/build.mjs"], { stdio: "inherit" });
 
-const wrangler = spawn(resolve("node_modules/.bin/wrangler"), ["dev", "--var", "SWITCHYARD_ENV:dev", ...serveArgs, ...adminArgs, ...args], {
+const wrangler = spawn(resolve("node_modules/.bin/wrangler"), ["dev", "--var", "SWITCHYARD_ENV:dev", ...secretArgs, ...args], {
   stdio: "inherit",
-  env: { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env },
+  env: { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env, ...wranglerEnv },
 });
 children.push(wrangler);
 wrangler.on("exit", (code) => stopAll(code ?? 0));
