@@ -1,6 +1,7 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import type { AppEnv } from "./app-env.ts";
 import { loadConfig } from "./config/load-config.ts";
+import { anthropicErrorResponse } from "./api/messages/anthropic-error.ts";
 import { errorResponse, toProxyError } from "./errors/error-envelope.ts";
 import { ProxyError } from "./errors/proxy-error.ts";
 import { randomId } from "./stream/random-id.ts";
@@ -22,6 +23,77 @@ import { status } from "./routes/status.ts";
 import { adminUsage, createKey, listKeys, revokeKey } from "./routes/admin.ts";
 import { ownUsage } from "./routes/usage.ts";
 
+async function health(c: Context<AppEnv>): Promise<Response> {
+  loadConfig(c.env);
+  // Public: status and how requests are authenticated, nothing more.
+  const auth = await authMode(c.env);
+  return c.json({ status: "ok", auth, ...(auth === "open" && c.env.SWITCHYARD_ENV === "dev" ? { note: "dev mode with no API keys: serving without keys" } : {}) });
+}
+
+// Probes: Claude Code sends HEAD <base>/api/hello to warm the connection; HEAD / is a reachability
+// check. Hono answers HEAD with the GET route. `/` is the browser page (assets); if it reaches the
+// Worker, the page comes from the assets binding.
+async function page(c: Context<AppEnv>): Promise<Response> {
+  if (!c.env.ASSETS) return c.body(null, 200);
+  const res = await c.env.ASSETS.fetch(c.req.raw);
+  return new Response(res.body, res); // the binding's headers are immutable; the middleware adds its own
+}
+
+type Method = "GET" | "POST" | "DELETE";
+
+/** Every route: the one table both the router and the 405 answer (its Allow header) are built from. */
+const ROUTES: ReadonlyArray<readonly [Method, string, (c: Context<AppEnv>) => Response | Promise<Response>]> = [
+  ["GET", "/health", health],
+  ["GET", "/", page],
+  ["GET", "/api/hello", (c) => c.json({ status: "ok" })],
+  ["POST", "/v1/chat/completions", chatCompletions],
+  ["POST", "/chat/completions", chatCompletions],
+  ["GET", "/v1/models", listModels],
+  ["GET", "/v1/models/:id{.+}", getModel],
+  ["POST", "/v1/tool_calls/rewrite", rewriteToolCallsRoute],
+  ["POST", "/v1/responses", responses],
+  ["POST", "/v1/responses/compact", compactResponses],
+  ["GET", "/v1/responses/:id/input_items", listInputItems],
+  ["GET", "/v1/responses/:id", getStoredResponse],
+  ["DELETE", "/v1/responses/:id", deleteStoredResponse],
+  ["POST", "/v1/messages/count_tokens", countTokens],
+  ["POST", "/v1/messages", messages],
+  ["POST", "/v1/completions", completions],
+  ["POST", "/v1/embeddings", embeddings],
+  ["GET", "/v1/sessions", connectSession],
+  ["POST", "/v1/sessions/ticket", issueSessionTicket],
+  ["POST", "/v1/admin/keys", createKey],
+  ["GET", "/v1/admin/keys", listKeys],
+  ["DELETE", "/v1/admin/keys/:id", revokeKey],
+  ["POST", "/v1/admin/keys/:id/revoke", revokeKey],
+  ["GET", "/v1/admin/usage", adminUsage],
+  ["GET", "/v1/admin/status", status],
+  ["GET", "/metrics", metrics],
+  ["GET", "/v1/usage", ownUsage],
+];
+
+/** A route's path as a regular expression: `:name` is one segment, `:name{.+}` the rest of the path. */
+function pathPattern(path: string): RegExp {
+  const segments = path.split("/").map((s) => (!s.startsWith(":") ? s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") : s.endsWith("{.+}") ? ".+" : "[^/]+"));
+  return new RegExp(`^${segments.join("/")}$`);
+}
+
+const PATTERNS = ROUTES.map(([method, path]) => ({ method, pattern: pathPattern(path) }));
+const METHOD_ORDER = ["GET", "HEAD", "POST", "DELETE"];
+
+/** The methods some route takes at `path` (HEAD wherever GET is: Hono answers it with the GET route); none for an unknown path. */
+export function allowedMethods(path: string): string[] {
+  const methods = new Set<string>();
+  for (const { method, pattern } of PATTERNS) {
+    if (!pattern.test(path)) continue;
+    methods.add(method);
+    if (method === "GET") methods.add("HEAD");
+  }
+  return METHOD_ORDER.filter((m) => methods.has(m));
+}
+
+const isMessagesPath = (path: string) => path === "/v1/messages" || path.startsWith("/v1/messages/");
+
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
@@ -34,51 +106,21 @@ export function createApp(): Hono<AppEnv> {
   });
 
   app.use(corsMiddleware());
+
+  // A known path asked with another method: 405 naming the ones it takes, before authentication (a
+  // wrong method is no failed login). A CORS preflight was answered above when CORS is on.
+  app.use(async (c, next) => {
+    const allowed = allowedMethods(c.req.path);
+    if (allowed.length === 0 || allowed.includes(c.req.method)) return next();
+    const err = new ProxyError({ status: 405, code: "method_not_allowed", message: `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.filter((m) => m !== "HEAD").join(" or ")}.` });
+    const res = isMessagesPath(c.req.path) ? anthropicErrorResponse(err) : errorResponse(err);
+    res.headers.set("allow", allowed.join(", "));
+    return res;
+  });
+
   app.use(authMiddleware());
 
-  app.get("/health", async (c) => {
-    loadConfig(c.env);
-    // Public: status and how requests are authenticated, nothing more.
-    const auth = await authMode(c.env);
-    return c.json({ status: "ok", auth, ...(auth === "open" && c.env.SWITCHYARD_ENV === "dev" ? { note: "dev mode with no API keys: serving without keys" } : {}) });
-  });
-
-  // Probes: Claude Code sends HEAD <base>/api/hello to warm the connection; HEAD / is a reachability
-  // check. Hono answers HEAD with the GET route. `/` is the browser page (assets); if it reaches the
-  // Worker, the page comes from the assets binding.
-  app.get("/", async (c) => {
-    if (!c.env.ASSETS) return c.body(null, 200);
-    const page = await c.env.ASSETS.fetch(c.req.raw);
-    return new Response(page.body, page); // the binding's headers are immutable; the middleware adds its own
-  });
-  app.get("/api/hello", (c) => c.json({ status: "ok" }));
-  app.post("/v1/chat/completions", chatCompletions);
-  app.post("/chat/completions", chatCompletions);
-  app.get("/v1/models", listModels);
-  app.get("/v1/models/:id{.+}", getModel);
-  app.post("/v1/tool_calls/rewrite", rewriteToolCallsRoute);
-  app.post("/v1/responses", responses);
-  app.post("/v1/responses/compact", compactResponses);
-  app.get("/v1/responses/:id/input_items", listInputItems);
-  app.get("/v1/responses/:id", getStoredResponse);
-  app.delete("/v1/responses/:id", deleteStoredResponse);
-  app.post("/v1/messages/count_tokens", countTokens);
-  app.post("/v1/messages", messages);
-  app.post("/v1/completions", completions);
-  app.post("/v1/embeddings", embeddings);
-  app.get("/v1/sessions", connectSession);
-  app.post("/v1/sessions/ticket", issueSessionTicket);
-  app.post("/v1/admin/keys", createKey);
-  app.get("/v1/admin/keys", listKeys);
-  app.delete("/v1/admin/keys/:id", revokeKey);
-  app.post("/v1/admin/keys/:id/revoke", revokeKey);
-  app.get("/v1/admin/usage", adminUsage);
-  app.get("/v1/admin/status", status);
-  app.get("/metrics", metrics);
-  app.get("/v1/usage", ownUsage);
-  app.all("/v1/chat/completions", () => {
-    throw new ProxyError({ status: 405, code: "method_not_allowed", message: "Use POST for /v1/chat/completions." });
-  });
+  for (const [method, path, handler] of ROUTES) app.on(method, path, handler);
 
   app.notFound((c) =>
     errorResponse(new ProxyError({ status: 404, code: "not_found", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}. See docs/api.md for the endpoints.` })),
