@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { unstable_readConfig, unstable_getVarsForDev } from "wrangler";
 import { parseConfig } from "../src/config/config.ts";
+import { firstFreePort, portInUse } from "./dev-port.mjs";
 import { devSecretsPlan, writeOwnerOnly } from "./dev-secrets.mjs";
 import { findLlamaServerBinary, llamaServerHelp } from "./find-llama-server.mjs";
 
@@ -65,6 +66,24 @@ if (!checked.ok) {
 }
 const config = checked.config;
 
+// The port wrangler will listen on, decided here so the printed links are right: one that was asked
+// for (--port, or [dev] port in wrangler.toml) must be free; otherwise the first free one from 8787.
+const linkHost = argValue("--ip", "127.0.0.1");
+const bindHost = argValue("--ip", wranglerConfig.dev?.ip ?? "localhost");
+const askedPort = argValue("--port") ?? (wranglerConfig.dev?.port !== undefined ? String(wranglerConfig.dev.port) : undefined);
+const portArgs = [];
+let devPort = askedPort;
+if (askedPort !== undefined) {
+  if (await portInUse(Number(askedPort), bindHost, linkHost)) {
+    log(`port ${askedPort} is already in use (another npm start or wrangler dev?), so the proxy was not started: stop that server, or choose another port with npm start -- --port <n>.`);
+    process.exit(1);
+  }
+} else {
+  devPort = String(await firstFreePort(8787, 11, bindHost, linkHost));
+  if (devPort !== "8787") log(`port 8787 is in use; using ${devPort}.`);
+  portArgs.push("--port", devPort);
+}
+
 const children = [];
 let stopping = false;
 function stopAll(code = 0) {
@@ -106,7 +125,7 @@ if (process.env.LLAMA_MODEL) {
   children.push(llama);
 }
 
-const where = `http://${argValue("--ip", "127.0.0.1")}:${argValue("--port", "8787")}`;
+const where = `http://${linkHost}:${devPort}`;
 log(config.models ? `serving ${Object.keys(config.models).join(", ")} on ${where}` : `serving every model name from ${config.llamaUrl} on ${where}`);
 
 // Browser sessions need a serve credential, in dev too. Without one, generate a token for this run; it
@@ -121,7 +140,7 @@ if (!vars.SERVE_TOKEN) {
 // runs, where `npm run keys` finds it for a local SWITCHYARD_URL; it goes when the launcher stops.
 if (!vars.ADMIN_TOKEN) {
   generated.ADMIN_TOKEN = randomBytes(32).toString("base64url");
-  const tokenFile = writeOwnerOnly(`.wrangler/admin-token.${argValue("--port", "8787")}`, generated.ADMIN_TOKEN + "\n");
+  const tokenFile = writeOwnerOnly(`.wrangler/admin-token.${devPort}`, generated.ADMIN_TOKEN + "\n");
   process.on("exit", tokenFile.remove);
 }
 // The generated tokens go to wrangler in an env file only this user can read (mode 600), for this run.
@@ -129,7 +148,7 @@ const secretArgs = [];
 let wranglerEnv = {};
 if (Object.keys(generated).length) {
   const plan = devSecretsPlan({ configDir: dirname(wranglerConfig.configPath ?? resolve("wrangler.toml")), env: wranglerEnvName, envFiles: userEnvFiles, secrets: generated });
-  const file = writeOwnerOnly(resolve(`.wrangler/dev-secrets.${argValue("--port", "8787")}.env`), plan.text);
+  const file = writeOwnerOnly(resolve(`.wrangler/dev-secrets.${devPort}.env`), plan.text);
   process.on("exit", file.remove);
   for (const f of [...plan.before, file.path]) secretArgs.push("--env-file", f);
   wranglerEnv = plan.wranglerEnv;
@@ -137,7 +156,7 @@ if (Object.keys(generated).length) {
 log(`auth: dev mode serves without keys until you create one (SWITCHYARD_URL=${where} npm run keys -- create --name <you> --scopes chat); then every request needs a key.`);
 execFileSync(process.execPath, ["worker/build.mjs"], { stdio: "inherit" });
 
-const wrangler = spawn(resolve("node_modules/.bin/wrangler"), ["dev", "--var", "SWITCHYARD_ENV:dev", ...secretArgs, ...args], {
+const wrangler = spawn(resolve("node_modules/.bin/wrangler"), ["dev", "--var", "SWITCHYARD_ENV:dev", ...secretArgs, ...portArgs, ...args], {
   stdio: "inherit",
   env: { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env, ...wranglerEnv },
 });
