@@ -137,11 +137,13 @@ if (!vars.SERVE_TOKEN) {
 }
 // Team keys: with none created, dev serves without keys; the admin API needs ADMIN_TOKEN. Without
 // one, generate it for this run and keep it (only) in .wrangler/admin-token.<port> while the server
-// runs, where `npm run keys` finds it for a local SWITCHYARD_URL; it goes when the launcher stops.
+// runs, where `npm run keys` finds it for a local SWITCHYARD_URL; it goes when the launcher stops. It
+// is printed only in the status page link's fragment, which the page reads and removes.
 if (!vars.ADMIN_TOKEN) {
   generated.ADMIN_TOKEN = randomBytes(32).toString("base64url");
   const tokenFile = writeOwnerOnly(`.wrangler/admin-token.${devPort}`, generated.ADMIN_TOKEN + "\n");
   process.on("exit", tokenFile.remove);
+  log(`status page: ${where}/status.html#admin=${generated.ADMIN_TOKEN}`);
 }
 // The generated tokens go to wrangler in an env file only this user can read (mode 600), for this run.
 const secretArgs = [];

@@ -1,6 +1,7 @@
 // The operator's status page (public/status.html): polls /v1/admin/status with the admin token and
 // draws upstream health, browser sessions and a live traffic chart. Built into public/status.js by
-// worker/build.mjs.
+// worker/build.mjs. The token comes from the form, or from the link `npm start` prints
+// (/status.html#admin=<token>: a fragment never reaches the server), which then leaves the address bar.
 
 interface Status {
   at: number;
@@ -110,5 +111,13 @@ $<HTMLFormElement>("login").addEventListener("submit", (e) => {
   e.preventDefault();
   start($<HTMLInputElement>("token").value.trim());
 });
-const saved = sessionStorage.getItem("switchyard-admin-token");
+/** The token of a `#admin=<token>` link, taken out of the address bar (and its history entry). */
+function tokenFromLink(): string | null {
+  const m = /(?:^|[#&])admin=([^&]+)/.exec(location.hash);
+  if (!m) return null;
+  history.replaceState(null, "", location.pathname + location.search);
+  return decodeURIComponent(m[1]!);
+}
+
+const saved = tokenFromLink() ?? sessionStorage.getItem("switchyard-admin-token");
 if (saved) start(saved);
