@@ -1,15 +1,29 @@
+/** What a client presented: nothing, a key (Bearer or x-api-key), or an Authorization that is not Bearer. */
+export type Credential = { kind: "none" } | { kind: "key"; value: string } | { kind: "malformed" };
+
 /**
  * The credential a client presented: `Authorization: Bearer <key>` (OpenAI clients) or `x-api-key`
- * (Anthropic clients). A non-Bearer Authorization is returned whole, so it fails like a wrong key.
+ * (Anthropic clients). Any other Authorization (`Basic …`, a bare key) is malformed: it fails like a
+ * wrong key, and is never looked up as one.
  */
-export function presentedCredential(headers: Headers): string | null {
+export function readCredential(headers: Headers): Credential {
   const auth = headers.get("authorization");
   if (auth !== null && auth.trim() !== "") {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    return m ? m[1]! : auth.trim();
+    return m ? { kind: "key", value: m[1]! } : { kind: "malformed" };
   }
   const apiKey = headers.get("x-api-key");
-  return apiKey !== null && apiKey.trim() !== "" ? apiKey.trim() : null;
+  return apiKey !== null && apiKey.trim() !== "" ? { kind: "key", value: apiKey.trim() } : { kind: "none" };
+}
+
+/**
+ * The presented credential as one string, for telling anonymous callers apart (an open-mode owner):
+ * the key, a non-Bearer Authorization whole, or null. Authentication reads `readCredential`.
+ */
+export function presentedCredential(headers: Headers): string | null {
+  const credential = readCredential(headers);
+  if (credential.kind === "key") return credential.value;
+  return credential.kind === "malformed" ? headers.get("authorization")!.trim() : null;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
-import { clientAddress, isTruthy, presentedCredential } from "./credential.ts";
+import { clientAddress, isTruthy, readCredential } from "./credential.ts";
 import { activeKeys, blockedFor, lookupKey, recordFailure, tooManyFailures } from "./key-directory.ts";
 import { sameSecret } from "./key-format.ts";
 import type { KeyRecord } from "./key-record.ts";
@@ -21,6 +21,8 @@ export async function authMode(env: Env): Promise<AuthMode> {
 const NO_KEYS_FIX =
   "This Switchyard has no API keys yet, so it serves nobody. Create one: set the admin secret (`wrangler secret put ADMIN_TOKEN`), then `SWITCHYARD_URL=<this url> SWITCHYARD_ADMIN_TOKEN=<it> npm run keys -- create --name <you> --scopes chat`; or set the variable OPEN_MODE=1 to serve without keys.";
 
+const NOT_BEARER = "The Authorization header is not a Bearer credential: send Authorization: Bearer <key> (or x-api-key: <key>).";
+
 /**
  * Authenticates an API caller and checks `scope`. With no keys in dev (or with OPEN_MODE) any
  * credential sent is ignored; with OPEN_MODE and keys, a valid key is used and anything else is
@@ -36,9 +38,9 @@ export async function authenticate(c: Context<AppEnv>, scope: Scope | null): Pro
   if (mode === "open") return { kind: "open" };
   if (mode === "locked") throw new ProxyError({ status: 403, code: "no_keys_configured", message: NO_KEYS_FIX });
 
-  const credential = presentedCredential(c.req.raw.headers);
+  const credential = readCredential(c.req.raw.headers);
   const openMode = isTruthy(env.OPEN_MODE);
-  if (credential === null) {
+  if (credential.kind === "none") {
     if (openMode) return { kind: "open" };
     throw new ProxyError({
       status: 401,
@@ -46,7 +48,7 @@ export async function authenticate(c: Context<AppEnv>, scope: Scope | null): Pro
       message: "This Switchyard needs an API key: send Authorization: Bearer <key> (or x-api-key: <key>). Ask your admin for one.",
     });
   }
-  const key = await lookupKey(env, credential);
+  const key = credential.kind === "key" ? await lookupKey(env, credential.value) : null;
   if (!key || key.revokedAt !== null) {
     if (openMode) return { kind: "open" };
     const blockedS = await recordFailure(env, address);
@@ -54,7 +56,11 @@ export async function authenticate(c: Context<AppEnv>, scope: Scope | null): Pro
     throw new ProxyError({
       status: 401,
       code: "invalid_api_key",
-      message: key ? "This API key was revoked. Ask your admin for a new one." : "The API key is not valid here. Check it, or ask your admin for one.",
+      message: key
+        ? "This API key was revoked. Ask your admin for a new one."
+        : credential.kind === "malformed"
+          ? NOT_BEARER
+          : "The API key is not valid here. Check it, or ask your admin for one.",
     });
   }
   if (scope && !key.scopes.includes(scope)) throw missingScope(key, scope);
@@ -79,19 +85,19 @@ export async function requireAdmin(c: Context<AppEnv>): Promise<{ via: "token" }
   const blocked = blockedFor(env, address);
   if (blocked > 0) throw tooManyFailures(blocked);
   const token = typeof env.ADMIN_TOKEN === "string" && env.ADMIN_TOKEN !== "" ? env.ADMIN_TOKEN : null;
-  const credential = presentedCredential(c.req.raw.headers);
+  const credential = readCredential(c.req.raw.headers);
   const notConfigured = new ProxyError({
     status: 403,
     code: "admin_not_configured",
     message:
       "Administration needs the ADMIN_TOKEN secret or a key with the admin scope, and this request had neither. Set it with `wrangler secret put ADMIN_TOKEN` (locally: .dev.vars or `npm start`, which generates one), then send Authorization: Bearer <ADMIN_TOKEN>.",
   });
-  if (credential === null) {
+  if (credential.kind === "none") {
     if (!token && (await activeKeys(env)) === 0) throw notConfigured;
     throw new ProxyError({ status: 401, code: "missing_api_key", message: "Administration needs Authorization: Bearer <ADMIN_TOKEN or an admin key>." });
   }
-  if (token && sameSecret(credential, token)) return { via: "token" };
-  const key = await lookupKey(env, credential);
+  if (credential.kind === "key" && token && sameSecret(credential.value, token)) return { via: "token" };
+  const key = credential.kind === "key" ? await lookupKey(env, credential.value) : null;
   if (key && key.revokedAt === null) {
     if (!key.scopes.includes("admin")) throw missingScope(key, "admin");
     return { via: "key", key };
@@ -99,7 +105,7 @@ export async function requireAdmin(c: Context<AppEnv>): Promise<{ via: "token" }
   const blockedS = await recordFailure(env, address);
   if (blockedS > 0) throw tooManyFailures(blockedS);
   if (!token && (await activeKeys(env)) === 0) throw notConfigured;
-  throw new ProxyError({ status: 401, code: "invalid_api_key", message: "The admin credential is not valid here." });
+  throw new ProxyError({ status: 401, code: "invalid_api_key", message: credential.kind === "malformed" ? NOT_BEARER : "The admin credential is not valid here." });
 }
 
 /**
@@ -111,8 +117,8 @@ export async function requireServe(c: Context<AppEnv>): Promise<void> {
   const address = clientAddress(c.req.raw.headers);
   const blocked = blockedFor(env, address);
   if (blocked > 0) throw tooManyFailures(blocked);
-  const credential = presentedCredential(c.req.raw.headers);
-  if (credential === null) {
+  const credential = readCredential(c.req.raw.headers);
+  if (credential.kind === "none") {
     throw new ProxyError({
       status: 401,
       code: "missing_credential",
@@ -120,8 +126,8 @@ export async function requireServe(c: Context<AppEnv>): Promise<void> {
     });
   }
   const serveToken = typeof env.SERVE_TOKEN === "string" && env.SERVE_TOKEN !== "" ? env.SERVE_TOKEN : null;
-  if (serveToken && sameSecret(credential, serveToken)) return;
-  const key = await lookupKey(env, credential);
+  if (credential.kind === "key" && serveToken && sameSecret(credential.value, serveToken)) return;
+  const key = credential.kind === "key" ? await lookupKey(env, credential.value) : null;
   if (key && key.revokedAt === null) {
     if (!key.scopes.includes("serve")) throw missingScope(key, "serve");
     return;
