@@ -26,11 +26,17 @@ export function presentedCredential(headers: Headers): string | null {
   return credential.kind === "malformed" ? headers.get("authorization")!.trim() : null;
 }
 
+/** The address every local client shares: under `wrangler dev` no address can be trusted. */
+export const LOCAL_ADDRESS = "local";
+
 /**
- * The client's address for counting failed logins. On Cloudflare, CF-Connecting-IP is set by the edge
- * and cannot be forged; elsewhere (tests, some local setups) every client shares one bucket.
+ * The client's address for counting failed logins. Deployed on Cloudflare, CF-Connecting-IP is set by
+ * the edge, which replaces whatever the client sent. Locally (SWITCHYARD_ENV=dev) the same header
+ * comes from the client when it sends one (the dev server fills it in only when absent), so a
+ * locked-out client could invent a new address: every local client shares one bucket instead.
  */
-export function clientAddress(headers: Headers): string {
+export function clientAddress(headers: Headers, env: { SWITCHYARD_ENV?: unknown } = {}): string {
+  if (env.SWITCHYARD_ENV === "dev") return LOCAL_ADDRESS;
   return headers.get("cf-connecting-ip")?.trim() || "unknown";
 }
 

@@ -31,7 +31,7 @@ const NOT_BEARER = "The Authorization header is not a Bearer credential: send Au
  */
 export async function authenticate(c: Context<AppEnv>, scope: Scope | null): Promise<Principal> {
   const env = c.env;
-  const address = clientAddress(c.req.raw.headers);
+  const address = clientAddress(c.req.raw.headers, env);
   const blocked = blockedFor(env, address);
   if (blocked > 0) throw tooManyFailures(blocked);
   const mode = await authMode(env);
@@ -81,7 +81,7 @@ function missingScope(key: KeyRecord, scope: Scope): ProxyError {
  */
 export async function requireAdmin(c: Context<AppEnv>): Promise<{ via: "token" } | { via: "key"; key: KeyRecord }> {
   const env = c.env;
-  const address = clientAddress(c.req.raw.headers);
+  const address = clientAddress(c.req.raw.headers, env);
   const blocked = blockedFor(env, address);
   if (blocked > 0) throw tooManyFailures(blocked);
   const token = typeof env.ADMIN_TOKEN === "string" && env.ADMIN_TOKEN !== "" ? env.ADMIN_TOKEN : null;
@@ -114,7 +114,7 @@ export async function requireAdmin(c: Context<AppEnv>): Promise<{ via: "token" }
  */
 export async function requireServe(c: Context<AppEnv>): Promise<void> {
   const env = c.env;
-  const address = clientAddress(c.req.raw.headers);
+  const address = clientAddress(c.req.raw.headers, env);
   const blocked = blockedFor(env, address);
   if (blocked > 0) throw tooManyFailures(blocked);
   const credential = readCredential(c.req.raw.headers);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { presentedCredential, readCredential } from "../../../src/auth/credential.ts";
+import { clientAddress, LOCAL_ADDRESS, presentedCredential, readCredential } from "../../../src/auth/credential.ts";
 
 describe("readCredential", () => {
   it("takes a Bearer Authorization or x-api-key as the key", () => {
@@ -21,5 +21,18 @@ describe("readCredential", () => {
     expect(presentedCredential(new Headers({ authorization: "Basic abc" }))).toBe("Basic abc");
     expect(presentedCredential(new Headers({ authorization: "Bearer sy-1" }))).toBe("sy-1");
     expect(presentedCredential(new Headers())).toBeNull();
+  });
+});
+
+describe("clientAddress", () => {
+  const headers = new Headers({ "cf-connecting-ip": "203.0.113.9", "x-forwarded-for": "1.2.3.4" });
+  it("deployed: CF-Connecting-IP, which Cloudflare's edge sets", () => {
+    expect(clientAddress(headers, { SWITCHYARD_ENV: "" })).toBe("203.0.113.9");
+    expect(clientAddress(new Headers({ "x-forwarded-for": "1.2.3.4" }), {})).toBe("unknown");
+  });
+
+  it("locally (SWITCHYARD_ENV=dev): one shared address, whatever the client sends", () => {
+    expect(clientAddress(headers, { SWITCHYARD_ENV: "dev" })).toBe(LOCAL_ADDRESS);
+    expect(clientAddress(new Headers(), { SWITCHYARD_ENV: "dev" })).toBe(LOCAL_ADDRESS);
   });
 });
