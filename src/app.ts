@@ -23,11 +23,26 @@ import { status } from "./routes/status.ts";
 import { adminUsage, createKey, listKeys, revokeKey } from "./routes/admin.ts";
 import { ownUsage } from "./routes/usage.ts";
 
+/**
+ * Public: status and how requests are authenticated, nothing more. An invalid configuration is `503
+ * {"status": "config_error"}` without saying what is wrong: that names internal URLs, so it is told on
+ * the API routes (a 500 config_error naming the field and the fix) and in the Worker's log.
+ */
 async function health(c: Context<AppEnv>): Promise<Response> {
-  loadConfig(c.env);
-  // Public: status and how requests are authenticated, nothing more.
-  const auth = await authMode(c.env);
+  const auth = await configured(() => authMode(c.env));
+  const config = await configured(() => loadConfig(c.env));
+  if (auth === null || config === null) return c.json({ status: "config_error", ...(auth ? { auth } : {}) }, 503);
   return c.json({ status: "ok", auth, ...(auth === "open" && c.env.SWITCHYARD_ENV === "dev" ? { note: "dev mode with no API keys: serving without keys" } : {}) });
+}
+
+/** `run`'s result, or null when it fails for a configuration error. */
+async function configured<T>(run: () => T | Promise<T>): Promise<T | null> {
+  try {
+    return await run();
+  } catch (e) {
+    if (e instanceof ProxyError && e.code === "config_error") return null;
+    throw e;
+  }
 }
 
 // Probes: Claude Code sends HEAD <base>/api/hello to warm the connection; HEAD / is a reachability

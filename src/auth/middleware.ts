@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "../app-env.ts";
 import { anthropicErrorResponse } from "../api/messages/anthropic-error.ts";
 import { errorResponse, toProxyError } from "../errors/error-envelope.ts";
+import { loadConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { keyGate } from "./key-directory.ts";
 import type { KeyRecord } from "./key-record.ts";
@@ -22,6 +23,9 @@ export function authMiddleware(): MiddlewareHandler<AppEnv> {
     const kind = routeKind(c.req.method, path);
     if (kind === "public" || kind === "serve" || kind === "admin" || c.req.method === "OPTIONS") return next();
     try {
+      // A configuration error is the operator's to fix and says how: it comes before any refusal of
+      // the caller (no keys yet, a missing key).
+      loadConfig(c.env);
       const principal = await authenticate(c, scopeFor(kind));
       if (principal.kind === "open") {
         if (kind === "self") throw new ProxyError({ status: 401, code: "missing_api_key", message: "Usage is kept per key: send your key as Authorization: Bearer <key>." });
