@@ -56,7 +56,9 @@ export function toJsonValue(node: JsonNode): JsonValue {
   switch (node.kind) {
     case "object": {
       const out: { [key: string]: JsonValue } = {};
-      for (const e of node.entries) out[e.key] = toJsonValue(e.value);
+      // defineProperty, not assignment: a "__proto__" key the model wrote stays an own key (as
+      // JSON.parse keeps it) instead of replacing the object's prototype.
+      for (const e of node.entries) Object.defineProperty(out, e.key, { value: toJsonValue(e.value), enumerable: true, configurable: true, writable: true });
       return out;
     }
     case "array":

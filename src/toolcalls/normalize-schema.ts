@@ -36,7 +36,7 @@ function isSchema(value: unknown): value is JsonSchema {
 function mapType(type: unknown): unknown {
   if (typeof type === "string") {
     if (JSON_TYPES.has(type)) return type;
-    return type in ALIASES ? ALIASES[type] : undefined;
+    return Object.hasOwn(ALIASES, type) ? ALIASES[type] : undefined;
   }
   if (Array.isArray(type)) {
     const mapped = type.map(mapType).filter((t): t is string => typeof t === "string");

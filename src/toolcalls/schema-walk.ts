@@ -57,7 +57,8 @@ export function propertySchema(schema: JsonSchema | undefined, root: JsonSchema,
   if (!schema) return undefined;
   const s = deref(schema, root);
   const props = s.properties;
-  if (isSchema(props) && isSchema(props[key])) return props[key];
+  // Own keys only: a model's argument named "constructor" must not find Object.prototype's.
+  if (isSchema(props) && Object.hasOwn(props, key) && isSchema(props[key])) return props[key];
   for (const alt of alternatives(s)) {
     const found = propertySchema(alt, root, key);
     if (found) return found;
@@ -71,7 +72,7 @@ export function declaresProperty(schema: JsonSchema, root: JsonSchema, key: stri
   const s = deref(schema, root);
   const props = s.properties;
   if (!isSchema(props)) return true;
-  if (key in props) return true;
+  if (Object.hasOwn(props, key)) return true;
   if (s.additionalProperties === true || isSchema(s.additionalProperties)) return true;
   if (isSchema(s.patternProperties)) {
     for (const pattern of Object.keys(s.patternProperties)) {

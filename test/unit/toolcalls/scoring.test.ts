@@ -103,3 +103,23 @@ describe("score", () => {
     }
   });
 });
+
+describe("arguments with keys that name Object.prototype members", () => {
+  it("are own keys the schema does not declare, never the prototype's: kept, scored, and no object's prototype replaced", () => {
+    // Broken JSON (a trailing comma) goes through the repaired-tree path that rebuilds the object.
+    const call = one(hermes('{"city": "Paris", "constructor": 1, "__proto__": {"polluted": true}, "toString": "x",}'));
+    const args = JSON.parse(call.function.arguments);
+    expect(Object.keys(args)).toEqual(["city", "constructor", "__proto__", "toString"]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    // Each is flagged as a key the tool never declared (before, `key in properties` found the
+    // prototype's constructor and toString and took them for parameters).
+    expect(call.problems.filter((p) => p.code === "unknown_property").map((p) => p.path)).toEqual(["/constructor", "/__proto__", "/toString"]);
+    expect(call.score).toBeGreaterThan(0);
+  });
+
+  it("a schema type that names a prototype member is not an alias", () => {
+    const tools = [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { a: { type: "constructor" } } } } }];
+    const r = rewriteToolCalls({ tools, text: '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>' });
+    expect(r.tool_calls).toHaveLength(1);
+  });
+});
