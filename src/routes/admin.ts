@@ -26,10 +26,11 @@ export async function createKey(c: Context<AppEnv>): Promise<Response> {
   const parsed = CreateKeySchema.safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const { message } = describeIssue(issue as never, body);
+    const { message, missing } = describeIssue(issue as never, body);
     throw new ProxyError({
       status: 400,
-      code: "invalid_request",
+      // The codes of every other body check (docs/api.md's Errors table).
+      code: missing ? "missing_required_parameter" : issue.code === "invalid_type" ? "invalid_type" : "invalid_value",
       param: formatPath(issue.path) || null,
       message: `Invalid key: ${message}. Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?}}.`,
     });

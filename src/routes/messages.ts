@@ -29,9 +29,10 @@ export async function messages(c: Context<AppEnv>): Promise<Response> {
   try {
     const config = loadConfig(c.env);
     const request = validateBody(MessagesRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
-    const signer = thinkingSigner(c.env);
+    // The signer first: once the run has started, its failure must reach a responder, not an await.
+    const signer = await thinkingSigner(c.env);
     const run = startChat(c, config, convertMessagesRequest(request));
-    const encoder = new MessageEncoder({ id: randomId("msg_"), model: request.model }, () => run.extension(), await signer);
+    const encoder = new MessageEncoder({ id: randomId("msg_"), model: request.model }, () => run.extension(), signer);
     const errorResponse = anthropicErrorResponse;
     if (request.stream) return await sseResponse({ ...run.common, encoder: framedSse(encoder, namedFrame), errorResponse });
     return await jsonResponse({ ...run.common, aggregator: gathered(encoder), result: () => (encoder.end(), encoder.message()), errorBody: anthropicErrorBody, errorResponse });
