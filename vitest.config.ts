@@ -19,6 +19,9 @@ export default defineConfig({
               bindings: {
                 LLAMA_URL: `http://127.0.0.1:${inject("llamaPort")}`,
                 FIXTURE_URL: `http://127.0.0.1:${inject("fixturePort")}`,
+                // A longer or different fuzz run (test/fuzz): FUZZ_RUNS=2000 FUZZ_SEED=7 npx vitest run --project worker test/fuzz
+                FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",
+                FUZZ_SEED: process.env.FUZZ_SEED ?? "",
                 SWITCHYARD_ENV: "dev",
               },
             },
@@ -26,7 +29,7 @@ export default defineConfig({
         ],
         test: {
           name: "worker",
-          include: ["test/worker/**/*.test.ts", "test/faults/**/*.test.ts"],
+          include: ["test/worker/**/*.test.ts", "test/faults/**/*.test.ts", "test/fuzz/**/*.test.ts"],
           globalSetup: ["./test/support/global-setup.ts"],
           testTimeout: 30_000,
         },
