@@ -118,7 +118,7 @@ describe("arguments with keys that name Object.prototype members", () => {
   });
 
   it("a schema type that names a prototype member is not an alias", () => {
-    const tools = [{ type: "function", function: { name: "f", parameters: { type: "object", properties: { a: { type: "constructor" } } } } }];
+    const tools = [{ type: "function" as const, function: { name: "f", parameters: { type: "object", properties: { a: { type: "constructor" } } } } }];
     const r = rewriteToolCalls({ tools, text: '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>' });
     expect(r.tool_calls).toHaveLength(1);
   });
