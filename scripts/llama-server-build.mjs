@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, cpSync, renameSync, writeFi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { llamaCache, NODE_LLAMA_CPP_VERSION } from "./llama-cache.mjs";
+import { fetchLlamaSource } from "./llama-source.mjs";
 
 const log = (msg) => process.stderr.write(`[llama-server] ${msg}\n`);
 
@@ -52,12 +53,7 @@ export function buildLlamaServer() {
   const started = Date.now();
   const elapsed = () => `${Math.round((Date.now() - started) / 1000)}s`;
   try {
-    log(`fetching node-llama-cpp@${NODE_LLAMA_CPP_VERSION} (source only, not installed)…`);
-    run("npm", ["pack", `node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`, "--silent"], { cwd: work, stdio: ["ignore", "ignore", "inherit"] });
-    run("tar", ["xzf", `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}.tgz`, "package/llama/gitRelease.bundle"], { cwd: work });
-    log(`cloning llama.cpp from the bundle… (${elapsed()})`);
-    const src = join(work, "llama.cpp");
-    run("git", ["clone", "--quiet", join(work, "package/llama/gitRelease.bundle"), src]);
+    const { src, commit } = fetchLlamaSource(work, (m) => log(`${m} (${elapsed()})`));
     log(`configuring with cmake… (${elapsed()})`);
     run("cmake", [
       "-S", src, "-B", join(src, "build"),
@@ -76,7 +72,6 @@ export function buildLlamaServer() {
       recursive: true,
       filter: (p) => !/\.gguf\.(inp|out)$/.test(p),
     });
-    const commit = spawnSync("git", ["-C", src, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).stdout.trim();
     writeFileSync(join(stage, "VERSION"), `node-llama-cpp ${NODE_LLAMA_CPP_VERSION}\nllama.cpp ${commit}\n`);
     rmSync(cache.root, { recursive: true, force: true });
     renameSync(stage, cache.root);

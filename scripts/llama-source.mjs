@@ -1,0 +1,25 @@
+// llama.cpp's source, as it ships inside node-llama-cpp's npm tarball (a git bundle), checked out into a
+// working directory. Both the llama-server build and the chat-parser fixture export start from it, so the
+// binary the tests run and the cases the rewriter is tuned on come from the same commit.
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { NODE_LLAMA_CPP_VERSION } from "./llama-cache.mjs";
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], ...opts });
+  if (r.status !== 0) {
+    throw new Error(`${cmd} ${args.join(" ")} failed with ${r.status ?? r.signal}`);
+  }
+}
+
+/** Packs node-llama-cpp (not installed), clones its bundle into `work/llama.cpp`; returns that path and the commit. */
+export function fetchLlamaSource(work, log = () => {}) {
+  log(`fetching node-llama-cpp@${NODE_LLAMA_CPP_VERSION} (source only, not installed)…`);
+  run("npm", ["pack", `node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`, "--silent"], { cwd: work, stdio: ["ignore", "ignore", "inherit"] });
+  run("tar", ["xzf", `node-llama-cpp-${NODE_LLAMA_CPP_VERSION}.tgz`, "package/llama/gitRelease.bundle"], { cwd: work });
+  log("cloning llama.cpp from the bundle…");
+  const src = join(work, "llama.cpp");
+  run("git", ["-c", "advice.detachedHead=false", "clone", "--quiet", join(work, "package/llama/gitRelease.bundle"), src]);
+  const commit = spawnSync("git", ["-C", src, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).stdout.trim();
+  return { src, commit };
+}
