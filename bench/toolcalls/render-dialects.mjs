@@ -81,6 +81,8 @@ const pyCall = (c, s) => `${c.dotted}(${c.args.map(([k, v]) => `${k}=${python(v)
 const mistralId = (i) => `aB3dE5gH${i % 10}`;
 const xmlQwen = (c) =>
   `<function=${c.name}>\n${c.args.map(([k, v]) => `<parameter=${k}>\n${raw(v)}\n</parameter>\n`).join("")}</function>`;
+// Seed-OSS's template writes the value right between the tags (ByteDance-Seed-OSS.jinja).
+const xmlSeed = (c) => `<function=${c.name}>\n${c.args.map(([k, v]) => `<parameter=${k}>${raw(v)}</parameter>\n`).join("")}</function>`;
 
 /**
  * family: which corruptions make sense (json: quotes, literals, trailing comma; pythonic: trailing
@@ -130,7 +132,7 @@ export const DIALECTS = {
       `<|tool_calls_section_begin|>${cs.map((c, i) => `<|tool_call_begin|>functions.${c.name}:${i}<|tool_call_argument_begin|>${args(c, s)}<|tool_call_end|>`).join("")}<|tool_calls_section_end|>`,
   },
   qwen3_coder: { family: "text", close: ["</tool_call>"], render: (cs) => cs.map((c) => `<tool_call>\n${xmlQwen(c)}\n</tool_call>`).join("\n") },
-  seed_oss: { family: "text", close: ["</seed:tool_call>"], render: (cs) => cs.map((c) => `<seed:tool_call>\n${xmlQwen(c)}\n</seed:tool_call>`).join("\n") },
+  seed_oss: { family: "text", close: ["</seed:tool_call>"], render: (cs) => cs.map((c) => `<seed:tool_call>\n${xmlSeed(c)}\n</seed:tool_call>`).join("\n") },
   glm: {
     family: "text",
     close: ["</tool_call>"],

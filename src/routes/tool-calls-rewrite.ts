@@ -13,6 +13,7 @@ const RewriteRequestSchema = z.looseObject({
   text: z.string(),
   tool_choice: z.optional(z.nullable(ToolChoiceSchema)),
   parallel_tool_calls: z.optional(z.nullable(z.boolean())),
+  finish_reason: z.optional(z.nullable(z.enum(["stop", "length"]))),
 });
 
 /**
@@ -30,7 +31,7 @@ export async function rewriteToolCallsRoute(c: Context<AppEnv>): Promise<Respons
       status: 400,
       code: missing ? "missing_required_parameter" : "invalid_type",
       param: formatPath(issue.path) || null,
-      message: `Invalid request: ${message}. Send {tools, text, tool_choice?, parallel_tool_calls?}.`,
+      message: `Invalid request: ${message}. Send {tools, text, tool_choice?, parallel_tool_calls?, finish_reason?}.`,
     });
   }
   const req = parsed.data;
@@ -39,6 +40,7 @@ export async function rewriteToolCallsRoute(c: Context<AppEnv>): Promise<Respons
     text: req.text,
     ...(req.tool_choice ? { tool_choice: req.tool_choice } : {}),
     ...(req.parallel_tool_calls != null ? { parallel_tool_calls: req.parallel_tool_calls } : {}),
+    ...(req.finish_reason ? { finish_reason: req.finish_reason } : {}),
   });
   return c.json(result);
 }

@@ -10,6 +10,7 @@ import type { SwitchyardExtension } from "../stream/switchyard-extension.ts";
 import { pullThrough } from "../stream/pull-through.ts";
 import { ToolCallEvents, type ToolCallReport, type ToolDefinition } from "../toolcalls/index.ts";
 import { applyToolCallPolicy, type RewrittenAttempt } from "./tool-call-policy.ts";
+import { rewriteContext } from "./rewrite-context.ts";
 import { minToolCallScore } from "../config/config.ts";
 import { BrowserUpstream } from "../upstreams/browser/browser-upstream.ts";
 import { LlamaUpstream } from "../upstreams/llama/llama-upstream.ts";
@@ -97,6 +98,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     const rewrite = new ToolCallEvents(request.tools as ToolDefinition[], {
       ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}),
       ...(request.parallel_tool_calls != null ? { parallel_tool_calls: request.parallel_tool_calls } : {}),
+      ...rewriteContext(request),
     });
     // Tool calls written as text become real tool_calls; plain text still flows at once.
     const events = pullThrough(s.first, s.events, rewrite);

@@ -8,9 +8,18 @@ export type Candidate =
   | { kind: "no" }
   | { kind: "maybe" }
   | { kind: "region"; length: number; spec: RegionSpec }
-  | { kind: "reasoning"; length: number; close: string }
-  /** A marker with no content of its own: a stray `</think>`, `<|END_RESPONSE|>`, `>>>all\n`. */
-  | { kind: "drop"; length: number }
+  /** A reasoning block: `close` markers end it and are consumed, `ends` end it and are read next. */
+  | { kind: "reasoning"; length: number; close: readonly string[]; ends?: readonly string[] }
+  /**
+   * A message whose text is read as it is until one of `close` (consumed) or `ends` (read next):
+   * into the content (harmony's `to=user`), or nowhere (a message to a tool Switchyard does not serve).
+   */
+  | { kind: "block"; length: number; into: "content" | "none"; close: readonly string[]; ends: readonly string[] }
+  /**
+   * A marker with no content of its own: `<|END_RESPONSE|>`, `>>>all\n`, or (`strayClose`) the closing
+   * marker of a reasoning block the template opened, which `reasoningFormat: "none"` keeps as text.
+   */
+  | { kind: "drop"; length: number; strayClose?: boolean }
   /** A code fence that holds no call: passed through as it is, closing fence included. */
   | { kind: "verbatim"; length: number; close: string }
   /** A code fence that may hold calls: read as a whole once closed. */
@@ -25,6 +34,8 @@ export interface ScanContext {
   /** The character before the position looked at ("" at the start of the output). */
   prev: string;
   eof: boolean;
+  /** A call header the prompt opened and the output continues (`>>>`: the output starts with the name). */
+  header?: string | null;
 }
 
 export const NO: Candidate = { kind: "no" };

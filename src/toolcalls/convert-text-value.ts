@@ -1,40 +1,77 @@
-// Text dialects (Qwen3-Coder `<parameter=…>`, GLM `<arg_value>`, MiniMax `<parameter name=…>`)
-// write every value as raw text. Reading it by the declared type is the dialect, not a mistake,
-// so it is silent; only a value that needed jsonrepair is reported.
+// Text dialects (Qwen3-Coder `<parameter=…>`, GLM `<arg_value>`, MiniMax `<parameter name=…>`,
+// DSML, Kimi K3, MiniMax-M3's element trees) write every value as raw text. Reading it by the
+// declared type is the dialect, not a mistake, so it is silent; only a value that needed jsonrepair
+// is reported. The parsers have already removed the format's own whitespace: what is left is the value's.
 
+import { escapePointer } from "./coerce-arguments.ts";
 import {
+  jsonArray,
   jsonBoolean,
   jsonNull,
   jsonNumber,
+  jsonObject,
   jsonString,
+  setEntry,
+  type JsonEntry,
   type JsonNode,
 } from "./json-node.ts";
 import { parseJson } from "./parse-json.ts";
 import { parsePythonLiteral, toJsonNumberText } from "./parse-pythonic.ts";
 import { problem } from "./problems.ts";
 import { readJsonLenient } from "./read-json-lenient.ts";
-import { schemaTypes } from "./schema-walk.ts";
+import type { TextEntry } from "./raw-call.ts";
+import { itemSchema, propertySchema, schemaTypes } from "./schema-walk.ts";
 import type { JsonSchema, ToolCallProblem } from "./types.ts";
 
 const NUMBER = /^[+-]?(?:\d[\d_]*\.?[\d_]*|\.\d+)(?:[eE][+-]?\d+)?$/;
 
-/** Raw parameter text as written between the tags, with the one newline on each side removed. */
-export function trimParameterText(raw: string): string {
-  return raw.replace(/^\r?\n/, "").replace(/\r?\n$/, "");
+type Read = { node: JsonNode; problems: ToolCallProblem[] };
+
+/**
+ * One parameter of a text dialect. An element tree (MiniMax-M3) becomes an object or an array as
+ * the schema declares (an array when its elements are all `<item>`s and the schema allows both);
+ * a parameter that may be a string keeps the text verbatim, tags and all, as llama.cpp does.
+ */
+export function convertTextEntry(entry: TextEntry, schema: JsonSchema | undefined, root: JsonSchema, path: string): Read {
+  const children = entry.children;
+  const types = schemaTypes(schema, root);
+  const structured = types.has("array") || types.has("object") || types.size === 0;
+  if (children && !types.has("string") && structured && (children.length > 0 || types.size > 0)) {
+    const problems: ToolCallProblem[] = [];
+    const items = children.every((c) => c.key === "item");
+    if (types.has("array") ? !types.has("object") || items : types.size === 0 && items) {
+      const nodes = children.map((c, i) => {
+        const read = convertTextEntry(c, itemSchema(schema, root, i), root, `${path}/${i}`);
+        problems.push(...read.problems);
+        return read.node;
+      });
+      return { node: jsonArray(nodes), problems };
+    }
+    const entries: JsonEntry[] = [];
+    for (const c of children) {
+      const read = convertTextEntry(c, propertySchema(schema, root, c.key), root, `${path}/${escapePointer(c.key)}`);
+      problems.push(...read.problems);
+      setEntry(entries, c.key, read.node);
+    }
+    return { node: jsonObject(entries), problems };
+  }
+  return convertTextValue(entry.raw, schema, root, path, entry.hint);
 }
 
 export function convertTextValue(
-  raw: string,
+  text: string,
   schema: JsonSchema | undefined,
   root: JsonSchema,
   path: string,
-): { node: JsonNode; problems: ToolCallProblem[] } {
-  const text = trimParameterText(raw);
+  hint?: TextEntry["hint"],
+): Read {
   const s = text.trim();
   const types = schemaTypes(schema, root);
   const ok = (node: JsonNode) => ({ node, problems: [] as ToolCallProblem[] });
 
   if (types.size === 1 && types.has("string")) return ok(jsonString(text));
+  // The schema does not say, the model did.
+  if (types.size === 0 && hint === "string") return ok(jsonString(text));
   if ((types.has("integer") || types.has("number")) && NUMBER.test(s)) {
     const node = jsonNumber(toJsonNumberText(s));
     if (types.has("number") || Number.isInteger(node.kind === "number" ? node.value : NaN)) return ok(node);

@@ -6,7 +6,7 @@
 import { MAYBE, NO, skipSpace, type Candidate, type ScanContext } from "./candidate.ts";
 import { bracket, functionary, jsonObject, pythonic } from "./detect-bare-calls.ts";
 import { functionTag, harmony, invokeTag } from "./detect-header-markers.ts";
-import { CALL_MARKERS, REASONING_MARKERS, jsonStart, literal } from "./marker-table.ts";
+import { CALL_MARKERS, REASONING_MARKERS, STRAY_TAG_CLOSERS, STRAY_TOKEN_CLOSERS, jsonStart, literal } from "./marker-table.ts";
 
 export type { Candidate, ScanContext } from "./candidate.ts";
 
@@ -50,7 +50,13 @@ export function classifyAt(buf: string, j: number, ctx: ScanContext): Candidate 
   if (c === "<") {
     const r = literal(buf, j, ctx.eof, REASONING_MARKERS);
     if (r.kind !== "no") return r;
-    const h = harmony(buf, j, ctx.eof, calls);
+    if (calls) {
+      const s = literal(buf, j, ctx.eof, STRAY_TOKEN_CLOSERS);
+      if (s.kind !== "no") return s;
+      const t = ctx.atBoundary ? literal(buf, j, ctx.eof, STRAY_TAG_CLOSERS) : NO;
+      if (t.kind !== "no") return t;
+    }
+    const h = harmony(buf, j, ctx.eof, ctx.tools);
     if (h.kind !== "no") return h;
     if (!calls) return NO;
     const m = literal(buf, j, ctx.eof, CALL_MARKERS);
@@ -70,9 +76,22 @@ export function classifyAt(buf: string, j: number, ctx: ScanContext): Candidate 
     if (k >= buf.length) return ctx.eof ? NO : MAYBE;
     return buf[k] === "{" ? bracket(buf, j, ctx) : NO;
   }
+  // MiniMax-M3's namespace token `]<]minimax[>[` opens its call block.
+  if (c === "]") return calls ? literal(buf, j, ctx.eof, CALL_MARKERS) : NO;
   if (c === "`") {
     if (buf.length - j < 3) return !ctx.eof && "```".startsWith(buf.slice(j)) ? MAYBE : NO;
     return buf.startsWith("```", j) ? fence(buf, j, j, ctx) : NO;
+  }
+  if (c === "t" && ctx.atBoundary) {
+    // The prompt opened a harmony turn (`<|start|>assistant`); the output goes on with ` to=…`.
+    const h = harmony(buf, j, ctx.eof, ctx.tools, true);
+    if (h.kind !== "no") return h;
+  }
+  if (ctx.header === ">>>" && c !== ">") {
+    // The prompt ended with Functionary's `>>>`: the output starts with the recipient line.
+    const v = functionary(">>>" + buf.slice(j, j + 137), 0, { ...ctx, atBoundary: true });
+    if (v.kind === "maybe") return v;
+    if (v.kind === "drop" || (calls && v.kind === "region")) return { ...v, length: v.length - 3 };
   }
   if (!calls) return NO;
   if (c === "{") return jsonObject(buf, j, ctx);
@@ -89,11 +108,29 @@ export function classifyAt(buf: string, j: number, ctx: ScanContext): Candidate 
   return NO;
 }
 
+/**
+ * Whether an explicit call marker (a special token or tag of CALL_MARKERS, `<function=…>`,
+ * `<invoke …>`) opens at `j`; "maybe" while the text may still grow into one. Bare JSON and
+ * pythonic calls are not explicit.
+ */
+export function explicitCallAt(buf: string, j: number, eof: boolean): "yes" | "no" | "maybe" {
+  const verdict = (c: Candidate) => (c.kind === "maybe" ? "maybe" : c.kind === "region" ? "yes" : "no");
+  const m = verdict(literal(buf, j, eof, CALL_MARKERS));
+  if (m !== "no" || buf[j] !== "<") return m;
+  const f = verdict(functionTag(buf, j, eof));
+  return f !== "no" ? f : verdict(invokeTag(buf, j, eof));
+}
+
+function pythonicOrNo(buf: string, j: number, ctx: ScanContext, lineish: boolean): Candidate {
+  return lineish && IDENT_START.test(buf[j]!) ? pythonic(buf, j, j, ctx) : NO;
+}
+
 /** Characters at which classifyAt may find something; everything else is plain text. */
 export function mayStartCandidate(c: string, lineish: boolean): boolean {
   switch (c) {
     case "<":
     case "[":
+    case "]":
     case "`":
     case "{":
     case "f":

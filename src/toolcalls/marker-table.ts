@@ -45,8 +45,9 @@ const region = (dialect: RegionSpec["dialect"], close: string[], extra: Partial<
 
 export type Build = (open: string) => Candidate;
 
-const reasoning = (close: string): Build => (open) => ({ kind: "reasoning", length: open.length, close });
+const reasoning = (close: string, ends?: readonly string[]): Build => (open) => ({ kind: "reasoning", length: open.length, close: [close], ends });
 const drop: Build = (open) => ({ kind: "drop", length: open.length });
+const strayClose: Build = (open) => ({ kind: "drop", length: open.length, strayClose: true });
 
 const DS_CLOSE = ["<｜tool▁calls▁end｜>", "<｜tool_calls_end｜>", "<｜tool calls end｜>", "<｜tool\\_calls\\_end｜>"];
 
@@ -58,10 +59,16 @@ export const CALL_MARKERS: Array<[string, Build]> = [
   ["<｜tool\\_calls\\_begin｜>", region("deepseek", DS_CLOSE, { valueStart: undefined, reopen: [] })],
   ["<｜tool▁calls｜>", region("deepseek", DS_CLOSE, { valueStart: undefined, reopen: [] })],
   ["<｜tool▁call▁begin｜>", region("deepseek", ["<｜tool▁call▁end｜>"], { valueStart: undefined })],
+  ["<｜DSML｜function_calls>", region("dsml", ["</｜DSML｜function_calls>"], { valueStart: undefined })],
+  ["<｜DSML｜tool_calls>", region("dsml", ["</｜DSML｜tool_calls>"], { valueStart: undefined })],
   ["<|tool_calls_section_begin|>", region("kimi", ["<|tool_calls_section_end|>"], { valueStart: undefined, reopen: [] })],
   ["<|tool_call_begin|>", region("kimi", ["<|tool_call_end|>"], { valueStart: undefined })],
+  ["<|open|>tools<|sep|>", region("kimi-k3", ["<|close|>tools<|sep|>"], { valueStart: undefined })],
   ["<|START_ACTION|>", region("json", ["<|END_ACTION|>"])],
   ["<|tool_call|>", region("json", [], { multi: true })],
+  // GigaChat 3.1; GigaChat 3 opens a "function call" message.
+  ["<|function_call|>", region("json", [], { multi: false })],
+  ["<|message_sep|>\n\nfunction call<|role_sep|>", region("json", [], { multi: false })],
   ["<|tool_call_start|>", region("auto", ["<|tool_call_end|>"], { valueStart: undefined })],
   ["<|python_start|>", region("auto", ["<|python_end|>"], { valueStart: undefined })],
   ["<|action_start|>", region("json", ["<|action_end|>"], { valueStart: afterPrefix("<|plugin|>") })],
@@ -69,7 +76,9 @@ export const CALL_MARKERS: Array<[string, Build]> = [
   ["<|python_tag|>", region("auto", ["<|eom_id|>", "<|eot_id|>"], { multi: false, optionalClose: true })],
   ["<|tool_call>", region("gemma", ["<tool_call|>"], { valueStart: undefined })],
   ["<minimax:tool_call>", region("minimax", ["</minimax:tool_call>"], { valueStart: undefined })],
-  ["<seed:tool_call>", region("qwen-xml", ["</seed:tool_call>"], { valueStart: undefined })],
+  ["<seed:tool_call>", region("seed-xml", ["</seed:tool_call>"], { valueStart: undefined })],
+  ["]<]minimax[>[<tool_call>", region("minimax-m3", ["]<]minimax[>[</tool_call>"], { valueStart: undefined })],
+  ["<atem:function_calls>", region("atem", ["</atem:function_calls>"], { valueStart: undefined })],
   ["<tool_call>", region("auto", ["</tool_call>"])],
   ["<tool_calls>", region("json", ["</tool_calls>"])],
   ["<TOOLCALL>", region("json", ["</TOOLCALL>"])],
@@ -86,21 +95,63 @@ export const REASONING_MARKERS: Array<[string, Build]> = [
   ["<think>", reasoning("</think>")],
   ["[THINK]", reasoning("[/THINK]")],
   ["<seed:think>", reasoning("</seed:think>")],
+  ["<mm:think>", reasoning("</mm:think>")],
   ["<|START_THINKING|>", reasoning("<|END_THINKING|>")],
   ["<|inner_prefix|>", reasoning("<|inner_suffix|>")],
   ["<|channel>thought", reasoning("<channel|>")],
+  // Kimi-K3 may go straight from thinking to its answer or its calls without closing the block.
+  ["<|open|>think<|sep|>", reasoning("<|close|>think<|sep|>", ["<|open|>response<|sep|>", "<|open|>tools<|sep|>"])],
   // A closing tag with no opening one: the template opened the block (forced-open reasoning).
-  ["</think>", drop],
-  ["[/THINK]", drop],
-  ["</seed:think>", drop],
+  ["</think>", strayClose],
+  ["[/THINK]", strayClose],
+  ["</seed:think>", strayClose],
+  ["</mm:think>", strayClose],
+  ["<|END_THINKING|>", strayClose],
+  ["<|close|>think<|sep|>", strayClose],
+  ["[BEGIN FINAL RESPONSE]", strayClose],
+  // Framing with no content of its own: turn ends, answer wrappers, channel markers left over.
   ["<|START_RESPONSE|>", drop],
   ["<|END_RESPONSE|>", drop],
+  ["<|START_TEXT|>", drop],
+  ["<|END_TEXT|>", drop],
+  ["<|CHATBOT_TOKEN|>", drop],
+  ["<|END_OF_TURN_TOKEN|>", drop],
+  ["[END FINAL RESPONSE]", drop],
+  ["<|open|>response<|sep|>", drop],
+  ["<|close|>response<|sep|>", drop],
+  ["<|close|>message<|sep|>", drop],
+  ["<|channel>", drop],
+  ["<channel|>", drop],
   ["<|end|>", drop],
   ["<|return|>", drop],
+  ["<|eot|>", drop],
+  ["<|eom|>", drop],
   ["<|eot_id|>", drop],
   ["<|eom_id|>", drop],
   ["<|im_end|>", drop],
 ];
+
+/**
+ * The closing markers of call regions, when no call is open. A special token (`<|tool_call_end|>`)
+ * is never meant for the reader and is dropped wherever it is; a tag (`</tool_call>`) only right
+ * after a call or at the start of the output, where it ends a call whose opening the template or
+ * the model left out (Qwen3-Coder's `<function=…>…</function>\n</tool_call>`), and is text elsewhere.
+ */
+const CALL_CLOSERS = [
+  ...new Set([
+    "</function>",
+    ...CALL_MARKERS.flatMap(([open, build]) => {
+      const c = build(open);
+      return c.kind === "region" ? c.spec.close : [];
+    }),
+  ]),
+];
+const SPECIAL_TOKEN = /^(?:<\|[^<>]*\|>|<｜[^<>]*｜>|\[[A-Z_]+\])$/;
+export const STRAY_TOKEN_CLOSERS: Array<[string, Build]> = CALL_CLOSERS.filter((c) => SPECIAL_TOKEN.test(c)).map((c) => [c, drop]);
+export const STRAY_TAG_CLOSERS: Array<[string, Build]> = CALL_CLOSERS.filter((c) => !SPECIAL_TOKEN.test(c)).map((c) => [c, drop]);
+
+/** A model's special token (`<|…|>`, `<｜…｜>`, `[TOOL_CALLS]`), as opposed to a tag or a header. */
+export const isSpecialToken = (marker: string): boolean => SPECIAL_TOKEN.test(marker);
 
 /** The longest marker of `table` opening at `j`, "maybe" while the text may still grow into one. */
 export function literal(buf: string, j: number, eof: boolean, table: Array<[string, Build]>): Candidate {

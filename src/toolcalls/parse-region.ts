@@ -3,7 +3,16 @@
 
 import { parseJsonBody, unfence } from "./parse-json-body.ts";
 import { parsePythonicCalls } from "./parse-pythonic.ts";
-import { parseGlmCall, parseMinimaxCalls, parseQwenXmlCalls, parseQwenXmlParameters } from "./parse-xml-calls.ts";
+import { parseKimiK3Calls } from "./parse-kimi-k3.ts";
+import { MINIMAX_NS, parseMinimaxM3Calls } from "./parse-minimax-m3.ts";
+import {
+  parseGlmCall,
+  parseInvokeCalls,
+  parseMiniCpmParameters,
+  parseMinimaxCalls,
+  parseQwenXmlCalls,
+  parseQwenXmlParameters,
+} from "./parse-xml-calls.ts";
 import {
   namedJsonCall,
   parseDeepSeekCalls,
@@ -52,6 +61,8 @@ function autoBody(body: string, tools: ToolSet, closed: boolean): RegionParse | 
     return inner === null ? null : autoBody(inner, tools, closed);
   }
   if (/<function[=\s]/.test(t)) return wrap(parseQwenXmlCalls(t, closed));
+  // MiniMax-M3 whose namespace token before <tool_call> was left out.
+  if (t.includes(`${MINIMAX_NS}<invoke`)) return wrap(parseMinimaxM3Calls(t, closed));
   if (/<invoke\s/.test(t)) return wrap(parseMinimaxCalls(t, closed));
   if (t.startsWith("{") || t.startsWith("[")) {
     return parseJsonBody(body, tools, false) ?? (t.startsWith("[") ? pythonicRegion(t, tools) : null);
@@ -79,8 +90,23 @@ export function parseRegion(spec: RegionSpec, body: string, closed: boolean, too
     case "qwen-xml":
       parsed = wrap(parseQwenXmlCalls(body, closed));
       break;
+    case "seed-xml":
+      parsed = wrap(parseQwenXmlCalls(body, closed, true));
+      break;
     case "minimax":
       parsed = wrap(parseMinimaxCalls(spec.closeInBody && closed ? body + spec.close[0] : body, closed));
+      break;
+    case "minimax-m3":
+      parsed = wrap(parseMinimaxM3Calls(body, closed));
+      break;
+    case "dsml":
+      parsed = wrap(parseInvokeCalls(body, closed, "｜DSML｜"));
+      break;
+    case "atem":
+      parsed = wrap(parseInvokeCalls(body, closed, "atem:"));
+      break;
+    case "kimi-k3":
+      parsed = wrap(parseKimiK3Calls(body, closed));
       break;
     case "deepseek":
       parsed = wrap(parseDeepSeekCalls(body));
@@ -99,7 +125,10 @@ export function parseRegion(spec: RegionSpec, body: string, closed: boolean, too
       break;
     case "function-tag": {
       const name = spec.name ?? "";
-      parsed = wrap(/^\s*[{"]/.test(body) ? namedJsonCall(name, body) : parseQwenXmlParameters(name, body, closed));
+      if (/^\s*[{"]/.test(body)) parsed = wrap(namedJsonCall(name, body));
+      // MiniCPM 5 writes `<param name="KEY">`, Qwen3-Coder (without its <tool_call>) `<parameter=KEY>`.
+      else if (/<param\s+name\s*=/.test(body)) parsed = wrap(parseMiniCpmParameters(name, body, closed));
+      else parsed = wrap(parseQwenXmlParameters(name, body, closed));
       break;
     }
     case "fence":

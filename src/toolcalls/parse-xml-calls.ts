@@ -1,15 +1,22 @@
 // XML-style dialects, whose parameter values are raw text read by the schema type:
 // - Qwen3-Coder / Seed-OSS: <function=NAME><parameter=KEY>VALUE</parameter></function>
 //   (also <function name="NAME"><parameter name="KEY">);
-// - MiniMax-M2: <invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke>;
+// - MiniMax-M2: <invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke>, and the same
+//   with a namespace: DeepSeek V3.2/V4 DSML (<｜DSML｜invoke …>, with string="true|false"), Muse
+//   Glimmer (<atem:invoke …>);
+// - MiniCPM 5: <function name="NAME"><param name="KEY">VALUE or <![CDATA[VALUE]]></param></function>;
 // - GLM-4.5+: NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>.
+// Values are kept as written, except for the format's own newlines: Qwen3-Coder (and Qwen3.5,
+// Nemotron 3) write `<parameter=KEY>\nVALUE\n</parameter>`, everyone else writes the value alone.
 // A closing tag cut off by max_tokens is tolerated; the call is then reported as truncated.
 
 import { problem } from "./problems.ts";
-import type { RawCall } from "./raw-call.ts";
+import type { RawCall, TextEntry } from "./raw-call.ts";
 
 interface Segment {
   name: string;
+  /** The opening tag's text after the name (`string="true"`). */
+  attributes: string;
   body: string;
   closed: boolean;
 }
@@ -24,6 +31,7 @@ function segments(text: string, open: RegExp, close: string): Segment[] {
     const closed = closeAt >= 0 && closeAt < next;
     out.push({
       name: (m[1] ?? m[2] ?? "").trim(),
+      attributes: m.groups?.attributes ?? "",
       body: text.slice(start, closed ? closeAt : next),
       closed,
     });
@@ -31,17 +39,36 @@ function segments(text: string, open: RegExp, close: string): Segment[] {
   return out;
 }
 
-function parameters(segment: Segment, open: RegExp, close: string): { entries: Array<{ key: string; raw: string }>; cut: boolean } {
-  const entries: Array<{ key: string; raw: string }> = [];
+/** Qwen3-Coder's `<parameter=KEY>\nVALUE\n</parameter>`: the newline on each side is the format's. */
+const formatNewlines = (raw: string): string => raw.replace(/^\r?\n/, "").replace(/\r?\n$/, "");
+
+/** A parameter's value from the text between its tags and its opening tag's attributes. */
+export type Value = (raw: string, attributes: string) => Omit<TextEntry, "key">;
+
+export const verbatim: Value = (raw) => ({ raw });
+const qwenValue: Value = (raw) => ({ raw: formatNewlines(raw) });
+
+function parameters(segment: Segment, open: RegExp, close: string, value: Value): { entries: TextEntry[]; cut: boolean } {
+  const entries: TextEntry[] = [];
   let cut = false;
   for (const p of segments(segment.body, open, close)) {
-    entries.push({ key: p.name, raw: p.body });
+    entries.push({ key: p.name, ...value(p.body, p.attributes) });
     cut = !p.closed;
   }
   return { entries, cut };
 }
 
-function toCalls(list: Array<{ name: string; entries: Array<{ key: string; raw: string }>; closed: boolean; cut: boolean }>, regionClosed: boolean): RawCall[] {
+export interface CallText {
+  name: string;
+  entries: TextEntry[];
+  /** The call's closing tag was seen. */
+  closed: boolean;
+  /** Its last value was cut off. */
+  cut: boolean;
+}
+
+/** Raw calls with the problems their tags show; `regionClosed`: the enclosing region was closed. */
+export function toCalls(list: CallText[], regionClosed: boolean): RawCall[] {
   return list.map((c, i) => {
     const last = i === list.length - 1;
     const problems = [];
@@ -54,35 +81,110 @@ function toCalls(list: Array<{ name: string; entries: Array<{ key: string; raw: 
   });
 }
 
+/** The tags of a dialect that writes one tag per call and one per parameter. */
+export interface CallTags {
+  /** The call's opening tag; group 1 or 2 is the name. */
+  call: RegExp;
+  callClose: string;
+  /** A parameter's opening tag; group 1 or 2 is the key, the group `attributes` what else it says. */
+  parameter: RegExp;
+  parameterClose: string;
+  value: Value;
+}
+
+export function parseTaggedCalls(text: string, regionClosed: boolean, tags: CallTags): RawCall[] | null {
+  const list = segments(text, tags.call, tags.callClose).map((s) => ({
+    name: s.name,
+    closed: s.closed,
+    ...parameters(s, tags.parameter, tags.parameterClose, tags.value),
+  }));
+  return list.length > 0 ? toCalls(list, regionClosed) : null;
+}
+
 const QWEN_FUNCTION = /<function(?:=([^>\n]*)|\s+name\s*=\s*"([^"]*)")\s*>/g;
 const QWEN_PARAMETER = /<parameter(?:=([^>\n]*)|\s+name\s*=\s*"([^"]*)")\s*>/g;
 
-/** Qwen3-Coder bodies; `regionClosed` says whether the enclosing region saw its closing tag. */
-export function parseQwenXmlCalls(text: string, regionClosed: boolean): RawCall[] | null {
-  const list = segments(text, QWEN_FUNCTION, "</function>").map((s) => ({ name: s.name, closed: s.closed, ...parameters(s, QWEN_PARAMETER, "</parameter>") }));
-  return list.length > 0 ? toCalls(list, regionClosed) : null;
+/**
+ * Qwen3-Coder bodies; `regionClosed` says whether the enclosing region saw its closing tag.
+ * `seed`: Seed-OSS, whose values have no newlines of the format around them.
+ */
+export function parseQwenXmlCalls(text: string, regionClosed: boolean, seed = false): RawCall[] | null {
+  return parseTaggedCalls(text, regionClosed, {
+    call: QWEN_FUNCTION,
+    callClose: "</function>",
+    parameter: QWEN_PARAMETER,
+    parameterClose: "</parameter>",
+    value: seed ? verbatim : qwenValue,
+  });
 }
 
 /** The parameters of one `<function=NAME>` region whose header already gave the name. */
 export function parseQwenXmlParameters(name: string, body: string, closed: boolean): RawCall | null {
-  const params = parameters({ name, body, closed }, QWEN_PARAMETER, "</parameter>");
+  const params = parameters({ name, attributes: "", body, closed }, QWEN_PARAMETER, "</parameter>", qwenValue);
   if (params.entries.length === 0 && body.trim() !== "") return null;
   return toCalls([{ name, closed, ...params }], closed)[0]!;
 }
 
-const MINIMAX_INVOKE = /<invoke\s+name\s*=\s*"([^"]*)"\s*>/g;
-const MINIMAX_PARAMETER = /<parameter\s+name\s*=\s*"([^"]*)"\s*>/g;
+const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-export function parseMinimaxCalls(text: string, regionClosed: boolean): RawCall[] | null {
-  const list = segments(text, MINIMAX_INVOKE, "</invoke>").map((s) => ({ name: s.name, closed: s.closed, ...parameters(s, MINIMAX_PARAMETER, "</parameter>") }));
-  return list.length > 0 ? toCalls(list, regionClosed) : null;
+/** A value verbatim, with DSML's `string="true"` (the value is the string itself) or `string="false"` (it is JSON). */
+const invokeValue: Value = (raw, attributes) => {
+  const string = /\bstring\s*=\s*"(true|false)"/.exec(attributes)?.[1];
+  return string === undefined ? { raw } : { raw, hint: string === "true" ? "string" : "json" };
+};
+
+/**
+ * MiniMax-M2 `<invoke name=…><parameter name=…>`, or the same tags in a namespace: `｜DSML｜`
+ * (DeepSeek V3.2/V4), `atem:` (Muse Glimmer).
+ */
+export function parseInvokeCalls(text: string, regionClosed: boolean, ns = ""): RawCall[] | null {
+  const p = escapeRegExp(ns);
+  return parseTaggedCalls(text, regionClosed, {
+    call: new RegExp(`<${p}invoke\\s+name\\s*=\\s*"([^"]*)"\\s*>`, "g"),
+    callClose: `</${ns}invoke>`,
+    parameter: new RegExp(`<${p}parameter\\s+name\\s*=\\s*"([^"]*)"(?<attributes>[^>]*)>`, "g"),
+    parameterClose: `</${ns}parameter>`,
+    value: invokeValue,
+  });
+}
+
+export const parseMinimaxCalls = (text: string, regionClosed: boolean): RawCall[] | null => parseInvokeCalls(text, regionClosed);
+
+const MINICPM_PARAMETER = /<param\s+name\s*=\s*"([^"]*)"\s*>/g;
+const CDATA_OPEN = "<![CDATA[";
+
+/** MiniCPM 5 parameters of a `<function name="NAME">` region: `<param name="KEY">`, a CDATA value verbatim. */
+export function parseMiniCpmParameters(name: string, body: string, closed: boolean): RawCall | null {
+  const entries: TextEntry[] = [];
+  let cut = false;
+  MINICPM_PARAMETER.lastIndex = 0;
+  for (let m = MINICPM_PARAMETER.exec(body); m; m = MINICPM_PARAMETER.exec(body)) {
+    let start = m.index + m[0].length;
+    let end: number;
+    let close: number;
+    if (body.startsWith(CDATA_OPEN, start)) {
+      // The value may hold `</param>` itself: it ends at `]]>`.
+      start += CDATA_OPEN.length;
+      const cdataEnd = body.indexOf("]]>", start);
+      end = cdataEnd < 0 ? body.length : cdataEnd;
+      close = cdataEnd < 0 ? -1 : body.indexOf("</param>", cdataEnd);
+    } else {
+      close = body.indexOf("</param>", start);
+      end = close < 0 ? body.length : close;
+    }
+    entries.push({ key: m[1]!.trim(), raw: body.slice(start, end) });
+    cut = close < 0;
+    MINICPM_PARAMETER.lastIndex = close < 0 ? body.length : close + "</param>".length;
+  }
+  if (entries.length === 0 && body.trim() !== "") return null;
+  return toCalls([{ name, closed, entries, cut }], closed)[0]!;
 }
 
 export function parseGlmCall(text: string, regionClosed: boolean): RawCall | null {
   const first = text.indexOf("<arg_key>");
   const name = (first < 0 ? text : text.slice(0, first)).trim();
   if (!/^[\w.\-]+$/.test(name)) return null;
-  const entries: Array<{ key: string; raw: string }> = [];
+  const entries: TextEntry[] = [];
   let cut = false;
   const pair = /<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)(<\/arg_value>|$)/g;
   for (const m of text.matchAll(pair)) {

@@ -25,6 +25,7 @@ export const PENALTIES: Readonly<Record<ProblemCode, number>> = {
   // Informational: something else in the output was dropped; this call itself is fine.
   unknown_tool_dropped: 0,
   extra_calls_dropped: 0,
+  echo_dropped: 0,
 };
 
 export function problem(code: ProblemCode, message: string, path?: string): ToolCallProblem {

@@ -7,7 +7,26 @@ export type RawArguments =
   /** Typed values (JSON, Python literals). `verbatim` is the model's own argument text when it was clean JSON. */
   | { kind: "node"; node: JsonNode; verbatim?: string }
   /** Raw text per parameter (XML-style dialects), read by the schema type. */
-  | { kind: "text"; entries: Array<{ key: string; raw: string }> };
+  | { kind: "text"; entries: TextEntry[] };
+
+/**
+ * One parameter of an XML-style call: its value exactly as the model wrote it, without the format's
+ * own whitespace (Qwen3-Coder's newline after `<parameter=k>` is the format's, Seed-OSS has none).
+ */
+export interface TextEntry {
+  key: string;
+  raw: string;
+  /**
+   * What the model said the value is, where the format says it: DSML's `string="true"`, Kimi K3's
+   * `type="string"`. Read only when the schema does not declare a type.
+   */
+  hint?: "string" | "json";
+  /**
+   * The child elements, when the value is nothing but elements (MiniMax-M3 writes objects as one
+   * element per key and arrays as repeated `<item>`s). A string parameter still takes `raw`.
+   */
+  children?: TextEntry[];
+}
 
 export interface RawCall {
   name: string;

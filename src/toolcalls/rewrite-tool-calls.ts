@@ -1,6 +1,7 @@
 // One-shot rewriting of a complete output: the core of POST /v1/tool_calls/rewrite. It runs the
 // stream rewriter over the whole text, so both paths find the same calls by construction.
 
+import { openerClosedAhead } from "./prompt-state.ts";
 import { ToolCallStreamRewriter } from "./stream-rewriter.ts";
 import type { RewriteRequest, RewriteResult } from "./types.ts";
 
@@ -9,19 +10,18 @@ import type { RewriteRequest, RewriteResult } from "./types.ts";
  * A stream must be told (`startInReasoning`); a complete text shows it.
  */
 export function startsInsideReasoning(text: string): boolean {
-  const close = text.indexOf("</think>");
-  return close >= 0 && text.lastIndexOf("<think>", close) < 0;
+  return openerClosedAhead(text) !== null;
 }
 
 export function rewriteToolCalls(request: RewriteRequest): RewriteResult {
-  const { tools, text, ...options } = request;
+  const { tools, text, finish_reason, ...options } = request;
   const rewriter = new ToolCallStreamRewriter(tools, {
     ...options,
-    startInReasoning: options.startInReasoning ?? startsInsideReasoning(text),
+    startInReasoning: options.startInReasoning ?? (options.generationPrompt === undefined ? openerClosedAhead(text) ?? false : undefined),
   });
   let content = "";
   let reasoning = "";
-  for (const e of [...rewriter.push(text), ...rewriter.flush()]) {
+  for (const e of [...rewriter.push(text), ...rewriter.flush(finish_reason ?? "stop")]) {
     if (e.type === "text") content += e.delta;
     else if (e.type === "reasoning") reasoning += e.delta;
   }

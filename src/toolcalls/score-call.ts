@@ -3,7 +3,7 @@
 
 import { newCallId } from "./call-id.ts";
 import { coerceArguments, escapePointer } from "./coerce-arguments.ts";
-import { convertTextValue } from "./convert-text-value.ts";
+import { convertTextEntry } from "./convert-text-value.ts";
 import { jsonObject, serializeJson, setEntry, toJsonValue, type JsonEntry, type JsonObjectNode } from "./json-node.ts";
 import { problem, scoreOf } from "./problems.ts";
 import type { RawCall } from "./raw-call.ts";
@@ -47,11 +47,11 @@ export function finalizeCall(raw: RawCall, tools: ToolSet): FinalizedCall | null
     }
   } else {
     const entries: JsonEntry[] = [];
-    for (const { key, raw: text } of raw.arguments.entries) {
-      const path = `/${escapePointer(key)}`;
-      const read = convertTextValue(text, propertySchema(schema, schema, key), schema, path);
+    for (const entry of raw.arguments.entries) {
+      const path = `/${escapePointer(entry.key)}`;
+      const read = convertTextEntry(entry, propertySchema(schema, schema, entry.key), schema, path);
       problems.push(...read.problems);
-      setEntry(entries, key, read.node);
+      setEntry(entries, entry.key, read.node);
     }
     args = jsonObject(entries);
   }

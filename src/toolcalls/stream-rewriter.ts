@@ -10,11 +10,28 @@ import type { RegionParse } from "./raw-call.ts";
 import { RegionTracker, type RegionSpec } from "./region-end.ts";
 import { parseRegion } from "./parse-region.ts";
 import { finalizeCall } from "./score-call.ts";
+import { ALL_REASONING_CLOSES, openerOf, promptState } from "./prompt-state.ts";
+import { explicitCallAt } from "./detect-markers.ts";
+import { isSpecialToken } from "./marker-table.ts";
 import { TextRope } from "./text-rope.ts";
 import { ToolSet } from "./tool-set.ts";
 import type { RewriteOptions, ScoredToolCall, ToolCallReport, ToolDefinition } from "./types.ts";
 
-type Mode = "text" | "reasoning" | "region" | "fence" | "verbatim";
+type Mode = "text" | "reasoning" | "block" | "region" | "fence" | "verbatim";
+
+/** Two argument texts that hold the same JSON (key order and spacing aside). */
+function sameJson(a: string, b: string): boolean {
+  if (a === b) return true;
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(canonical)
+    : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
+    : v;
+  try {
+    return JSON.stringify(canonical(JSON.parse(a))) === JSON.stringify(canonical(JSON.parse(b)));
+  } catch {
+    return false;
+  }
+}
 
 /** Largest rejected region that is read again from its second character. */
 const RESCAN_LIMIT = 4096;
@@ -26,7 +43,7 @@ const isSpace = (c: string | undefined): boolean => c === " " || c === "\n" || c
  * where mayStartCandidate answers true there, and the newline that starts a line.
  */
 const MID_LINE_STOPS = new Uint8Array(128);
-for (const c of "<[`{fA>\n") MID_LINE_STOPS[c.charCodeAt(0)] = 1;
+for (const c of "<[]`{fA>\n") MID_LINE_STOPS[c.charCodeAt(0)] = 1;
 
 /** Longest suffix of `text` (from `from` on) that is a proper prefix of `marker`. */
 function heldSuffix(text: string, from: number, marker: string): number {
@@ -58,6 +75,8 @@ export class ToolCallStreamRewriter {
   private readonly calls: Array<{ index: number; call: ScoredToolCall }> = [];
   private dropped = 0;
   private finished = false;
+  /** The output was cut off (`flush("length")`): a call it stopped inside is not delivered. */
+  private cutOff = false;
   private out: UpstreamEvent[] = [];
 
   private mode: Mode = "text";
@@ -80,12 +99,47 @@ export class ToolCallStreamRewriter {
   private pendingReasoningSpace = "";
   private reasoningStarted = false;
   private reasoningBlocks = 0;
-  private reasoningClose = "";
+  /** Markers that close the reasoning block (consumed), and markers that end it (not consumed). */
+  private reasoningCloses: readonly string[] = [];
+  private reasoningEnds: readonly string[] = [];
+  private callSearchFrom = 0;
+  /** `buf` from `pos` on starts with a call marker found inside the reasoning block. */
+  private callHeld = false;
+  /** With reasoning inline, the prompt's opening marker, sent with the block's first text. */
+  private inlineOpener = "";
+  /** `jsonResponse`: the fence being read is the answer's own, and is not sent. */
+  private readonly jsonResponse: boolean;
+  private unfencing = false;
+  /** The block being read (block mode). */
+  private block: Extract<Candidate, { kind: "block" }> | null = null;
+  /** A call header the prompt opened (`>>>`), until the output's first decision. */
+  private header: string | null = null;
+  /** `reasoningFormat: "none"`: reasoning is emitted as text, markers included. */
+  private readonly inlineReasoning: boolean;
 
   constructor(tools: readonly ToolDefinition[] | ToolSet, options: RewriteOptions = {}) {
     this.tools = tools instanceof ToolSet ? tools : new ToolSet(tools, options.tool_choice);
     this.parallel = options.parallel_tool_calls !== false;
-    if (options.startInReasoning) this.enterReasoning("</think>");
+    this.inlineReasoning = options.reasoningFormat === "none";
+    this.jsonResponse = options.jsonResponse === true;
+    const prompt = options.generationPrompt === undefined ? null : promptState(options.generationPrompt);
+    const opened = options.startInReasoning ?? prompt?.reasoning ?? false;
+    if (opened) {
+      const opener = typeof opened === "string" ? openerOf(opened) : null;
+      // Not knowing which marker opened the block, any closing marker closes it.
+      this.enterReasoning(opener ? [opener.close] : ALL_REASONING_CLOSES, opener?.ends);
+      // With reasoning kept inline, the prompt's opening marker is part of the message llama.cpp
+      // returns; an opener that is prose (Apriel) is part of the reasoning either way.
+      if (typeof opened === "string" && opener?.keep) this.emitReasoning(opened);
+      else if (typeof opened === "string" && this.inlineReasoning) this.inlineOpener = opened;
+    } else if (prompt?.header) {
+      this.header = prompt.header;
+    }
+    if (options.continuation) {
+      // A prefilled message goes on: whitespace at the start of the output belongs to it.
+      if (this.mode === "reasoning") this.reasoningStarted = true;
+      else this.textStarted = true;
+    }
   }
 
   /** Feeds a text delta; returns the events it makes ready. */
@@ -95,6 +149,7 @@ export class ToolCallStreamRewriter {
     else {
       this.buf = this.pos === 0 ? this.buf + delta : this.buf.slice(this.pos) + delta;
       this.searchFrom = Math.max(0, this.searchFrom - this.pos);
+      this.callSearchFrom = Math.max(0, this.callSearchFrom - this.pos);
       this.pos = 0;
     }
     this.run(false);
@@ -102,8 +157,15 @@ export class ToolCallStreamRewriter {
   }
 
   /** The text is complete: decides everything still held back. */
-  flush(): UpstreamEvent[] {
+  /**
+   * The text is complete: decides everything still held back. `finish` is why it ended: after
+   * `length` (max_tokens, or a stream cut off) a call the output stopped inside is not a call —
+   * its arguments are not all there — and its text stays content; after `stop` the model ended
+   * it itself, and what is open is closed (`truncated`).
+   */
+  flush(finish: FinishReason = "stop"): UpstreamEvent[] {
     if (this.finished) return [];
+    this.cutOff = finish === "length";
     this.run(true);
     this.pendingSpace = "";
     this.finished = true;
@@ -148,6 +210,9 @@ export class ToolCallStreamRewriter {
         case "reasoning":
           moved = this.stepReasoning(eof);
           break;
+        case "block":
+          moved = this.stepBlock(eof);
+          break;
         case "region":
           moved = this.stepRegion(eof);
           break;
@@ -171,6 +236,7 @@ export class ToolCallStreamRewriter {
       atLineStart: this.atLineStart,
       prev: i > this.pos ? this.buf[i - 1]! : this.prev,
       eof,
+      header: this.header,
     };
   }
 
@@ -202,7 +268,7 @@ export class ToolCallStreamRewriter {
             return this.enter(next);
           }
         }
-      } else if (this.afterCall && c === "]") {
+      } else if (this.afterCall && c === "]" && !this.opensCandidate(buf, i, eof)) {
         // The closing bracket of a call list whose opening one was missing.
         this.emitPlain(i);
         this.pos = i + 1;
@@ -220,6 +286,11 @@ export class ToolCallStreamRewriter {
       i++;
     }
     return this.emitPlain(i);
+  }
+
+  /** Whether a candidate (a marker such as `]<]minimax[>[<tool_call>`) opens at `i`. */
+  private opensCandidate(buf: string, i: number, eof: boolean): boolean {
+    return classifyAt(buf, i, this.context(i, eof)).kind !== "no";
   }
 
   private track(c: string): void {
@@ -258,6 +329,7 @@ export class ToolCallStreamRewriter {
     let start = 0;
     if (!this.textStarted) while (start < end && isSpace(s[start])) start++;
     this.textStarted = true;
+    this.header = null;
     this.pendingSpace = s.slice(end);
     this.event({ type: "text", delta: s.slice(start, end) });
   }
@@ -290,16 +362,27 @@ export class ToolCallStreamRewriter {
   }
 
   private enter(candidate: Candidate): boolean {
+    this.header = null;
     switch (candidate.kind) {
       case "drop":
+        if (candidate.strayClose && this.inlineReasoning) {
+          this.emitText(this.buf.slice(this.pos, this.pos + candidate.length));
+        }
         this.prev = this.buf[this.pos + candidate.length - 1] ?? this.prev;
         this.pos += candidate.length;
         this.atNewBoundary();
         return true;
       case "reasoning":
+        if (this.inlineReasoning) this.emitText(this.buf.slice(this.pos, this.pos + candidate.length));
+        else this.pendingSpace = "";
         this.pos += candidate.length;
-        this.pendingSpace = "";
-        this.enterReasoning(candidate.close);
+        this.enterReasoning(candidate.close, candidate.ends);
+        return true;
+      case "block":
+        this.pos += candidate.length;
+        this.block = candidate;
+        this.mode = "block";
+        this.searchFrom = this.pos;
         return true;
       case "region":
         this.hold(candidate.length);
@@ -315,7 +398,9 @@ export class ToolCallStreamRewriter {
         const header = this.buf.slice(this.pos, this.pos + candidate.length);
         this.pos += candidate.length;
         this.trackAll(header);
-        this.emitText(header);
+        // A JSON answer fenced as the whole reply: the fence is the model's habit, not the answer.
+        this.unfencing = this.jsonResponse && !this.textStarted && /^```[ \t]*(?:json)?[ \t]*\r?\n$/i.test(header);
+        if (!this.unfencing) this.emitText(header);
         this.mode = "verbatim";
         return true;
       }
@@ -326,15 +411,26 @@ export class ToolCallStreamRewriter {
 
   // ---- reasoning ----------------------------------------------------------------------------
 
-  private enterReasoning(close: string): void {
+  private enterReasoning(close: readonly string[], ends: readonly string[] = []): void {
     this.mode = "reasoning";
-    this.reasoningClose = close;
+    this.reasoningCloses = close;
+    this.reasoningEnds = ends;
     this.reasoningStarted = false;
     this.pendingReasoningSpace = "";
     this.searchFrom = this.pos;
+    this.callSearchFrom = this.pos;
+    this.callHeld = false;
   }
 
   private emitReasoning(text: string): void {
+    if (this.inlineReasoning) {
+      if (text !== "" && this.inlineOpener !== "") {
+        this.emitText(this.inlineOpener);
+        this.inlineOpener = "";
+      }
+      this.emitText(text);
+      return;
+    }
     const s = this.pendingReasoningSpace + text;
     let end = s.length;
     while (end > 0 && isSpace(s[end - 1])) end--;
@@ -354,24 +450,123 @@ export class ToolCallStreamRewriter {
     this.event({ type: "reasoning", delta: prefix + s.slice(start, end) });
   }
 
+  /** The first closing (consumed) or ending (not consumed) marker of the block from `from` on. */
+  private reasoningEnd(from: number): { at: number; length: number } | null {
+    let best: { at: number; length: number } | null = null;
+    for (const m of this.reasoningCloses) {
+      const at = this.buf.indexOf(m, from);
+      if (at >= 0 && (!best || at < best.at)) best = { at, length: m.length };
+    }
+    for (const m of this.reasoningEnds) {
+      const at = this.buf.indexOf(m, from);
+      if (at >= 0 && (!best || at < best.at)) best = { at, length: 0 };
+    }
+    return best;
+  }
+
+  /**
+   * The first explicit call marker (a special token or tag, never bare JSON) in buf[from, to):
+   * its index, or the index of a suffix that may still become one ("maybe"), or -1.
+   */
+  private callMarkerIn(from: number, to: number, eof: boolean): { at: number; maybe: boolean } | null {
+    const buf = this.buf;
+    for (let i = from; i < to; i++) {
+      const c = buf.charCodeAt(i);
+      if (c !== 60 /* < */ && c !== 91 /* [ */) continue;
+      const found = explicitCallAt(buf, i, eof);
+      if (found === "maybe") return { at: i, maybe: true };
+      if (found === "yes") return { at: i, maybe: false };
+    }
+    return null;
+  }
+
+  private closeReasoning(at: number, length: number): true {
+    this.emitReasoning(this.buf.slice(this.pos, at));
+    if (this.inlineReasoning && length > 0) {
+      this.emitText(this.inlineOpener);
+      this.inlineOpener = "";
+      this.emitText(this.buf.slice(at, at + length));
+    }
+    this.inlineOpener = "";
+    this.pos = at + length;
+    this.pendingReasoningSpace = "";
+    this.callHeld = false;
+    this.mode = "text";
+    this.prev = length > 0 ? this.buf[at + length - 1]! : this.prev;
+    this.atNewBoundary();
+    return true;
+  }
+
   private stepReasoning(eof: boolean): boolean {
-    const close = this.reasoningClose;
-    const k = this.buf.indexOf(close, Math.max(this.pos, this.searchFrom - close.length + 1));
-    if (k >= 0) {
-      this.emitReasoning(this.buf.slice(this.pos, k));
-      this.pos = k + close.length;
+    const longest = Math.max(0, ...this.reasoningCloses.map((m) => m.length), ...this.reasoningEnds.map((m) => m.length));
+    const end = this.reasoningEnd(Math.max(this.pos, this.searchFrom - longest + 1));
+    // Everything from `pos` on is held while a call marker opened inside the block: if the block
+    // closes after all, it was all reasoning (models draft calls while thinking); if the output
+    // ends first, the reasoning ended at the marker and the call is read.
+    if (this.callHeld) {
+      if (end) return this.closeReasoning(end.at, end.length);
+      if (!eof) {
+        this.searchFrom = this.buf.length;
+        return false;
+      }
       this.pendingReasoningSpace = "";
+      this.inlineOpener = "";
+      this.callHeld = false;
       this.mode = "text";
-      this.prev = close[close.length - 1]!;
       this.atNewBoundary();
       return true;
     }
-    const keep = eof ? 0 : heldSuffix(this.buf, this.pos, close);
+    const limit = end ? end.at : this.buf.length;
+    const call = this.tools.enabled ? this.callMarkerIn(Math.max(this.pos, this.callSearchFrom), limit, eof) : null;
+    if (call && !call.maybe) {
+      this.emitReasoning(this.buf.slice(this.pos, call.at));
+      this.pos = call.at;
+      this.callHeld = true;
+      this.searchFrom = call.at;
+      return true;
+    }
+    if (end) return this.closeReasoning(end.at, end.length);
+    let keep = 0;
+    if (!eof) {
+      for (const m of [...this.reasoningCloses, ...this.reasoningEnds]) keep = Math.max(keep, heldSuffix(this.buf, this.pos, m));
+      if (call) keep = Math.max(keep, this.buf.length - call.at);
+    }
     this.emitReasoning(this.buf.slice(this.pos, this.buf.length - keep));
     this.pos = this.buf.length - keep;
     this.searchFrom = this.buf.length;
+    this.callSearchFrom = this.pos;
     if (eof) this.pendingReasoningSpace = "";
     return false;
+  }
+
+  // ---- blocks -------------------------------------------------------------------------------
+
+  private stepBlock(eof: boolean): boolean {
+    const { into, close, ends } = this.block!;
+    const markers = [...close, ...ends];
+    const longest = Math.max(...markers.map((m) => m.length));
+    let hit: { at: number; length: number } | null = null;
+    const from = Math.max(this.pos, this.searchFrom - longest + 1);
+    for (const m of markers) {
+      const at = this.buf.indexOf(m, from);
+      if (at >= 0 && (!hit || at < hit.at)) hit = { at, length: close.includes(m) ? m.length : 0 };
+    }
+    let keep = 0;
+    if (!hit && !eof) for (const m of markers) keep = Math.max(keep, heldSuffix(this.buf, this.pos, m));
+    const to = hit ? hit.at : this.buf.length - keep;
+    const text = this.buf.slice(this.pos, to);
+    if (into === "content") {
+      this.trackAll(text);
+      this.emitText(text);
+    }
+    this.pos = to;
+    this.searchFrom = this.buf.length;
+    if (!hit) return false;
+    this.pos += hit.length;
+    this.block = null;
+    this.mode = "text";
+    this.atNewBoundary();
+    return true;
   }
 
   // ---- regions ------------------------------------------------------------------------------
@@ -387,7 +582,13 @@ export class ToolCallStreamRewriter {
     if (end.rejected) return this.reject(consumed);
     const body = held.slice(header, header + end.bodyEnd);
     const parsed = parseRegion(spec, body, end.closed, this.tools);
-    if (!this.accept(parsed, spec.strict === true)) return this.reject(consumed);
+    if (eof && this.cutOff && parsed?.calls.some((c) => c.problems.some((p) => p.code === "truncated"))) {
+      return this.passThrough(consumed);
+    }
+    // A bare call right after a call may be the model echoing it (LFM2 writes the list again
+    // after `<|tool_call_end|>`): the same calls again are dropped, not made twice.
+    const echo = this.afterCall && header === 0;
+    if (!this.accept(parsed, spec.strict === true, echo)) return this.reject(consumed);
     this.prev = held.charAt(consumed - 1) || this.prev;
     const after = held.rest(consumed);
     if (parsed!.rest !== undefined) this.resume(body.slice(parsed!.rest) + after.text.slice(after.pos), 0);
@@ -396,11 +597,20 @@ export class ToolCallStreamRewriter {
   }
 
   /** Emits what a parsed region holds; false when it holds no call after all. */
-  private accept(parsed: RegionParse | null, strict: boolean): boolean {
+  private accept(parsed: RegionParse | null, strict: boolean, echo = false): boolean {
     if (!parsed) return false;
     const finalized = parsed.calls.map((c) => finalizeCall(c, this.tools));
     const resolved = finalized.filter((f) => f !== null);
     if (strict && (resolved.length < parsed.calls.length || !resolved.every((f) => f.fits))) return false;
+    if (echo && parsed.content === undefined && this.repeatsLastCalls(resolved.map((f) => f.call))) {
+      const last = this.calls[this.calls.length - 1]!.call;
+      last.problems.push(problem("echo_dropped", "the model wrote this call again right after it; the repetition was dropped"));
+      last.score = scoreOf(last.problems);
+      this.pendingSpace = "";
+      this.atNewBoundary();
+      this.afterCall = true;
+      return true;
+    }
     if (resolved.length === 0 && parsed.content === undefined) return false;
     if (parsed.content !== undefined) {
       this.emitText(parsed.content);
@@ -427,19 +637,42 @@ export class ToolCallStreamRewriter {
    */
   private reject(consumed: number): boolean {
     const held = this.held;
-    if (consumed > RESCAN_LIMIT) {
-      const text = held.slice(0, consumed);
-      this.trackAll(text);
-      this.emitText(text);
-      const after = held.rest(consumed);
+    const marker = held.slice(0, this.heldHeader);
+    if (isSpecialToken(marker)) {
+      // A special token that announces calls (`[TOOL_CALLS]`, `<|tool_call_start|>`) is never
+      // meant for the reader: followed by something that is not a call, it is dropped, and what
+      // follows is read as text.
+      const after = held.rest(marker.length);
       this.resume(after.text, after.pos);
       return true;
     }
+    if (consumed > RESCAN_LIMIT) return this.passThrough(consumed);
     const first = held.charAt(0);
     this.track(first);
     this.prev = first;
     this.emitText(first);
     const after = held.rest(1);
+    this.resume(after.text, after.pos);
+    return true;
+  }
+
+  /** Whether `calls` are the last calls emitted, the same names and arguments in the same order. */
+  private repeatsLastCalls(calls: ScoredToolCall[]): boolean {
+    if (calls.length === 0 || calls.length > this.calls.length) return false;
+    const last = this.calls.slice(this.calls.length - calls.length);
+    return calls.every((c, i) => {
+      const prev = last[i]!.call.function;
+      return c.function.name === prev.name && sameJson(c.function.arguments, prev.arguments);
+    });
+  }
+
+  /** The held region's first `consumed` characters are text, as they are. */
+  private passThrough(consumed: number): true {
+    const held = this.held;
+    const text = held.slice(0, consumed);
+    this.trackAll(text);
+    this.emitText(text);
+    const after = held.rest(consumed);
     this.resume(after.text, after.pos);
     return true;
   }
@@ -475,7 +708,7 @@ export class ToolCallStreamRewriter {
 
     // The inside of the fence is a complete output of its own.
     const inner = new ToolCallStreamRewriter(this.tools);
-    const events = [...inner.push(body), ...inner.flush()];
+    const events = [...inner.push(body), ...inner.flush(closeAt < 0 && this.cutOff ? "length" : "stop")];
     if (inner.calls.length === 0) {
       this.trackAll(text);
       this.emitText(text);
@@ -504,8 +737,9 @@ export class ToolCallStreamRewriter {
   private stepVerbatim(eof: boolean): boolean {
     const found = findFenceClose(this.buf, this.pos, eof);
     if (typeof found === "number") {
-      const text = this.buf.slice(this.pos, found + 3);
+      const text = this.buf.slice(this.pos, this.unfencing ? found : found + 3);
       this.pos = found + 3;
+      this.unfencing = false;
       this.trackAll(text);
       this.emitText(text);
       this.mode = "text";

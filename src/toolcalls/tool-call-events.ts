@@ -3,7 +3,7 @@
 // The per-call scores are ready when the finish event passes (onToolCalls, or `toolCalls`).
 
 import type { EventStage } from "../stream/pull-through.ts";
-import type { UpstreamEvent } from "../stream/events.ts";
+import type { FinishReason, UpstreamEvent } from "../stream/events.ts";
 import { ToolCallStreamRewriter } from "./stream-rewriter.ts";
 import type { RewriteOptions, ToolCallReport, ToolDefinition } from "./types.ts";
 
@@ -33,7 +33,7 @@ export class ToolCallEvents implements EventStage {
         this.rewriter.indexOffset = Math.max(this.rewriter.indexOffset, event.index + 1);
         return [event];
       case "finish":
-        return [...this.finishText(), { type: "finish", reason: this.rewriter.finishReason(event.reason) }];
+        return [...this.finishText(event.reason), { type: "finish", reason: this.rewriter.finishReason(event.reason) }];
       case "error":
         // The stream ends with the error frame; held-back text is not worth a late event.
         this.failed = true;
@@ -44,7 +44,8 @@ export class ToolCallEvents implements EventStage {
   }
 
   end(): UpstreamEvent[] {
-    return this.failed ? [] : this.finishText();
+    // No finish event: the answer was cut off.
+    return this.failed ? [] : this.finishText("length");
   }
 
   /** Scores of the calls found; complete once the finish event has passed. */
@@ -52,8 +53,8 @@ export class ToolCallEvents implements EventStage {
     return this.rewriter.reports;
   }
 
-  private finishText(): UpstreamEvent[] {
-    const out = this.rewriter.flush();
+  private finishText(reason: FinishReason): UpstreamEvent[] {
+    const out = this.rewriter.flush(reason);
     if (!this.reported) {
       this.reported = true;
       this.options.onToolCalls?.(this.rewriter.reports);

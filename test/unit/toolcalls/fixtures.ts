@@ -135,7 +135,7 @@ export const DIALECT_SAMPLES: Record<string, Sample> = {
     calls: [["get_weather", { city: "Paris", days: 5, metric: true }]],
   },
   "seed-oss-xml": {
-    text: "<seed:tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</seed:tool_call>",
+    text: "<seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>",
     calls: [PARIS],
   },
   "glm45-arg-key": {
@@ -146,6 +146,35 @@ export const DIALECT_SAMPLES: Record<string, Sample> = {
     text: '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Paris</parameter>\n</invoke>\n<invoke name="get_time">\n<parameter name="tz">CET</parameter>\n</invoke>\n</minimax:tool_call>',
     calls: [PARIS, CET],
   },
+  "deepseek-v32-dsml": {
+    text: '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+    calls: [["get_weather", { city: "Paris", days: 3 }]],
+  },
+  "deepseek-v4-dsml": {
+    text: '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name="get_time">\n<｜DSML｜parameter name="tz" string="true">CET</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>',
+    calls: [PARIS, CET],
+  },
+  "minimax-m3-namespaced": {
+    text: ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="get_weather">]<]minimax[>[<city>Paris]<]minimax[>[</city>]<]minimax[>[<days>3]<]minimax[>[</days>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>',
+    calls: [["get_weather", { city: "Paris", days: 3 }]],
+  },
+  "minicpm5-param-cdata": {
+    text: '<function name="get_weather"><param name="city">Paris</param><param name="days">3</param></function>\n<function name="get_time"><param name="tz"><![CDATA[CET]]></param></function>',
+    calls: [["get_weather", { city: "Paris", days: 3 }], CET],
+  },
+  "muse-glimmer-atem": {
+    text: '<atem:function_calls>\n<atem:invoke name="get_weather">\n<atem:parameter name="city">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls>',
+    calls: [PARIS],
+  },
+  "kimi-k3-tools": {
+    text: '<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|><|open|>argument key="days" type="number"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
+    calls: [["get_weather", { city: "Paris", days: 3 }]],
+  },
+  "gigachat3-function-call-message": {
+    text: '<|message_sep|>\n\nfunction call<|role_sep|>\n{"name": "get_weather", "arguments": {"city": "Paris"}}',
+    calls: [PARIS],
+  },
+  "gigachat31-function-call-token": { text: '<|function_call|>{"name": "get_weather", "arguments": {"city": "Paris"}}', calls: [PARIS] },
   "gpt-oss-harmony-channel-recipient": {
     text: '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>',
     calls: [PARIS],
@@ -206,7 +235,7 @@ export const DIALECT_SAMPLES: Record<string, Sample> = {
     reasoning: "Weather, then.",
   },
   "seed-think": {
-    text: '<seed:think>Weather.</seed:think><seed:tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</seed:tool_call>',
+    text: '<seed:think>Weather.</seed:think><seed:tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</seed:tool_call>',
     calls: [PARIS],
     reasoning: "Weather.",
   },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isFloatText, parseJson, toJsonValue } from "./imports.ts";
+import { isFloatText, parseJson, rewriteToolCalls, toJsonValue } from "./imports.ts";
 import { parsePythonicCalls, parsePythonLiteral } from "../../../src/toolcalls/parse-pythonic.ts";
 import { serializeJson } from "../../../src/toolcalls/json-node.ts";
 import { resolveToolName, foldName } from "../../../src/toolcalls/resolve-tool-name.ts";
@@ -61,5 +61,48 @@ describe("names and ids", () => {
     const ids = new Set(Array.from({ length: 200 }, newCallId));
     expect(ids.size).toBe(200);
     for (const id of ids) expect(id).toMatch(/^call_[A-Za-z0-9]{24}$/);
+  });
+});
+
+describe("text-dialect values", () => {
+  const tool = (properties: Record<string, unknown>) => [
+    { type: "function" as const, function: { name: "f", parameters: { type: "object", properties } } },
+  ];
+  const args = (tools: ReturnType<typeof tool>, text: string) =>
+    JSON.parse(rewriteToolCalls({ tools, text }).tool_calls[0]!.function.arguments);
+
+  it("drops Qwen3-Coder's newlines around a value and keeps Seed-OSS's value as written", () => {
+    const tools = tool({ code: { type: "string" } });
+    const qwen = "<tool_call>\n<function=f>\n<parameter=code>\nx = 1\n\n</parameter>\n</function>\n</tool_call>";
+    const seed = "<seed:tool_call>\n<function=f>\n<parameter=code>x = 1\n</parameter>\n</function>\n</seed:tool_call>";
+    expect(args(tools, qwen)).toEqual({ code: "x = 1\n" });
+    expect(args(tools, seed)).toEqual({ code: "x = 1\n" });
+  });
+
+  it("reads MiniMax-M3's element trees by the schema; a string parameter keeps its inner text", () => {
+    const tools = tool({
+      point: { type: "object", properties: { x: { type: "number" }, tags: { type: "array", items: { type: "string" } } } },
+      label: { oneOf: [{ type: "string" }, { type: "object" }] },
+    });
+    const ns = "]<]minimax[>[";
+    const tags = `${ns}<tags>${ns}<item>a${ns}</item>${ns}<item>b${ns}</item>${ns}</tags>`;
+    const point = `${ns}<point>${ns}<x>1.5${ns}</x>${tags}${ns}</point>`;
+    const label = `${ns}<label>${ns}<b>hi${ns}</b>${ns}</label>`;
+    const text = `${ns}<tool_call>\n${ns}<invoke name="f">${point}${label}${ns}</invoke>\n${ns}</tool_call>`;
+    expect(args(tools, text)).toEqual({ point: { x: 1.5, tags: ["a", "b"] }, label: `${ns}<b>hi${ns}</b>` });
+  });
+
+  it("keeps a MiniCPM 5 CDATA value verbatim, a </param> inside it included", () => {
+    const tools = tool({ markup: { type: "string" } });
+    const text = '<function name="f"><param name="markup"><![CDATA[<a>x</a> </param>]]></param></function>';
+    expect(args(tools, text)).toEqual({ markup: "<a>x</a> </param>" });
+  });
+
+  it("reads DSML's string=\"false\" values as JSON", () => {
+    const tools = tool({ n: { type: "integer" }, any: {} });
+    const p = (k: string, s: string, v: string) => `<｜DSML｜parameter name="${k}" string="${s}">${v}</｜DSML｜parameter>\n`;
+    const invoke = `<｜DSML｜invoke name="f">\n${p("n", "false", "-14")}${p("any", "true", "42")}</｜DSML｜invoke>\n`;
+    const text = `<｜DSML｜tool_calls>\n${invoke}</｜DSML｜tool_calls>`;
+    expect(args(tools, text)).toEqual({ n: -14, any: "42" });
   });
 });

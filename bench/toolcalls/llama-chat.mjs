@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// llama.cpp's own chat-parser cases through the tool-call rewriter (docs/benchmarks.md, "llama.cpp's
+// chat-parser cases"): the pass rate per template, one-shot and streamed at random split points.
+//   node bench/toolcalls/llama-chat.mjs [--splits N] [--only SUBSTRING] [--failures]
+// The cases are test/fixtures/llama-chat (scripts/llama-chat-fixtures.mjs regenerates them); npm test
+// runs the same cases (test/unit/toolcalls/llama-chat-corpus.test.ts).
+
+import { readFileSync, readdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const args = process.argv.slice(2);
+const opt = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) + 1] : fallback);
+const splits = Number(opt("--splits", "8"));
+const only = opt("--only", "");
+
+const { build } = await import(pathToFileURL(join(repoRoot, "node_modules/esbuild/lib/main.js")).href);
+const outfile = join(mkdtempSync(join(tmpdir(), "switchyard-llama-chat-")), "corpus.mjs");
+await build({
+  entryPoints: [join(repoRoot, "test/support/llama-chat-corpus.ts")],
+  bundle: true,
+  format: "esm",
+  platform: "neutral",
+  mainFields: ["module", "main"],
+  outfile,
+  logLevel: "warning",
+});
+const corpus = await import(pathToFileURL(outfile).href);
+
+const dir = join(repoRoot, "test/fixtures/llama-chat");
+const tools = JSON.parse(readFileSync(join(dir, "tools.json"), "utf8"));
+// Cases Switchyard answers differently on purpose: what it answers instead, and why (docs/tool-calls.md).
+const DIFFERENCES = JSON.parse(readFileSync(join(repoRoot, "test/fixtures/llama-chat-differences.json"), "utf8"));
+const files = readdirSync(dir).filter((f) => f.endsWith(".json") && f !== "tools.json").sort();
+
+const rows = [];
+const failures = [];
+const deliberate = [];
+let total = 0;
+let passed = 0;
+const started = performance.now();
+for (const f of files) {
+  const cases = JSON.parse(readFileSync(join(dir, f), "utf8")).filter((c) => c.id.includes(only));
+  if (cases.length === 0) continue;
+  let ok = 0;
+  let diff = 0;
+  for (const c of cases) {
+    const o = corpus.runCase(c, tools, DIFFERENCES, splits);
+    if (o.pass) ok++;
+    else failures.push(o);
+    if (o.deliberate) {
+      diff++;
+      deliberate.push(o);
+    }
+  }
+  total += cases.length;
+  passed += ok;
+  rows.push({ template: f.replace(/\.json$/, ""), format: cases[0].format, cases: cases.length, ok, diff });
+}
+const ms = performance.now() - started;
+
+console.log(`| template | llama.cpp parser | cases | pass | of which a deliberate difference |`);
+console.log(`|---|---|---:|---:|---:|`);
+for (const r of rows) console.log(`| ${r.template} | ${r.format} | ${r.cases} | ${r.ok} | ${r.diff || ""} |`);
+console.log(`| **all** | | **${total}** | **${passed}** (${((100 * passed) / total).toFixed(1)} %) | ${deliberate.length} |`);
+console.log(`\n${total} cases, each one-shot and streamed ${splits + 2} ways (one character at a time, whole, ${splits} random splits), in ${(ms / 1000).toFixed(1)} s.`);
+if (args.includes("--failures") || failures.length > 0) {
+  for (const o of failures) {
+    console.log(`\nFAIL ${o.id}\n  expected ${JSON.stringify(o.expected)}\n  one-shot ${JSON.stringify(o.oneShot)}`);
+    if (o.streamMismatch) console.log(`  streamed ${JSON.stringify(o.streamMismatch.got)} (split ${JSON.stringify(o.streamMismatch.chunks.slice(0, 12))}…)`);
+  }
+}
+if (args.includes("--deliberate")) for (const o of deliberate) console.log(`- ${o.id}: ${o.deliberate}`);
+process.exitCode = failures.length > 0 ? 1 : 0;
