@@ -75,6 +75,10 @@ export const CALL_MARKERS: Array<[string, Build]> = [
   ["<|tools_prefix|>", region("json", ["<|tools_suffix|>"])],
   ["<|python_tag|>", region("auto", ["<|eom_id|>", "<|eot_id|>"], { multi: false, optionalClose: true })],
   ["<|tool_call>", region("gemma", ["<tool_call|>"], { valueStart: undefined })],
+  // FunctionGemma: the Gemma call syntax between its own tokens, strings quoted with <escape>.
+  ["<start_function_call>", region("gemma", ["<end_function_call>"], { valueStart: undefined })],
+  // OLMo 3: pythonic calls, one per line, or JSON.
+  ["<function_calls>", region("auto", ["</function_calls>"], { valueStart: undefined })],
   ["<minimax:tool_call>", region("minimax", ["</minimax:tool_call>"], { valueStart: undefined })],
   ["<seed:tool_call>", region("seed-xml", ["</seed:tool_call>"], { valueStart: undefined })],
   ["]<]minimax[>[<tool_call>", region("minimax-m3", ["]<]minimax[>[</tool_call>"], { valueStart: undefined })],

@@ -68,9 +68,12 @@ export function parseKimiCalls(body: string): RawCall[] | null {
   return calls.length > 0 ? calls : null;
 }
 
-/** Gemma 4: call:NAME{key:<|"|>text<|"|>, n:5}; keys are bare and strings use <|"|>. */
+/**
+ * Gemma 4: call:NAME{key:<|"|>text<|"|>, n:5}; keys are bare and strings use <|"|>.
+ * FunctionGemma writes the same with <escape> around strings.
+ */
 export function parseGemmaCalls(body: string): RawCall[] | null {
-  const text = body.replace(/<\|"\|>([\s\S]*?)(?:<\|"\|>|$)/g, (_, s: string) => JSON.stringify(s));
+  const text = body.replace(/(<\|"\|>|<escape>)([\s\S]*?)(?:\1|$)/g, (_, _q: string, s: string) => JSON.stringify(s));
   const calls: RawCall[] = [];
   const head = /call:\s*([\w.\-]+)\s*(?=\{)/g;
   for (const m of text.matchAll(head)) {

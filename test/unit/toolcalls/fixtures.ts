@@ -198,6 +198,14 @@ export const DIALECT_SAMPLES: Record<string, Sample> = {
     text: '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,days:3}<tool_call|>',
     calls: [["get_weather", { city: "Paris", days: 3 }]],
   },
+  "functiongemma-escape": {
+    text: "<start_function_call>call:get_weather{city:<escape>Paris<escape>,days:3}<end_function_call>",
+    calls: [["get_weather", { city: "Paris", days: 3 }]],
+  },
+  "olmo3-function-calls": {
+    text: '<function_calls>\nget_weather(city="Paris")\nget_time(tz="CET")\n</function_calls>',
+    calls: [PARIS, ["get_time", { tz: "CET" }]],
+  },
   "localai-function-key": { text: '{"function": "get_weather", "arguments": {"city": "Paris"}}', calls: [PARIS] },
   "openai-typed-string-arguments": {
     text: '{"type": "function", "function": {"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}}',
