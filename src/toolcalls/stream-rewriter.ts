@@ -77,6 +77,8 @@ export class ToolCallStreamRewriter {
   private finished = false;
   /** The output was cut off (`flush("length")`): a call it stopped inside is not delivered. */
   private cutOff = false;
+  /** The calls of the last region, when it had a marker and its closing marker (an echo may follow). */
+  private lastBlock: ScoredToolCall[] | null = null;
   private out: UpstreamEvent[] = [];
 
   private mode: Mode = "text";
@@ -585,10 +587,13 @@ export class ToolCallStreamRewriter {
     if (eof && this.cutOff && parsed?.calls.some((c) => c.problems.some((p) => p.code === "truncated"))) {
       return this.passThrough(consumed);
     }
-    // A bare call right after a call may be the model echoing it (LFM2 writes the list again
-    // after `<|tool_call_end|>`): the same calls again are dropped, not made twice.
-    const echo = this.afterCall && header === 0;
+    // Bare calls right after a closed block may be the model echoing it (LFM2 writes the list
+    // again after `<|tool_call_end|>`): the same calls again are dropped, not made twice. Repeats
+    // inside one list (`f(x); f(x)`) are the model asking twice, and stay.
+    const echo = this.afterCall && header === 0 && this.lastBlock !== null;
+    const before = this.calls.length;
     if (!this.accept(parsed, spec.strict === true, echo)) return this.reject(consumed);
+    this.lastBlock = header > 0 && end.closed ? this.calls.slice(before).map((c) => c.call) : null;
     this.prev = held.charAt(consumed - 1) || this.prev;
     const after = held.rest(consumed);
     if (parsed!.rest !== undefined) this.resume(body.slice(parsed!.rest) + after.text.slice(after.pos), 0);
@@ -602,7 +607,7 @@ export class ToolCallStreamRewriter {
     const finalized = parsed.calls.map((c) => finalizeCall(c, this.tools));
     const resolved = finalized.filter((f) => f !== null);
     if (strict && (resolved.length < parsed.calls.length || !resolved.every((f) => f.fits))) return false;
-    if (echo && parsed.content === undefined && this.repeatsLastCalls(resolved.map((f) => f.call))) {
+    if (echo && parsed.content === undefined && this.repeatsLastBlock(resolved.map((f) => f.call))) {
       const last = this.calls[this.calls.length - 1]!.call;
       last.problems.push(problem("echo_dropped", "the model wrote this call again right after it; the repetition was dropped"));
       last.score = scoreOf(last.problems);
@@ -656,14 +661,11 @@ export class ToolCallStreamRewriter {
     return true;
   }
 
-  /** Whether `calls` are the last calls emitted, the same names and arguments in the same order. */
-  private repeatsLastCalls(calls: ScoredToolCall[]): boolean {
-    if (calls.length === 0 || calls.length > this.calls.length) return false;
-    const last = this.calls.slice(this.calls.length - calls.length);
-    return calls.every((c, i) => {
-      const prev = last[i]!.call.function;
-      return c.function.name === prev.name && sameJson(c.function.arguments, prev.arguments);
-    });
+  /** Whether `calls` are the calls of the block just closed, the same names and arguments in order. */
+  private repeatsLastBlock(calls: ScoredToolCall[]): boolean {
+    const block = this.lastBlock;
+    if (!block || calls.length !== block.length) return false;
+    return calls.every((c, i) => c.function.name === block[i]!.function.name && sameJson(c.function.arguments, block[i]!.function.arguments));
   }
 
   /** The held region's first `consumed` characters are text, as they are. */

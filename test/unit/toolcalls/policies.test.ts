@@ -134,6 +134,11 @@ describe("echoes and duplicates", () => {
     expect(r.calls).toEqual([["get_weather", { city: "Paris" }], ["get_weather", { city: "Rome" }]]);
   });
 
+  it("the same call twice in one list is two calls (two random numbers, two identical lookups)", () => {
+    const r = both(`<|python_tag|>${'{"name": "get_weather", "parameters": {"city": "Paris"}}'}; ${'{"name": "get_weather", "parameters": {"city": "Paris"}}'}`);
+    expect(r.calls).toHaveLength(2);
+  });
+
   it("two explicit blocks with the same call are two calls: the model asked twice", () => {
     const r = both(`<tool_call>${WEATHER}</tool_call><tool_call>${WEATHER}</tool_call>`);
     expect(r.calls).toHaveLength(2);
