@@ -42,6 +42,11 @@ const DIALECTS: Array<[string, string, string?]> = [
   ["after prose", 'Let me check. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>', "Let me check."],
   ["after think", '<think>The user wants weather.</think>\n<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'],
   ["broken json", '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris",}}</tool_call>'],
+  // Formats from llama.cpp's own parser cases (docs/tool-calls.md, "Checked against llama.cpp's own cases").
+  ["qwen3-coder without its opening tag", "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"],
+  ["deepseek v3.2 dsml", '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>'],
+  ["gpt-oss header after the prompt's <|start|>assistant", ' to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city": "Paris"}<|call|>'],
+  ["call inside reasoning that never closes", '<think>I need the weather<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>'],
 ];
 
 describe.each(DIALECTS)("%s", (_name, literal, prose) => {
@@ -93,6 +98,25 @@ describe("tool calls in the chat path", () => {
     const body = (await res.json()) as any;
     expect(body.choices[0].message.tool_calls).toBeUndefined();
     expect(body.choices[0].message.content).toBe(literal);
+  });
+
+  it("a call that max_tokens cut off is not delivered: its text stays content, finish_reason length", async () => {
+    const literal = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris, on the river Seine, in the north of France"}}</tool_call>';
+    for (const stream of [false, true]) {
+      const { res } = await call("/v1/chat/completions", { json: ask(literal, { max_tokens: 24, stream }) }, prompt);
+      if (!stream) {
+        const body = (await res.json()) as any;
+        expect(body.choices[0].finish_reason).toBe("length");
+        expect(body.choices[0].message.tool_calls).toBeUndefined();
+        expect(literal.startsWith(body.choices[0].message.content)).toBe(true);
+        expect(body.choices[0].message.content).toContain('<tool_call>{"name": "get_weather"');
+      } else {
+        const { frames } = await readSse(res);
+        expect(frames.flatMap((f) => f.choices?.[0]?.delta?.tool_calls ?? [])).toEqual([]);
+        expect(frames.find((f) => f.choices?.[0]?.finish_reason)!.choices[0].finish_reason).toBe("length");
+        expect(text(frames)).toContain('<tool_call>{"name": "get_weather"');
+      }
+    }
   });
 
   it("two calls in one reply", async () => {
