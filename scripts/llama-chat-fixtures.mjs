@@ -17,7 +17,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, rmSync, readdirSync
 import { join, dirname, basename } from "node:path";
 import { fileURLToPath } from "node:url";
 import { NODE_LLAMA_CPP_VERSION } from "./llama-cache.mjs";
-import { fetchLlamaSource } from "./llama-source.mjs";
+import { configureLlama, fetchLlamaSource } from "./llama-source.mjs";
 import { requireTools } from "./llama-server-build.mjs";
 import { homedir } from "node:os";
 
@@ -156,12 +156,7 @@ function buildTestChat() {
   writeFileSync(join(root, "VERSION"), `node-llama-cpp ${NODE_LLAMA_CPP_VERSION}\nllama.cpp ${commit}\n`);
   patchTestChat(src);
   log("configuring with cmake…");
-  run("cmake", [
-    "-S", src, "-B", join(src, "build"),
-    "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF", "-DGGML_NATIVE=OFF",
-    "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_TESTS=ON", "-DLLAMA_BUILD_EXAMPLES=OFF",
-    "-DLLAMA_BUILD_SERVER=ON", "-DLLAMA_BUILD_TOOLS=ON",
-  ], { stdio: ["ignore", "ignore", "inherit"] });
+  configureLlama(src, { tests: true });
   const jobs = String(process.env.LLAMA_BUILD_JOBS ?? 2);
   log(`compiling test-chat on ${jobs} jobs (≈15 min on 2 cores, once)…`);
   run("cmake", ["--build", join(src, "build"), "--target", "test-chat", "-j", jobs]);

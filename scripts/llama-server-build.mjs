@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, cpSync, renameSync, writeFi
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { llamaCache, NODE_LLAMA_CPP_VERSION } from "./llama-cache.mjs";
-import { fetchLlamaSource } from "./llama-source.mjs";
+import { configureLlama, fetchLlamaSource } from "./llama-source.mjs";
 
 const log = (msg) => process.stderr.write(`[llama-server] ${msg}\n`);
 
@@ -55,12 +55,7 @@ export function buildLlamaServer() {
   try {
     const { src, commit } = fetchLlamaSource(work, (m) => log(`${m} (${elapsed()})`));
     log(`configuring with cmake… (${elapsed()})`);
-    run("cmake", [
-      "-S", src, "-B", join(src, "build"),
-      "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF", "-DGGML_NATIVE=OFF",
-      "-DBUILD_SHARED_LIBS=OFF", "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF",
-      "-DLLAMA_BUILD_SERVER=ON", "-DLLAMA_BUILD_TOOLS=ON",
-    ], { stdio: ["ignore", "ignore", "inherit"] });
+    configureLlama(src);
     log(`compiling llama-server on ${process.env.LLAMA_BUILD_JOBS ?? 2} jobs (≈8–12 min on 2 cores, once)… (${elapsed()})`);
     run("cmake", ["--build", join(src, "build"), "--target", "llama-server", "-j", String(process.env.LLAMA_BUILD_JOBS ?? 2)]);
     // Stage everything, then rename into place, so an interrupted build never leaves a half cache.

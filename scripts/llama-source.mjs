@@ -23,3 +23,13 @@ export function fetchLlamaSource(work, log = () => {}) {
   const commit = spawnSync("git", ["-C", src, "rev-parse", "--short", "HEAD"], { encoding: "utf8" }).stdout.trim();
   return { src, commit };
 }
+
+/** Configures a Release build of `src` with cmake: static, portable, no network code; tests only when asked. */
+export function configureLlama(src, { tests = false } = {}) {
+  run("cmake", [
+    "-S", src, "-B", join(src, "build"),
+    "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_OPENSSL=OFF", "-DGGML_NATIVE=OFF",
+    "-DBUILD_SHARED_LIBS=OFF", `-DLLAMA_BUILD_TESTS=${tests ? "ON" : "OFF"}`, "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_BUILD_SERVER=ON", "-DLLAMA_BUILD_TOOLS=ON",
+  ], { stdio: ["ignore", "ignore", "inherit"] });
+}

@@ -6,11 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-export async function loadEngine(repoRoot) {
+/** Bundles `entry` (a TypeScript module of the repository) for Node and imports it. */
+export async function loadBundle(repoRoot, entry) {
   const { build } = await import(pathToFileURL(join(repoRoot, "node_modules/esbuild/lib/main.js")).href);
-  const outfile = join(mkdtempSync(join(tmpdir(), "switchyard-toolcalls-")), "engine.mjs");
+  const outfile = join(mkdtempSync(join(tmpdir(), "switchyard-toolcalls-")), "bundle.mjs");
   await build({
-    entryPoints: [join(repoRoot, "src/toolcalls/index.ts")],
+    entryPoints: [join(repoRoot, entry)],
     bundle: true,
     format: "esm",
     platform: "neutral",
@@ -20,3 +21,5 @@ export async function loadEngine(repoRoot) {
   });
   return import(pathToFileURL(outfile).href);
 }
+
+export const loadEngine = (repoRoot) => loadBundle(repoRoot, "src/toolcalls/index.ts");

@@ -5,10 +5,10 @@
 // The cases are test/fixtures/llama-chat (scripts/llama-chat-fixtures.mjs regenerates them); npm test
 // runs the same cases (test/unit/toolcalls/llama-chat-corpus.test.ts).
 
-import { readFileSync, readdirSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+import { loadBundle } from "./build-engine.mjs";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const args = process.argv.slice(2);
@@ -16,18 +16,7 @@ const opt = (name, fallback) => (args.includes(name) ? args[args.indexOf(name) +
 const splits = Number(opt("--splits", "8"));
 const only = opt("--only", "");
 
-const { build } = await import(pathToFileURL(join(repoRoot, "node_modules/esbuild/lib/main.js")).href);
-const outfile = join(mkdtempSync(join(tmpdir(), "switchyard-llama-chat-")), "corpus.mjs");
-await build({
-  entryPoints: [join(repoRoot, "test/support/llama-chat-corpus.ts")],
-  bundle: true,
-  format: "esm",
-  platform: "neutral",
-  mainFields: ["module", "main"],
-  outfile,
-  logLevel: "warning",
-});
-const corpus = await import(pathToFileURL(outfile).href);
+const corpus = await loadBundle(repoRoot, "test/support/llama-chat-corpus.ts");
 
 const dir = join(repoRoot, "test/fixtures/llama-chat");
 const tools = JSON.parse(readFileSync(join(dir, "tools.json"), "utf8"));
