@@ -138,6 +138,17 @@ export const DIALECTS = {
     close: ["</tool_call>"],
     render: (cs) => cs.map((c) => `<tool_call>${c.name}\n${c.args.map(([k, v]) => `<arg_key>${k}</arg_key>\n<arg_value>${raw(v)}</arg_value>\n`).join("")}</tool_call>`).join("\n"),
   },
+  hunyuan: {
+    family: "text",
+    close: ["</tool_calls:opensource>"],
+    render: (cs) =>
+      `<tool_calls:opensource>\n${cs.map((c) => `<tool_call:opensource>${c.name}<tool_sep:opensource>\n${c.args.map(([k, v]) => `<arg_key:opensource>${k}</arg_key:opensource>\n<arg_value:opensource>${raw(v)}</arg_value:opensource>\n`).join("")}</tool_call:opensource>\n`).join("")}</tool_calls:opensource>`,
+  },
+  solar: {
+    family: "json",
+    close: ["<|tool_call:end|>"],
+    render: (cs, s) => `<|tool_calls|>${cs.map((c, i) => `<|tool_call:begin|>a1b2c3d4e${i}<|tool_call:name|>${c.name}<|tool_call:args|>${args(c, s)}<|tool_call:end|>`).join("")}<|calls|>`,
+  },
   minimax_m2: {
     family: "text",
     close: ["</minimax:tool_call>"],

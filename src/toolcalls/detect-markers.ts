@@ -22,10 +22,16 @@ function fence(buf: string, j: number, from: number, ctx: ScanContext): Candidat
   const verbatim: Candidate = { kind: "verbatim", length, close: "```" };
   if (!FENCE_LANGS.test(lang) || !ctx.tools.enabled) return verbatim;
   const inner: ScanContext = { ...ctx, atBoundary: true, atLineStart: true, prev: "\n" };
-  const k = skipSpace(buf, nl + 1);
+  let k = skipSpace(buf, nl + 1);
   if (k >= buf.length) return ctx.eof ? verbatim : MAYBE;
   if (buf[k] === "`") return verbatim;
-  const peek = classifyAt(buf, k, inner);
+  let peek = classifyAt(buf, k, inner);
+  // Framing before the calls (Solar Open's `<|tool_calls|>`) says nothing yet: look past it.
+  while (peek.kind === "drop" && !peek.strayClose) {
+    k = skipSpace(buf, k + peek.length);
+    if (k >= buf.length) return ctx.eof ? verbatim : MAYBE;
+    peek = classifyAt(buf, k, inner);
+  }
   if (peek.kind === "maybe") return MAYBE;
   return peek.kind === "region" ? { kind: "fence", length, close: "```" } : verbatim;
 }

@@ -36,6 +36,15 @@ const mistralStart = (body: string, eof: boolean): number => {
   return -1;
 };
 
+/** Solar Open: ID<|tool_call:name|>NAME<|tool_call:args|>{…}; the value starts after the args token. */
+const solarStart = (body: string): number => {
+  const at = body.indexOf("<|tool_call:args|>");
+  if (at < 0) return -1;
+  const j = skipSpace(body, at + "<|tool_call:args|>".length);
+  if (j === body.length) return -1;
+  return body[j] === "{" ? j : -2;
+};
+
 const region = (dialect: RegionSpec["dialect"], close: string[], extra: Partial<RegionSpec> = {}) =>
   (open: string): Candidate => ({
     kind: "region",
@@ -63,6 +72,11 @@ export const CALL_MARKERS: Array<[string, Build]> = [
   ["<｜DSML｜tool_calls>", region("dsml", ["</｜DSML｜tool_calls>"], { valueStart: undefined })],
   ["<|tool_calls_section_begin|>", region("kimi", ["<|tool_calls_section_end|>"], { valueStart: undefined, reopen: [] })],
   ["<|tool_call_begin|>", region("kimi", ["<|tool_call_end|>"], { valueStart: undefined })],
+  // Hunyuan v3 (Hy3): GLM's layout in its own `:opensource` tags, the name ended by <tool_sep:opensource>.
+  ["<tool_calls:opensource>", region("hunyuan", ["</tool_calls:opensource>"], { valueStart: undefined, reopen: [] })],
+  ["<tool_call:opensource>", region("hunyuan", ["</tool_call:opensource>"], { valueStart: undefined })],
+  // Solar Open: one region per call; the <|tool_calls|> … <|calls|> around them are dropped (framing).
+  ["<|tool_call:begin|>", region("solar", ["<|tool_call:end|>"], { valueStart: solarStart })],
   ["<|open|>tools<|sep|>", region("kimi-k3", ["<|close|>tools<|sep|>"], { valueStart: undefined })],
   ["<|START_ACTION|>", region("json", ["<|END_ACTION|>"])],
   ["<|tool_call|>", region("json", [], { multi: true })],
@@ -105,11 +119,15 @@ export const REASONING_MARKERS: Array<[string, Build]> = [
   ["<|channel>thought", reasoning("<channel|>")],
   // Kimi-K3 may go straight from thinking to its answer or its calls without closing the block.
   ["<|open|>think<|sep|>", reasoning("<|close|>think<|sep|>", ["<|open|>response<|sep|>", "<|open|>tools<|sep|>"])],
+  ["<think:opensource>", reasoning("</think:opensource>")],
+  // Solar Open writes its reasoning as a message of its own: `<|think|>…<|end|><|begin|>assistant…`.
+  ["<|think|>", reasoning("<|end|>")],
   // A closing tag with no opening one: the template opened the block (forced-open reasoning).
   ["</think>", strayClose],
   ["[/THINK]", strayClose],
   ["</seed:think>", strayClose],
   ["</mm:think>", strayClose],
+  ["</think:opensource>", strayClose],
   ["<|END_THINKING|>", strayClose],
   ["<|close|>think<|sep|>", strayClose],
   ["[BEGIN FINAL RESPONSE]", strayClose],
@@ -124,6 +142,12 @@ export const REASONING_MARKERS: Array<[string, Build]> = [
   ["<|open|>response<|sep|>", drop],
   ["<|close|>response<|sep|>", drop],
   ["<|close|>message<|sep|>", drop],
+  // Solar Open's message framing: the next assistant message, its content, its call list.
+  ["<|begin|>assistant", drop],
+  ["<|content|>", drop],
+  ["<|flush|>", drop],
+  ["<|tool_calls|>", drop],
+  ["<|calls|>", drop],
   ["<|channel>", drop],
   ["<channel|>", drop],
   ["<|end|>", drop],

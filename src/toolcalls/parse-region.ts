@@ -7,6 +7,7 @@ import { parseKimiK3Calls } from "./parse-kimi-k3.ts";
 import { MINIMAX_NS, parseMinimaxM3Calls } from "./parse-minimax-m3.ts";
 import {
   parseGlmCall,
+  parseHunyuanCalls,
   parseInvokeCalls,
   parseMiniCpmParameters,
   parseMinimaxCalls,
@@ -19,6 +20,7 @@ import {
   parseGemmaCalls,
   parseKimiCalls,
   parseMistralCalls,
+  parseSolarCalls,
 } from "./parse-special-tokens.ts";
 import { problem } from "./problems.ts";
 import { jsonObject, setEntry, type JsonEntry } from "./json-node.ts";
@@ -113,6 +115,12 @@ export function parseRegion(spec: RegionSpec, body: string, closed: boolean, too
       break;
     case "kimi":
       parsed = wrap(parseKimiCalls(body));
+      break;
+    case "hunyuan":
+      parsed = wrap(parseHunyuanCalls(body, closed));
+      break;
+    case "solar":
+      parsed = wrap(parseSolarCalls(body));
       break;
     case "gemma":
       parsed = wrap(parseGemmaCalls(body));

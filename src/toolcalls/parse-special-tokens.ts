@@ -68,6 +68,32 @@ export function parseKimiCalls(body: string): RawCall[] | null {
   return calls.length > 0 ? calls : null;
 }
 
+const SOLAR_BEGIN = "<|tool_call:begin|>";
+const SOLAR_NAME = "<|tool_call:name|>";
+const SOLAR_ARGS = "<|tool_call:args|>";
+const SOLAR_END = "<|tool_call:end|>";
+
+/**
+ * Solar Open: <|tool_call:begin|>ID<|tool_call:name|>NAME<|tool_call:args|>{…}<|tool_call:end|>,
+ * several in a row, or the body of one <|tool_call:begin|> region. The id is the model's own.
+ */
+export function parseSolarCalls(body: string): RawCall[] | null {
+  const calls: RawCall[] = [];
+  const parts = body.includes(SOLAR_BEGIN) ? body.split(SOLAR_BEGIN).slice(1) : [body];
+  for (const part of parts) {
+    const args = part.indexOf(SOLAR_ARGS);
+    if (args < 0) continue;
+    const head = part.slice(0, args);
+    const at = head.indexOf(SOLAR_NAME);
+    const rest = part.slice(args + SOLAR_ARGS.length);
+    const end = rest.indexOf(SOLAR_END);
+    const call = namedJsonCall(at < 0 ? head : head.slice(at + SOLAR_NAME.length), end < 0 ? rest : rest.slice(0, end));
+    if (!call) return null;
+    calls.push(call);
+  }
+  return calls.length > 0 ? calls : null;
+}
+
 /**
  * Gemma 4: call:NAME{key:<|"|>text<|"|>, n:5}; keys are bare and strings use <|"|>.
  * FunctionGemma writes the same with <escape> around strings.

@@ -5,7 +5,9 @@
 //   with a namespace: DeepSeek V3.2/V4 DSML (<｜DSML｜invoke …>, with string="true|false"), Muse
 //   Glimmer (<atem:invoke …>);
 // - MiniCPM 5: <function name="NAME"><param name="KEY">VALUE or <![CDATA[VALUE]]></param></function>;
-// - GLM-4.5+: NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>.
+// - GLM-4.5+: NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>;
+// - Hunyuan v3: the same in `:opensource` tags, NAME<tool_sep:opensource> first, one call per
+//   <tool_call:opensource>…</tool_call:opensource>.
 // Values are kept as written, except for the format's own newlines: Qwen3-Coder (and Qwen3.5,
 // Nemotron 3) write `<parameter=KEY>\nVALUE\n</parameter>`, everyone else writes the value alone.
 // A closing tag cut off by max_tokens is tolerated; the call is then reported as truncated.
@@ -180,17 +182,62 @@ export function parseMiniCpmParameters(name: string, body: string, closed: boole
   return toCalls([{ name, closed, entries, cut }], closed)[0]!;
 }
 
-export function parseGlmCall(text: string, regionClosed: boolean): RawCall | null {
-  const first = text.indexOf("<arg_key>");
-  const name = (first < 0 ? text : text.slice(0, first)).trim();
+/** GLM's tags, or Hunyuan's variant of them (`<arg_key:opensource>`), and what ends the name. */
+interface GlmTags {
+  key: string;
+  pair: RegExp;
+  sep?: string;
+}
+
+const glmTags = (suffix: string, sep?: string): GlmTags => ({
+  key: `<arg_key${suffix}>`,
+  pair: new RegExp(`<arg_key${suffix}>([\\s\\S]*?)</arg_key${suffix}>\\s*<arg_value${suffix}>([\\s\\S]*?)(</arg_value${suffix}>|$)`, "g"),
+  sep,
+});
+
+const GLM = glmTags("");
+
+/** GLM's NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>…, as the call's text. */
+function glmCallText(text: string, tags: GlmTags): CallText | null {
+  const first = text.indexOf(tags.key);
+  const head = first < 0 ? text : text.slice(0, first);
+  const at = tags.sep === undefined ? -1 : head.indexOf(tags.sep);
+  const name = (at < 0 ? head : head.slice(0, at)).trim();
   if (!/^[\w.\-]+$/.test(name)) return null;
   const entries: TextEntry[] = [];
   let cut = false;
-  const pair = /<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>([\s\S]*?)(<\/arg_value>|$)/g;
-  for (const m of text.matchAll(pair)) {
+  for (const m of text.matchAll(tags.pair)) {
     entries.push({ key: m[1]!.trim(), raw: m[2]! });
     cut = m[3] === "";
   }
   if (first >= 0 && entries.length === 0) return null;
-  return toCalls([{ name, entries, closed: true, cut }], regionClosed)[0]!;
+  return { name, entries, closed: true, cut };
+}
+
+export function parseGlmCall(text: string, regionClosed: boolean): RawCall | null {
+  const call = glmCallText(text, GLM);
+  return call ? toCalls([call], regionClosed)[0]! : null;
+}
+
+const HY = ":opensource";
+const HY_CALL = `<tool_call${HY}>`;
+const HY_CALL_CLOSE = `</tool_call${HY}>`;
+const HY_TAGS = glmTags(HY, `<tool_sep${HY}>`);
+
+/**
+ * Hunyuan v3: `<tool_call:opensource>NAME<tool_sep:opensource>\n<arg_key:opensource>KEY</arg_key:opensource>\n
+ * <arg_value:opensource>VALUE</arg_value:opensource>\n…</tool_call:opensource>`, several inside
+ * `<tool_calls:opensource>`, or the body of one `<tool_call:opensource>` region. Values are written
+ * alone (a newline after `</arg_value:opensource>` is the format's, one inside is the value's).
+ */
+export function parseHunyuanCalls(body: string, regionClosed: boolean): RawCall[] | null {
+  const parts = body.includes(HY_CALL) ? body.split(HY_CALL).slice(1) : [body];
+  const list: CallText[] = [];
+  for (const part of parts) {
+    const end = part.indexOf(HY_CALL_CLOSE);
+    const call = glmCallText(end < 0 ? part : part.slice(0, end), HY_TAGS);
+    if (!call) return null;
+    list.push({ ...call, closed: end >= 0 || (parts.length === 1 && regionClosed) });
+  }
+  return list.length > 0 ? toCalls(list, regionClosed) : null;
 }

@@ -71,15 +71,26 @@ export function openerOf(opened: string): { close: string; ends?: readonly strin
 }
 
 /**
+ * Closing markers that only ever close reasoning (`</think>`, `[/THINK]`, `<|END_THINKING|>`…), not
+ * the end-of-message tokens some reasoning blocks also end with (`<|end|>` ends every harmony or
+ * Phi-3 message): only these show, in a complete text, a block the prompt must have opened.
+ */
+const REASONING_ONLY_CLOSES: readonly string[] = REASONING_MARKERS.flatMap(([marker, build]) => {
+  const c = build(marker);
+  return c.kind === "drop" && c.strayClose ? [marker] : [];
+});
+
+/**
  * A complete text that closes a reasoning block it never opened (`…reasoning…</think>answer`):
  * the opener the template must have put in the prompt, or null.
  */
 export function openerClosedAhead(text: string): string | null {
   let best: { at: number; open: string } | null = null;
-  for (const { open, close } of OPENERS) {
+  for (const close of REASONING_ONLY_CLOSES) {
     const at = text.indexOf(close);
-    if (at < 0 || text.lastIndexOf(open, at) >= 0) continue;
-    if (!best || at < best.at) best = { at, open };
+    const openers = OPENERS.filter((o) => o.close === close);
+    if (at < 0 || openers.length === 0 || openers.some((o) => text.lastIndexOf(o.open, at) >= 0)) continue;
+    if (!best || at < best.at) best = { at, open: openers[0]!.open };
   }
   return best?.open ?? null;
 }

@@ -19,6 +19,8 @@ export type Dialect =
   | "kimi-k3"
   | "deepseek"
   | "kimi"
+  | "hunyuan"
+  | "solar"
   | "gemma"
   | "mistral"
   | "named-json"

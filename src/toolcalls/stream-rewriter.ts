@@ -131,8 +131,8 @@ export class ToolCallStreamRewriter {
       // Not knowing which marker opened the block, any closing marker closes it.
       this.enterReasoning(opener ? [opener.close] : ALL_REASONING_CLOSES, opener?.ends);
       // With reasoning kept inline, the prompt's opening marker is part of the message llama.cpp
-      // returns; an opener that is prose (Apriel) is part of the reasoning either way.
-      if (typeof opened === "string" && opener?.keep) this.emitReasoning(opened);
+      // returns; an opener that is prose (Apriel) is part of the reasoning when the prompt wrote it.
+      if (typeof opened === "string" && opener?.keep && options.startInReasoning === undefined) this.emitReasoning(opened);
       else if (typeof opened === "string" && this.inlineReasoning) this.inlineOpener = opened;
     } else if (prompt?.header) {
       this.header = prompt.header;

@@ -31,7 +31,8 @@ export interface LlamaChatCase {
   generation_prompt: string;
   messages: Array<LlamaChatMessage & { role: string }>;
   expect: LlamaChatMessage;
-  actual: LlamaChatMessage;
+  /** What llama.cpp's parser returned (test-chat cases; cases written from a template have none). */
+  actual?: LlamaChatMessage;
 }
 
 export type LlamaChatTools = Record<string, { name: string; description: string; parameters: Record<string, unknown> }>;

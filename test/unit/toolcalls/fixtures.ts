@@ -166,6 +166,16 @@ export const DIALECT_SAMPLES: Record<string, Sample> = {
     text: '<atem:function_calls>\n<atem:invoke name="get_weather">\n<atem:parameter name="city">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls>',
     calls: [PARIS],
   },
+  "hunyuan-v3-opensource-tags": {
+    text: "<think:opensource>Weather.</think:opensource><tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Paris</arg_value:opensource>\n<arg_key:opensource>days</arg_key:opensource>\n<arg_value:opensource>3</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>",
+    calls: [["get_weather", { city: "Paris", days: 3 }]],
+    reasoning: "Weather.",
+  },
+  "solar-open-tool-calls": {
+    text: '<|think|>Weather.<|end|><|begin|>assistant<|tool_calls|><|tool_call:begin|>a1b2c3d4e5<|tool_call:name|>get_weather<|tool_call:args|>{"city": "Paris"}<|tool_call:end|><|tool_call:begin|>f6g7h8i9j0<|tool_call:name|>get_time<|tool_call:args|>{"tz": "CET"}<|tool_call:end|><|calls|>',
+    calls: [PARIS, CET],
+    reasoning: "Weather.",
+  },
   "kimi-k3-tools": {
     text: '<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|><|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|><|open|>argument key="days" type="number"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>',
     calls: [["get_weather", { city: "Paris", days: 3 }]],

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { runCase, type Difference, type LlamaChatCase, type LlamaChatTools } from "../../support/llama-chat-corpus.ts";
 import differences from "../../fixtures/llama-chat-differences.json";
 import tools from "../../fixtures/llama-chat/tools.json";
+import templateCases from "../../fixtures/template-cases.json";
 
 const files = import.meta.glob<LlamaChatCase[]>(["../../fixtures/llama-chat/*.json", "!../../fixtures/llama-chat/tools.json"], {
   eager: true,
@@ -32,6 +33,24 @@ describe("llama.cpp's chat-parser cases", () => {
           expect(o.pass, JSON.stringify(detail, null, 1)).toBe(true);
         });
       }
+    });
+  }
+});
+
+// Templates llama.cpp ships (models/templates) without a case in test-chat.cpp: each one's output as the
+// template renders an assistant message after its generation prompt (test/fixtures/template-cases.json).
+describe("cases written from the templates llama.cpp ships without test cases", () => {
+  const cases = templateCases as LlamaChatCase[];
+
+  it("cover every such template", () => {
+    expect(new Set(cases.map((c) => c.template)).size).toBeGreaterThanOrEqual(12);
+  });
+
+  for (const c of cases) {
+    it(c.id, () => {
+      const o = runCase(c, tools as LlamaChatTools, {}, 6);
+      const detail = { input: c.input, expected: o.expected, oneShot: o.oneShot, streamed: o.streamMismatch?.got };
+      expect(o.pass, JSON.stringify(detail, null, 1)).toBe(true);
     });
   }
 });

@@ -189,6 +189,10 @@ describe("openings the prompt leaves to the output", () => {
     expect(r).toMatchObject({ content: null, reasoning: "The user wants the weather.", calls: [["get_weather", { city: "Paris" }]] });
   });
 
+  it("an end-of-message token is not a reasoning close: Phi-3's answer<|end|> stays the answer", () => {
+    expect(oneShot("Hello!<|end|>")).toMatchObject({ content: "Hello!", reasoning: "" });
+  });
+
   it("a stream is told by the generation prompt, and then agrees with the one-shot", () => {
     const text = "Planning.[/THINK][TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\"}";
     const r = both(text, { generationPrompt: "[THINK]" });
