@@ -136,12 +136,12 @@ function patchTestChat(src) {
 
 // ---- build (cached) --------------------------------------------------------------------------------------
 
-function cacheRoot() {
+export function cacheRoot() {
   const base = process.env.SWITCHYARD_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "switchyard");
   return join(base, `llama-chat-tests-${NODE_LLAMA_CPP_VERSION}`);
 }
 
-function buildTestChat() {
+export function buildTestChat() {
   const root = cacheRoot();
   const src = join(root, "llama.cpp");
   const bin = join(src, "build/bin/test-chat");
