@@ -1,5 +1,4 @@
-import type { ErrorInfo } from "../stream/events.ts";
-import { ProxyError, type TargetOutcome } from "./proxy-error.ts";
+import { ProxyError, type ErrorInfo, type TargetOutcome } from "./proxy-error.ts";
 
 export interface ErrorEnvelope {
   error: { message: string; type: string; param: string | null; code: string };

@@ -1,4 +1,15 @@
-import type { ErrorInfo } from "../stream/events.ts";
+/** An error as plain data: what an `error` event carries and every error body is written from. */
+export interface ErrorInfo {
+  status: number;
+  type: string;
+  code: string;
+  message: string;
+  param?: string | null;
+  /** Seconds for `Retry-After`. */
+  retryAfter?: number;
+  /** Another target may still succeed: failover is allowed if nothing was sent yet. */
+  retryable?: boolean;
+}
 
 /** One target's last answer to a request that failed everywhere (`x-switchyard-outcomes`). */
 export interface TargetOutcome {

@@ -11,7 +11,8 @@ import { sealerFor } from "../crypto/seal-key.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { startChat } from "../routing/start-chat.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";
-import type { ErrorInfo, Usage } from "../stream/events.ts";
+import type { Usage } from "../stream/events.ts";
+import type { ErrorInfo } from "../errors/proxy-error.ts";
 import { jsonResponse } from "../stream/json-response.ts";
 
 /**

@@ -1,4 +1,5 @@
-import type { ErrorInfo, FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "./events.ts";
+import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "./events.ts";
+import type { ErrorInfo } from "../errors/proxy-error.ts";
 import { clientCallId, usageJson, type ResponseMeta } from "./chunk-encoder.ts";
 import type { SwitchyardExtension } from "./switchyard-extension.ts";
 

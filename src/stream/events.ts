@@ -2,6 +2,8 @@
 // every response (stream or not) is encoded from them, so adapters never build OpenAI frames and the
 // encoder never knows which upstream it serves.
 
+import type { ErrorInfo } from "../errors/proxy-error.ts";
+
 export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter";
 
 export interface Usage {
@@ -18,18 +20,6 @@ export type TokenLogprob = Record<string, unknown>;
 
 /** llama.cpp's `timings` object, passed through under its own name. */
 export type Timings = Record<string, number>;
-
-export interface ErrorInfo {
-  status: number;
-  type: string;
-  code: string;
-  message: string;
-  param?: string | null;
-  /** Seconds for `Retry-After`. */
-  retryAfter?: number;
-  /** Another target may still succeed: failover is allowed if nothing was sent yet. */
-  retryable?: boolean;
-}
 
 /**
  * A text event, carrying `logprobs` when the upstream sent a non-empty array of token entries with

@@ -1,10 +1,10 @@
 import { errorEnvelope, errorResponse } from "../errors/error-envelope.ts";
-import { ProxyError } from "../errors/proxy-error.ts";
+import { ProxyError, type ErrorInfo } from "../errors/proxy-error.ts";
 import type { Deadlines } from "../routing/deadlines.ts";
 import { BodyWriter, settle, settleWithin } from "./commit.ts";
 import type { StreamStart } from "./sse-response.ts";
 import { withAttempts } from "./sse-response.ts";
-import type { ErrorInfo, UpstreamEvent } from "./events.ts";
+import type { UpstreamEvent } from "./events.ts";
 
 /** Gathers events into one body (chat completion, response, message…). */
 export interface Aggregator {

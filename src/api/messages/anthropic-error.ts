@@ -1,6 +1,5 @@
 import { attemptHeaders } from "../../errors/error-envelope.ts";
-import type { ProxyError } from "../../errors/proxy-error.ts";
-import type { ErrorInfo } from "../../stream/events.ts";
+import type { ErrorInfo, ProxyError } from "../../errors/proxy-error.ts";
 import { parseContextLengthMessage } from "../../upstreams/llama/map-llama-error.ts";
 
 /** Anthropic's error type for a status (its documented set; 503 is how it says "overloaded"). */

@@ -1,5 +1,6 @@
 import type { Sealer } from "../../crypto/sealer.ts";
-import type { ErrorInfo, FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
+import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
+import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { randomId } from "../../stream/random-id.ts";
 import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
 import { customToolInput } from "./custom-tool.ts";
