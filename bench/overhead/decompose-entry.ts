@@ -8,7 +8,7 @@ import app from "../../src/index.ts";
 import type { ConfigEnv } from "../../src/config/config.ts";
 import { loadConfig } from "../../src/config/load-config.ts";
 import { readJsonBody } from "../../src/http/read-json-body.ts";
-import { Deadlines } from "../../src/routing/deadlines.ts";
+import { Deadlines } from "../../src/stream/deadlines.ts";
 import { EventReader } from "../../src/routing/event-reader.ts";
 import { startChat } from "../../src/routing/start-chat.ts";
 import { chatCompletions } from "../../src/routes/chat-completions.ts";

@@ -2,7 +2,7 @@
 // chat-completions.ts use (as llama-upstream.ts assembles them): upstream bytes → llamaSseEvents (parse, normalize) →
 // EventReader (timeouts) → pullThrough + ToolCallEvents (rewrite, when the request has tools) →
 // ChunkEncoder + sseResponse (encode, the committed body) → bytes read by a client.
-import { Deadlines } from "../../src/routing/deadlines.ts";
+import { Deadlines } from "../../src/stream/deadlines.ts";
 import { EventReader } from "../../src/routing/event-reader.ts";
 import { ChunkEncoder } from "../../src/stream/chunk-encoder.ts";
 import type { EventPull } from "../../src/stream/event-source.ts";

@@ -1,7 +1,7 @@
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { UpstreamEvent } from "../stream/events.ts";
 import type { EventStreamReader } from "../stream/event-source.ts";
-import type { Deadline, Deadlines } from "./deadlines.ts";
+import type { Deadline, Deadlines } from "../stream/deadlines.ts";
 
 /**
  * Reads an attempt's events with its timeouts: the first event within `firstTokenMs`, every later

@@ -6,7 +6,7 @@ import type { UpstreamEvent } from "../stream/events.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
 import { classifyFailure } from "./classify-failure.ts";
 import { conversationKey } from "./conversation-key.ts";
-import type { Deadlines } from "./deadlines.ts";
+import type { Deadlines } from "../stream/deadlines.ts";
 import { EventReader } from "./event-reader.ts";
 import type { Target } from "./target.ts";
 import { tryTargets } from "./try-targets.ts";

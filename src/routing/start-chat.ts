@@ -15,7 +15,7 @@ import { minToolCallScore } from "../config/config.ts";
 import { BrowserUpstream } from "../upstreams/browser/browser-upstream.ts";
 import { LlamaUpstream } from "../upstreams/llama/llama-upstream.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
-import { Deadlines } from "./deadlines.ts";
+import { Deadlines } from "../stream/deadlines.ts";
 import { planTargets } from "./plan-targets.ts";
 import { runAttempts, type Started } from "./run-attempts.ts";
 import type { Target } from "./target.ts";

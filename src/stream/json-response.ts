@@ -1,6 +1,6 @@
 import { errorEnvelope, errorResponse } from "../errors/error-envelope.ts";
 import { ProxyError, type ErrorInfo } from "../errors/proxy-error.ts";
-import type { Deadlines } from "../routing/deadlines.ts";
+import type { Deadlines } from "./deadlines.ts";
 import { BodyWriter, settle, settleWithin } from "./commit.ts";
 import type { StreamStart } from "./sse-response.ts";
 import { withAttempts } from "./sse-response.ts";
@@ -22,7 +22,7 @@ export interface JsonResponseOptions {
   /** An error response in this API's shape for failures before commit (default: the OpenAI envelope). */
   errorResponse?(error: ProxyError, headers: Record<string, string>): Response;
   commitMs: number;
-  /** The request's timer (src/routing/deadlines.ts): the commit grace is one of its deadlines. */
+  /** The request's timer (src/stream/deadlines.ts): the commit grace is one of its deadlines. */
   deadlines: Deadlines;
   heartbeatMs: number;
   abort(): void;

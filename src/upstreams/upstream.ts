@@ -1,4 +1,4 @@
-import type { Deadlines } from "../routing/deadlines.ts";
+import type { Deadlines } from "../stream/deadlines.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
 import type { EventStreamReader } from "../stream/event-source.ts";
 
@@ -8,7 +8,7 @@ export interface AttemptContext {
   signal: AbortSignal;
   /** Until upstream headers. */
   responseStartMs: number;
-  /** The request's timer (src/routing/deadlines.ts), for the attempt's own deadlines. */
+  /** The request's timer (src/stream/deadlines.ts), for the attempt's own deadlines. */
   deadlines: Deadlines;
   env: Record<string, unknown>;
 }

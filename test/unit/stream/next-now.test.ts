@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ProxyError } from "../../../src/errors/proxy-error.ts";
-import { Deadlines } from "../../../src/routing/deadlines.ts";
+import { Deadlines } from "../../../src/stream/deadlines.ts";
 import { EventReader } from "../../../src/routing/event-reader.ts";
 import { bodyEvents, type BodyParser, type EventPull } from "../../../src/stream/event-source.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
