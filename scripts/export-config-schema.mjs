@@ -3,7 +3,7 @@
 // `--check` fails if the committed file is stale (run by the tests).
 import { readFileSync, writeFileSync } from "node:fs";
 import * as z from "zod/mini";
-import { ConfigSchema } from "../src/schemas/config.ts";
+import { ConfigSchema } from "../src/config/config-schema.ts";
 
 const schema = {
   ...z.toJSONSchema(ConfigSchema),

@@ -12,7 +12,7 @@ import { Deadlines } from "../../src/stream/deadlines.ts";
 import { EventReader } from "../../src/routing/event-reader.ts";
 import { startChat } from "../../src/routing/start-chat.ts";
 import { chatCompletions } from "../../src/routes/chat-completions.ts";
-import type { LlamaTarget } from "../../src/schemas/config.ts";
+import type { LlamaTarget } from "../../src/config/config-schema.ts";
 import { validateChatRequest } from "../../src/schemas/validate-chat-request.ts";
 import { CompletionAggregator } from "../../src/stream/completion-aggregator.ts";
 import { jsonResponse } from "../../src/stream/json-response.ts";

@@ -1,4 +1,4 @@
-import { describeIssue, formatPath, valueAt } from "../config/describe-issues.ts";
+import { describeIssue, formatPath, valueAt } from "../schemas/describe-issues.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 
 interface SafeParser<T> {

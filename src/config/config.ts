@@ -1,5 +1,5 @@
-import { ConfigSchema, type ConfigInput, type TargetConfig } from "../schemas/config.ts";
-import { describeIssue } from "./describe-issues.ts";
+import { ConfigSchema, type ConfigInput, type TargetConfig } from "./config-schema.ts";
+import { describeIssue } from "../schemas/describe-issues.ts";
 
 export interface ModelConfig {
   targets: TargetConfig[];

@@ -6,7 +6,7 @@ import { generateKey, generateKeyId, hashKey } from "../auth/key-format.ts";
 import type { KeyRecord, UsageRow } from "../auth/key-record.ts";
 import { requireAdmin } from "../auth/principal.ts";
 import { SCOPES } from "../auth/scopes.ts";
-import { describeIssue, formatPath } from "../config/describe-issues.ts";
+import { describeIssue, formatPath } from "../schemas/describe-issues.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 

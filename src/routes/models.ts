@@ -7,7 +7,7 @@ import { ProxyError } from "../errors/proxy-error.ts";
 import type { AppEnv } from "../app-env.ts";
 import { fetchFresh } from "../http/fetch-fresh.ts";
 import { targetName } from "../routing/target.ts";
-import type { LlamaTarget } from "../schemas/config.ts";
+import type { LlamaTarget } from "../config/config-schema.ts";
 import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
 import { llamaHeaders } from "../upstreams/llama/post-llama.ts";
 import { readLlamaProps, type ModelProps } from "../upstreams/llama/read-llama-props.ts";

@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import * as z from "zod/mini";
 import type { AppEnv } from "../app-env.ts";
-import { describeIssue, formatPath } from "../config/describe-issues.ts";
+import { describeIssue, formatPath } from "../schemas/describe-issues.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";

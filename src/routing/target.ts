@@ -1,4 +1,4 @@
-import type { BrowserTarget, LlamaTarget } from "../schemas/config.ts";
+import type { BrowserTarget, LlamaTarget } from "../config/config-schema.ts";
 
 /** A place a request can be served from, as the router sees it. */
 export type Target =

@@ -1,5 +1,5 @@
 import * as z from "zod/mini";
-import { describeIssue, formatPath } from "../config/describe-issues.ts";
+import { describeIssue, formatPath } from "./describe-issues.ts";
 
 // The relay protocol between SessionHub and a serving page (docs/relay-protocol.md). One WebSocket per
 // page, JSON text messages with a `type`; request-scoped messages carry the hub's request `id`. The

@@ -1,5 +1,5 @@
 import { ProxyError } from "../errors/proxy-error.ts";
-import { describeIssue, formatPath } from "../config/describe-issues.ts";
+import { describeIssue, formatPath } from "./describe-issues.ts";
 import { ChatRequestSchema, type ChatRequest } from "./chat-request.ts";
 
 /** Validates a parsed body before any upstream is touched; the first problem becomes a 400. */

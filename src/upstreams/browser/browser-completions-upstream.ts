@@ -1,5 +1,5 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
-import type { BrowserTarget } from "../../schemas/config.ts";
+import type { BrowserTarget } from "../../config/config-schema.ts";
 import type { EventStreamReader } from "../../stream/event-source.ts";
 import type { AttemptContext, Upstream } from "../upstream.ts";
 import { openRelay } from "./browser-upstream.ts";

@@ -1,6 +1,6 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { RelayLine } from "../../schemas/relay.ts";
-import type { BrowserTarget } from "../../schemas/config.ts";
+import type { BrowserTarget } from "../../config/config-schema.ts";
 import { within } from "../../stream/deadlines.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { openRelay } from "./browser-upstream.ts";

@@ -1,7 +1,7 @@
 import type { SessionHub } from "../../durable/session-hub.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
-import type { BrowserTarget } from "../../schemas/config.ts";
+import type { BrowserTarget } from "../../config/config-schema.ts";
 import type { Endpoint } from "../../schemas/relay.ts";
 import { randomId } from "../../stream/random-id.ts";
 import type { EventStreamReader } from "../../stream/event-source.ts";

@@ -1,5 +1,5 @@
 import type { ChatRequest } from "../../schemas/chat-request.ts";
-import type { LlamaTarget } from "../../schemas/config.ts";
+import type { LlamaTarget } from "../../config/config-schema.ts";
 import { applyPromptMode } from "../../toolcalls/apply-prompt-mode.ts";
 
 /**

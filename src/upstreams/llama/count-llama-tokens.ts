@@ -1,7 +1,7 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import { fetchFresh } from "../../http/fetch-fresh.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
-import type { LlamaTarget } from "../../schemas/config.ts";
+import type { LlamaTarget } from "../../config/config-schema.ts";
 import { buildLlamaBody } from "./build-llama-body.ts";
 import { detectToolMode } from "./detect-tool-mode.ts";
 import { mapLlamaError } from "./map-llama-error.ts";

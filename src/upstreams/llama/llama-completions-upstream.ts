@@ -1,5 +1,5 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
-import type { LlamaTarget } from "../../schemas/config.ts";
+import type { LlamaTarget } from "../../config/config-schema.ts";
 import type { EventStreamReader } from "../../stream/event-source.ts";
 import type { AttemptContext, Upstream } from "../upstream.ts";
 import { completionChunkAsChat } from "./completion-chunk-as-chat.ts";

@@ -1,5 +1,5 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
-import type { LlamaTarget } from "../../schemas/config.ts";
+import type { LlamaTarget } from "../../config/config-schema.ts";
 import { within } from "../../stream/deadlines.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { postLlama, targetBody } from "./post-llama.ts";

@@ -1,6 +1,6 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
-import type { LlamaTarget } from "../../schemas/config.ts";
+import type { LlamaTarget } from "../../config/config-schema.ts";
 import type { UpstreamEvent } from "../../stream/events.ts";
 import type { EventStreamReader } from "../../stream/event-source.ts";
 import type { AttemptContext, Upstream } from "../upstream.ts";

@@ -1,7 +1,7 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import { fetchFresh } from "../../http/fetch-fresh.ts";
 import { redactKnownSecrets, rememberSecrets } from "../../errors/redact-secrets.ts";
-import type { LlamaTarget } from "../../schemas/config.ts";
+import type { LlamaTarget } from "../../config/config-schema.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { mapLlamaError } from "./map-llama-error.ts";
 import { parseRetryAfter } from "../../routing/retry-delay.ts";
