@@ -13,30 +13,17 @@ import { finalizeCall } from "./score-call.ts";
 import { ALL_REASONING_CLOSES, openerOf, promptState } from "./prompt-state.ts";
 import { explicitCallAt } from "./detect-markers.ts";
 import { isSpecialToken } from "./marker-table.ts";
+import { sameJson } from "./same-json.ts";
+import { findFenceClose, firstMarker, heldSuffix, isSpace } from "./text-scan.ts";
 import { TextRope } from "./text-rope.ts";
+import { TrimmedChannel } from "./trimmed-channel.ts";
 import { ToolSet } from "./tool-set.ts";
 import type { RewriteOptions, ScoredToolCall, ToolCallReport, ToolDefinition } from "./types.ts";
 
 type Mode = "text" | "reasoning" | "block" | "region" | "fence" | "verbatim";
 
-/** Two argument texts that hold the same JSON (key order and spacing aside). */
-function sameJson(a: string, b: string): boolean {
-  if (a === b) return true;
-  const canonical = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canonical)
-    : v && typeof v === "object" ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]))
-    : v;
-  try {
-    return JSON.stringify(canonical(JSON.parse(a))) === JSON.stringify(canonical(JSON.parse(b)));
-  } catch {
-    return false;
-  }
-}
-
 /** Largest rejected region that is read again from its second character. */
 const RESCAN_LIMIT = 4096;
-
-const isSpace = (c: string | undefined): boolean => c === " " || c === "\n" || c === "\t" || c === "\r";
 
 /**
  * In the middle of a line, with no call just ended, only these characters can change anything:
@@ -44,28 +31,6 @@ const isSpace = (c: string | undefined): boolean => c === " " || c === "\n" || c
  */
 const MID_LINE_STOPS = new Uint8Array(128);
 for (const c of "<[]`{fA>\n") MID_LINE_STOPS[c.charCodeAt(0)] = 1;
-
-/** Longest suffix of `text` (from `from` on) that is a proper prefix of `marker`. */
-function heldSuffix(text: string, from: number, marker: string): number {
-  const first = marker.charCodeAt(0);
-  for (let n = Math.min(marker.length - 1, text.length - from); n > 0; n--) {
-    // Only a suffix that starts with the marker's first character can be its prefix (no slice otherwise).
-    if (text.charCodeAt(text.length - n) === first && marker.startsWith(text.slice(text.length - n))) return n;
-  }
-  return 0;
-}
-
-/**
- * The closing ``` of a code fence: three backticks not followed by a word character (that would
- * open a fence with a language). "wait" when the text ends right after them.
- */
-function findFenceClose(text: { indexOf(s: string, from: number): number; charAt(i: number): string; length: number }, from: number, eof: boolean): number | "wait" | null {
-  for (let i = text.indexOf("```", from); i >= 0; i = text.indexOf("```", i + 3)) {
-    if (i + 3 >= text.length) return eof ? i : "wait";
-    if (!/\w/.test(text.charAt(i + 3))) return i;
-  }
-  return null;
-}
 
 export class ToolCallStreamRewriter {
   readonly tools: ToolSet;
@@ -96,11 +61,8 @@ export class ToolCallStreamRewriter {
   private prev = "";
   private afterCall = false;
   // Whitespace is held back until something visible follows it, so no output ends with it.
-  private pendingSpace = "";
-  private textStarted = false;
-  private pendingReasoningSpace = "";
-  private reasoningStarted = false;
-  private reasoningBlocks = 0;
+  private readonly content = new TrimmedChannel("");
+  private readonly reasoning = new TrimmedChannel("\n\n");
   /** Markers that close the reasoning block (consumed), and markers that end it (not consumed). */
   private reasoningCloses: readonly string[] = [];
   private reasoningEnds: readonly string[] = [];
@@ -139,8 +101,8 @@ export class ToolCallStreamRewriter {
     }
     if (options.continuation) {
       // A prefilled message goes on: whitespace at the start of the output belongs to it.
-      if (this.mode === "reasoning") this.reasoningStarted = true;
-      else this.textStarted = true;
+      if (this.mode === "reasoning") this.reasoning.continuePart();
+      else this.content.continuePart();
     }
   }
 
@@ -169,7 +131,7 @@ export class ToolCallStreamRewriter {
     if (this.finished) return [];
     this.cutOff = finish === "length";
     this.run(true);
-    this.pendingSpace = "";
+    this.content.dropPending();
     this.finished = true;
     if (this.dropped > 0 && this.calls.length > 0) {
       const first = this.calls[0]!.call;
@@ -266,7 +228,7 @@ export class ToolCallStreamRewriter {
           if (next.kind === "region" || next.kind === "fence") {
             this.emitPlain(i);
             this.pos = k;
-            this.pendingSpace = "";
+            this.content.dropPending();
             return this.enter(next);
           }
         }
@@ -321,19 +283,10 @@ export class ToolCallStreamRewriter {
   }
 
   private emitText(text: string): void {
-    const s = this.pendingSpace + text;
-    let end = s.length;
-    while (end > 0 && isSpace(s[end - 1])) end--;
-    if (end === 0) {
-      this.pendingSpace = s;
-      return;
-    }
-    let start = 0;
-    if (!this.textStarted) while (start < end && isSpace(s[start])) start++;
-    this.textStarted = true;
+    const out = this.content.take(text);
+    if (out === "") return;
     this.header = null;
-    this.pendingSpace = s.slice(end);
-    this.event({ type: "text", delta: s.slice(start, end) });
+    this.event({ type: "text", delta: out });
   }
 
   private event(e: UpstreamEvent): void {
@@ -376,7 +329,7 @@ export class ToolCallStreamRewriter {
         return true;
       case "reasoning":
         if (this.inlineReasoning) this.emitText(this.buf.slice(this.pos, this.pos + candidate.length));
-        else this.pendingSpace = "";
+        else this.content.dropPending();
         this.pos += candidate.length;
         this.enterReasoning(candidate.close, candidate.ends);
         return true;
@@ -401,7 +354,7 @@ export class ToolCallStreamRewriter {
         this.pos += candidate.length;
         this.trackAll(header);
         // A JSON answer fenced as the whole reply: the fence is the model's habit, not the answer.
-        this.unfencing = this.jsonResponse && !this.textStarted && /^```[ \t]*(?:json)?[ \t]*\r?\n$/i.test(header);
+        this.unfencing = this.jsonResponse && !this.content.started && /^```[ \t]*(?:json)?[ \t]*\r?\n$/i.test(header);
         if (!this.unfencing) this.emitText(header);
         this.mode = "verbatim";
         return true;
@@ -417,8 +370,7 @@ export class ToolCallStreamRewriter {
     this.mode = "reasoning";
     this.reasoningCloses = close;
     this.reasoningEnds = ends;
-    this.reasoningStarted = false;
-    this.pendingReasoningSpace = "";
+    this.reasoning.newPart();
     this.searchFrom = this.pos;
     this.callSearchFrom = this.pos;
     this.callHeld = false;
@@ -433,37 +385,8 @@ export class ToolCallStreamRewriter {
       this.emitText(text);
       return;
     }
-    const s = this.pendingReasoningSpace + text;
-    let end = s.length;
-    while (end > 0 && isSpace(s[end - 1])) end--;
-    if (end === 0) {
-      this.pendingReasoningSpace = this.reasoningStarted ? s : "";
-      return;
-    }
-    let start = 0;
-    let prefix = "";
-    if (!this.reasoningStarted) {
-      while (start < end && isSpace(s[start])) start++;
-      if (this.reasoningBlocks > 0) prefix = "\n\n";
-      this.reasoningBlocks++;
-      this.reasoningStarted = true;
-    }
-    this.pendingReasoningSpace = s.slice(end);
-    this.event({ type: "reasoning", delta: prefix + s.slice(start, end) });
-  }
-
-  /** The first closing (consumed) or ending (not consumed) marker of the block from `from` on. */
-  private reasoningEnd(from: number): { at: number; length: number } | null {
-    let best: { at: number; length: number } | null = null;
-    for (const m of this.reasoningCloses) {
-      const at = this.buf.indexOf(m, from);
-      if (at >= 0 && (!best || at < best.at)) best = { at, length: m.length };
-    }
-    for (const m of this.reasoningEnds) {
-      const at = this.buf.indexOf(m, from);
-      if (at >= 0 && (!best || at < best.at)) best = { at, length: 0 };
-    }
-    return best;
+    const out = this.reasoning.take(text);
+    if (out !== "") this.event({ type: "reasoning", delta: out });
   }
 
   /**
@@ -491,7 +414,7 @@ export class ToolCallStreamRewriter {
     }
     this.inlineOpener = "";
     this.pos = at + length;
-    this.pendingReasoningSpace = "";
+    this.reasoning.dropPending();
     this.callHeld = false;
     this.mode = "text";
     this.prev = length > 0 ? this.buf[at + length - 1]! : this.prev;
@@ -501,7 +424,7 @@ export class ToolCallStreamRewriter {
 
   private stepReasoning(eof: boolean): boolean {
     const longest = Math.max(0, ...this.reasoningCloses.map((m) => m.length), ...this.reasoningEnds.map((m) => m.length));
-    const end = this.reasoningEnd(Math.max(this.pos, this.searchFrom - longest + 1));
+    const end = firstMarker(this.buf, Math.max(this.pos, this.searchFrom - longest + 1), this.reasoningCloses, this.reasoningEnds);
     // Everything from `pos` on is held while a call marker opened inside the block: if the block
     // closes after all, it was all reasoning (models draft calls while thinking); if the output
     // ends first, the reasoning ended at the marker and the call is read.
@@ -511,7 +434,7 @@ export class ToolCallStreamRewriter {
         this.searchFrom = this.buf.length;
         return false;
       }
-      this.pendingReasoningSpace = "";
+      this.reasoning.dropPending();
       this.inlineOpener = "";
       this.callHeld = false;
       this.mode = "text";
@@ -537,7 +460,7 @@ export class ToolCallStreamRewriter {
     this.pos = this.buf.length - keep;
     this.searchFrom = this.buf.length;
     this.callSearchFrom = this.pos;
-    if (eof) this.pendingReasoningSpace = "";
+    if (eof) this.reasoning.dropPending();
     return false;
   }
 
@@ -547,12 +470,7 @@ export class ToolCallStreamRewriter {
     const { into, close, ends } = this.block!;
     const markers = [...close, ...ends];
     const longest = Math.max(...markers.map((m) => m.length));
-    let hit: { at: number; length: number } | null = null;
-    const from = Math.max(this.pos, this.searchFrom - longest + 1);
-    for (const m of markers) {
-      const at = this.buf.indexOf(m, from);
-      if (at >= 0 && (!hit || at < hit.at)) hit = { at, length: close.includes(m) ? m.length : 0 };
-    }
+    const hit = firstMarker(this.buf, Math.max(this.pos, this.searchFrom - longest + 1), close, ends);
     let keep = 0;
     if (!hit && !eof) for (const m of markers) keep = Math.max(keep, heldSuffix(this.buf, this.pos, m));
     const to = hit ? hit.at : this.buf.length - keep;
@@ -611,7 +529,7 @@ export class ToolCallStreamRewriter {
       const last = this.calls[this.calls.length - 1]!.call;
       last.problems.push(problem("echo_dropped", "the model wrote this call again right after it; the repetition was dropped"));
       last.score = scoreOf(last.problems);
-      this.pendingSpace = "";
+      this.content.dropPending();
       this.atNewBoundary();
       this.afterCall = true;
       return true;
@@ -628,7 +546,7 @@ export class ToolCallStreamRewriter {
     }
     for (const f of resolved) this.emitCall(f.call);
     if (resolved.length > 0) {
-      this.pendingSpace = "";
+      this.content.dropPending();
       this.atNewBoundary();
       this.afterCall = true;
     }
@@ -730,7 +648,7 @@ export class ToolCallStreamRewriter {
       this.emitCall(call);
     }
     this.prev = text[text.length - 1]!;
-    this.pendingSpace = "";
+    this.content.dropPending();
     this.atNewBoundary();
     this.afterCall = true;
     return true;
