@@ -3,7 +3,7 @@ export { SessionHub } from "./durable/session-hub.ts";
 export { KeyStore } from "./durable/key-store.ts";
 export { KeyGate } from "./durable/key-gate.ts";
 export { AuthGuard } from "./durable/auth-guard.ts";
-export { HealthHub } from "./durable/health-hub.ts";
+export { HealthHub } from "./health/health-hub.ts";
 export { ResponseStore } from "./durable/response-store.ts";
 
 export default createApp();

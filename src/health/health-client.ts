@@ -1,7 +1,7 @@
-import type { HealthHub } from "../durable/health-hub.ts";
+import type { HealthHub } from "./health-hub.ts";
 import type { Config } from "../config/config.ts";
-import { CLOSED, recordFailure, recordSuccess } from "../routing/circuit-breaker.ts";
-import { countsAgainstUpstream, type FailureKind } from "../routing/classify-failure.ts";
+import { CLOSED, recordFailure, recordSuccess } from "./circuit-breaker.ts";
+import { countsAgainstUpstream, type FailureKind } from "./classify-failure.ts";
 import { EMPTY_SNAPSHOT, upstreamKey, type HealthSnapshot, type UpstreamHealth } from "./upstream-health.ts";
 import type { AttemptSignal, HealthReport, RequestOutcome, UpstreamRef } from "./health-report.ts";
 

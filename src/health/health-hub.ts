@@ -1,11 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
-import { CLOSED, recordFailure, recordProbe, recordSuccess, circuitState, type BreakerPolicy } from "../routing/circuit-breaker.ts";
-import { countsAgainstUpstream } from "../routing/classify-failure.ts";
-import type { HealthReport, UpstreamRef } from "../health/health-report.ts";
-import { countOutcome, type TrafficMetrics } from "../health/traffic-metrics.ts";
-import type { CircuitState } from "../routing/circuit-breaker.ts";
-import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "../health/upstream-health.ts";
-import { parseLlamaMetrics } from "../health/parse-llama-metrics.ts";
+import { CLOSED, recordFailure, recordProbe, recordSuccess, circuitState, type BreakerPolicy } from "./circuit-breaker.ts";
+import { countsAgainstUpstream } from "./classify-failure.ts";
+import type { HealthReport, UpstreamRef } from "./health-report.ts";
+import { countOutcome, type TrafficMetrics } from "./traffic-metrics.ts";
+import type { CircuitState } from "./circuit-breaker.ts";
+import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "./upstream-health.ts";
+import { parseLlamaMetrics } from "./parse-llama-metrics.ts";
 
 interface Tracked {
   ref: UpstreamRef;

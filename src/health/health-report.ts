@@ -1,4 +1,4 @@
-import type { FailureKind } from "../routing/classify-failure.ts";
+import type { FailureKind } from "./classify-failure.ts";
 
 /** One upstream a request could use: the hub samples it while there is traffic. */
 export interface UpstreamRef {

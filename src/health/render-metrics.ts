@@ -1,4 +1,4 @@
-import { circuitGauge, type CircuitState } from "../routing/circuit-breaker.ts";
+import { circuitGauge, type CircuitState } from "./circuit-breaker.ts";
 import { LATENCY_BUCKETS_MS, type Histogram, type TrafficMetrics } from "./traffic-metrics.ts";
 import type { UpstreamHealth } from "./upstream-health.ts";
 

@@ -1,4 +1,4 @@
-import type { Circuit } from "../routing/circuit-breaker.ts";
+import type { Circuit } from "./circuit-breaker.ts";
 
 /** What the health hub knows about one llama-server, keyed by its base URL. */
 export interface UpstreamHealth {

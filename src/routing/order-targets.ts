@@ -1,5 +1,5 @@
 import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "../health/upstream-health.ts";
-import { circuitState } from "./circuit-breaker.ts";
+import { circuitState } from "../health/circuit-breaker.ts";
 import { fnv1a } from "./conversation-key.ts";
 import type { Target } from "./target.ts";
 

@@ -4,7 +4,7 @@ import type { HealthRecorder } from "../health/health-client.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
 import type { UpstreamEvent } from "../stream/events.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
-import { classifyFailure } from "./classify-failure.ts";
+import { classifyFailure } from "../health/classify-failure.ts";
 import { conversationKey } from "./conversation-key.ts";
 import type { Deadlines } from "../stream/deadlines.ts";
 import { EventReader } from "./event-reader.ts";

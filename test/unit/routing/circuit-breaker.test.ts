@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CLOSED, circuitState, recordFailure, recordProbe, recordSuccess } from "../../../src/routing/circuit-breaker.ts";
+import { CLOSED, circuitState, recordFailure, recordProbe, recordSuccess } from "../../../src/health/circuit-breaker.ts";
 
 const policy = { failureThreshold: 3, cooldownMs: 1000, maxCooldownMs: 4000 };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CLOSED, type Circuit } from "../../../src/routing/circuit-breaker.ts";
+import { CLOSED, type Circuit } from "../../../src/health/circuit-breaker.ts";
 import { conversationKey } from "../../../src/routing/conversation-key.ts";
 import { orderTargets, rendezvous } from "../../../src/routing/order-targets.ts";
 import type { Target } from "../../../src/routing/target.ts";

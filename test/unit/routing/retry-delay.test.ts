@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseRetryAfter, retryDelayMs } from "../../../src/routing/retry-delay.ts";
-import { classifyFailure, countsAgainstUpstream, retriesSameTarget } from "../../../src/routing/classify-failure.ts";
+import { classifyFailure, countsAgainstUpstream, retriesSameTarget } from "../../../src/health/classify-failure.ts";
 import { ProxyError } from "../../../src/errors/proxy-error.ts";
 
 const policy = { perTarget: 3, maxAttempts: 6, backoffMs: 100, maxBackoffMs: 400, maxRetryAfterMs: 2000 };
