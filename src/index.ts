@@ -1,5 +1,5 @@
 import { createApp } from "./app.ts";
-export { SessionHub } from "./durable/session-hub.ts";
+export { SessionHub } from "./upstreams/browser/session-hub.ts";
 export { KeyStore } from "./durable/key-store.ts";
 export { KeyGate } from "./durable/key-gate.ts";
 export { AuthGuard } from "./durable/auth-guard.ts";

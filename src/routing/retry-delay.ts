@@ -17,13 +17,3 @@ export function retryDelayMs(retry: number, retryAfterMs: number | undefined, po
   const exp = Math.min(policy.maxBackoffMs, policy.backoffMs * 2 ** Math.max(0, retry - 1));
   return Math.round(exp / 2 + random() * (exp / 2));
 }
-
-/** `Retry-After` in milliseconds: delay-seconds or an HTTP date; undefined when absent or invalid. */
-export function parseRetryAfter(header: string | null | undefined, now: number): number | undefined {
-  if (!header) return undefined;
-  const trimmed = header.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const at = Date.parse(trimmed);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - now);
-}

@@ -8,7 +8,7 @@ import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcom
 import { orderTargets } from "./order-targets.ts";
 import { retryDelayMs } from "./retry-delay.ts";
 import type { Target } from "./target.ts";
-import { getUpstreamRetryAfter, getUpstreamStatus } from "./upstream-hints.ts";
+import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-hints.ts";
 
 export interface TryOptions {
   config: Config;

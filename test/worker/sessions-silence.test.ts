@@ -5,7 +5,7 @@
 import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
-import { SILENCE_LIMIT_MS, SILENT_CLOSE } from "../../src/durable/session-liveness.ts";
+import { SILENCE_LIMIT_MS, SILENT_CLOSE } from "../../src/upstreams/browser/session-liveness.ts";
 import { FakeSession } from "../fakes/fake-session.ts";
 import { call } from "./harness.ts";
 

@@ -1,4 +1,4 @@
-import type { SessionHub } from "../../durable/session-hub.ts";
+import type { SessionHub } from "./session-hub.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { BrowserTarget } from "../../config/config-schema.ts";

@@ -4,8 +4,8 @@ import { redactKnownSecrets, rememberSecrets } from "../../errors/redact-secrets
 import type { LlamaTarget } from "../../config/config-schema.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { mapLlamaError } from "./map-llama-error.ts";
-import { parseRetryAfter } from "../../routing/retry-delay.ts";
-import { setUpstreamRetryAfter, setUpstreamStatus } from "../../routing/upstream-hints.ts";
+import { parseRetryAfter } from "../../http/parse-retry-after.ts";
+import { setUpstreamRetryAfter, setUpstreamStatus } from "../upstream-hints.ts";
 
 /** `<base>/v1<path>` for a llama-server base URL given with or without its trailing `/v1`. */
 export function llamaUrl(base: string, path: string): string {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseRetryAfter, retryDelayMs } from "../../../src/routing/retry-delay.ts";
+import { parseRetryAfter } from "../../../src/http/parse-retry-after.ts";
+import { retryDelayMs } from "../../../src/routing/retry-delay.ts";
 import { classifyFailure, countsAgainstUpstream, retriesSameTarget } from "../../../src/health/classify-failure.ts";
 import { ProxyError } from "../../../src/errors/proxy-error.ts";
 

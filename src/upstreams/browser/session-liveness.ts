@@ -1,4 +1,4 @@
-import { PING_INTERVAL_MS } from "../schemas/relay.ts";
+import { PING_INTERVAL_MS } from "../../schemas/relay.ts";
 
 /** How long a session may stay silent: two ping intervals and a second of slack for a late timer. */
 export const SILENCE_LIMIT_MS = 2 * PING_INTERVAL_MS + 1000;

@@ -11,7 +11,7 @@ import {
   type Endpoint,
   type Hello,
   type PageMessage,
-} from "../schemas/relay.ts";
+} from "../../schemas/relay.ts";
 import { SILENT_CLOSE, silentDeadline } from "./session-liveness.ts";
 
 /** How many requests may wait per session and model behind the running one before the hub answers 503. */
