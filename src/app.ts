@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import type { AppEnv } from "./app-env.ts";
+import type { AppEnv } from "./auth/app-env.ts";
 import { loadConfig } from "./config/load-config.ts";
 import { anthropicErrorResponse } from "./api/messages/anthropic-error.ts";
 import { errorResponse, toProxyError } from "./errors/error-envelope.ts";
@@ -140,7 +140,8 @@ export function createApp(): Hono<AppEnv> {
     return res;
   });
 
-  app.use(authMiddleware());
+  // Anthropic clients get Anthropic's error shape on every Messages route (count_tokens too).
+  app.use(authMiddleware((err, c) => (isMessagesPath(c.req.path) ? anthropicErrorResponse(err, { "x-request-id": c.get("requestId") }) : errorResponse(err))));
 
   for (const [method, path, handler] of ROUTES) app.on(method, path, handler);
 

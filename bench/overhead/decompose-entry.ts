@@ -3,7 +3,7 @@
 // they share one isolate) by bench/overhead/decompose.mjs. `/layer/<name>/…` picks a handler; any
 // other path is the app itself. Every handler answers the fast upstream's non-stream request.
 import { Hono, type Context } from "hono";
-import type { AppEnv } from "../../src/app-env.ts";
+import type { AppEnv } from "../../src/auth/app-env.ts";
 import app from "../../src/index.ts";
 import type { ConfigEnv } from "../../src/config/config.ts";
 import { loadConfig } from "../../src/config/load-config.ts";

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "./app-env.ts";
 import { loadConfig } from "../config/load-config.ts";
 
 const ALLOW_HEADERS = ["authorization", "x-api-key", "content-type", "anthropic-version", "anthropic-beta", "x-request-id", "openai-organization", "openai-project"];

@@ -1,6 +1,6 @@
-import type { AuthGuard } from "../durable/auth-guard.ts";
-import type { KeyGate } from "../durable/key-gate.ts";
-import type { KeyStore } from "../durable/key-store.ts";
+import type { AuthGuard } from "./auth-guard.ts";
+import type { KeyGate } from "./key-gate.ts";
+import type { KeyStore } from "./key-store.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { hashKey } from "./key-format.ts";
 import type { KeyRecord } from "./key-record.ts";

@@ -1,6 +1,4 @@
-import type { Context } from "hono";
-import type { AppEnv } from "../app-env.ts";
-import type { KeyGate } from "../durable/key-gate.ts";
+import type { KeyGate } from "./key-gate.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { EventPull } from "../stream/event-source.ts";
 import type { UpstreamEvent } from "../stream/events.ts";
@@ -128,11 +126,11 @@ function observeInto(seen: Observed, e: UpstreamEvent): boolean {
 }
 
 /**
- * The pipeline's hook (startChat): refuses a model outside the key's allow-list before
- * anything starts, and returns a start whose events are metered. A no-op without a keyed caller.
+ * The pipeline's hook (startChat, with the request's `meter`): refuses a model outside the key's
+ * allow-list before anything starts, and returns a start whose events are metered. A no-op without a
+ * keyed caller.
  */
-export function meterRun(c: Context<AppEnv>, model: string, prompt: () => unknown, start: () => Promise<StreamStart>): Promise<StreamStart> {
-  const meter = c.get("meter");
+export function meterRun(meter: Meter | undefined, model: string, prompt: () => unknown, start: () => Promise<StreamStart>): Promise<StreamStart> {
   if (!meter) return start();
   meter.checkModel(model);
   return meter.watch(start(), model, JSON.stringify(prompt() ?? "").length);

@@ -1,7 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "../app-env.ts";
-import { anthropicErrorResponse } from "../api/messages/anthropic-error.ts";
-import { errorResponse, toProxyError } from "../errors/error-envelope.ts";
+import type { AppEnv } from "./app-env.ts";
+import { toProxyError } from "../errors/error-envelope.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { keyGate } from "./key-directory.ts";
@@ -15,8 +14,9 @@ import { routeKind, scopeFor, type RouteKind } from "./scopes.ts";
  * credential (a ticket needs none), admin routes call requireAdmin; everything else is authenticated
  * here, admitted by the key's KeyGate when the key has limits (the one awaited Durable Object call),
  * and metered: generating routes through the pipeline's hook, the others when the route returns.
+ * A refusal is answered by `refusal`, in the error shape of the route's API (the app knows its routes).
  */
-export function authMiddleware(): MiddlewareHandler<AppEnv> {
+export function authMiddleware(refusal: (err: ProxyError, c: Context<AppEnv>) => Response): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     // The path Hono routes by (percent-decoded), so the route kind judged here is the route that runs.
     const path = c.req.path;
@@ -37,9 +37,7 @@ export function authMiddleware(): MiddlewareHandler<AppEnv> {
       c.set("meter", meter);
       if (c.req.method === "GET" && path.startsWith("/v1/models/")) meter.checkModel(decodeURIComponent(path.slice("/v1/models/".length)));
     } catch (e) {
-      const err = toProxyError(e);
-      // Anthropic clients get Anthropic's error shape on every Messages route (count_tokens too).
-      return path === "/v1/messages" || path.startsWith("/v1/messages/") ? anthropicErrorResponse(err, { "x-request-id": c.get("requestId") }) : errorResponse(err);
+      return refusal(toProxyError(e), c);
     }
     const meter = c.get("meter")!;
     try {

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "./app-env.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { clientAddress, isTruthy, readCredential } from "./credential.ts";
 import { activeKeys, blockedFor, lookupKey, recordFailure, tooManyFailures } from "./key-directory.ts";

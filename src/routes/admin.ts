@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import * as z from "zod/mini";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { forgetCached, keyGate, keyStore } from "../auth/key-directory.ts";
 import { generateKey, generateKeyId, hashKey } from "../auth/key-format.ts";
 import type { KeyRecord, UsageRow } from "../auth/key-record.ts";

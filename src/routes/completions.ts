@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { TextCompletionEncoder } from "../api/completions/text-completion-encoder.ts";
 import { startChat } from "../routing/start-chat.ts";
 import { unsupported, validateBody } from "../api/validate-body.ts";

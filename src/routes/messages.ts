@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { anthropicErrorBody, anthropicErrorResponse } from "../api/messages/anthropic-error.ts";
 import { convertMessagesRequest } from "../api/messages/convert-request.ts";
 import { estimateTokens } from "../api/messages/estimate-tokens.ts";

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { requireAdmin } from "../auth/principal.ts";
 import { healthHub } from "../health/health-client.ts";
 import { renderMetrics, type OperatorStatus } from "../health/render-metrics.ts";

@@ -4,7 +4,7 @@ import type { Config } from "../config/config.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { toProxyError } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { fetchFresh } from "../http/fetch-fresh.ts";
 import { targetName } from "../routing/target.ts";
 import type { LlamaTarget } from "../config/config-schema.ts";

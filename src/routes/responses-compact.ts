@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { compactedResponse, compactionRequest } from "../api/responses/compact-conversation.ts";
 import { convertResponsesRequest } from "../api/responses/convert-request.ts";
 import { inputItemsOf } from "../api/responses/input-items.ts";

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { convertResponsesRequest, needsSealer } from "../api/responses/convert-request.ts";
 import { ResponseEncoder } from "../api/responses/response-encoder.ts";
 import { echoedFields } from "../api/responses/echoed-fields.ts";

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
 import { requireServe } from "../auth/principal.ts";

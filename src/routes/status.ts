@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { requireAdmin } from "../auth/principal.ts";
 import { operatorStatus } from "./metrics.ts";
 

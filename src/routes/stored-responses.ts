@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { responseOwner, responseStore } from "../api/responses/response-owner.ts";
 import type { InputItemsPage } from "../durable/response-store.ts";
 import { ProxyError } from "../errors/proxy-error.ts";

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import * as z from "zod/mini";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { describeIssue, formatPath } from "../schemas/describe-issues.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";

@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { keyGate } from "../auth/key-directory.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { publicRecord, sinceDay, summarize } from "./admin.ts";

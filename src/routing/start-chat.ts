@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { meterRun } from "../auth/meter.ts";
-import type { AppEnv } from "../app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import type { Config } from "../config/config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
@@ -108,7 +108,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
   };
 
   // Usage and the stream slot of a keyed request follow the events (src/auth/meter.ts).
-  const start: Promise<StreamStart> = meterRun(c, request.model, options.prompt ?? (() => request.messages), async () => {
+  const start: Promise<StreamStart> = meterRun(c.get("meter"), request.model, options.prompt ?? (() => request.messages), async () => {
     if (!rewrites) {
       const s = await runAttempts(targets, attemptOptions(upstreamFor));
       started = s;

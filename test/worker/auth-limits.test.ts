@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { KeyGate } from "../../src/durable/key-gate.ts";
+import type { KeyGate } from "../../src/auth/key-gate.ts";
 import { call, configWith, createKey, FIXTURE_URL, keyedVars, readSse } from "./harness.ts";
 
 // Limits under concurrent bursts (what slipped past must be zero), tokens from real usage,

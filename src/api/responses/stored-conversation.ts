@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../../app-env.ts";
+import type { AppEnv } from "../../auth/app-env.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ResponsesRequest } from "../../schemas/responses-request.ts";
 import { RETENTION_DAYS } from "../../durable/response-store.ts";

@@ -1,5 +1,5 @@
-import type { KeyRecord } from "./auth/key-record.ts";
-import type { Meter } from "./auth/meter.ts";
+import type { KeyRecord } from "./key-record.ts";
+import type { Meter } from "./meter.ts";
 
 /** Hono's environment for this app: Worker bindings plus per-request variables. */
 export interface AppEnv {

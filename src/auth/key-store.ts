@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import type { KeyRecord } from "../auth/key-record.ts";
-import type { Scope } from "../auth/scopes.ts";
+import type { KeyRecord } from "./key-record.ts";
+import type { Scope } from "./scopes.ts";
 
 interface KeyRow extends Record<string, SqlStorageValue> {
   id: string;

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import type { UsageReport, UsageRow } from "../auth/key-record.ts";
-import { dayOf, decideAdmission, LEASE_TTL_MS, WINDOW_MS, type Admission, type KeyLimits } from "../auth/limit-math.ts";
+import type { UsageReport, UsageRow } from "./key-record.ts";
+import { dayOf, decideAdmission, LEASE_TTL_MS, WINDOW_MS, type Admission, type KeyLimits } from "./limit-math.ts";
 
 export type GateAdmission = (Admission & { leaseId?: string }) | { ok: false; code: "invalid_api_key"; retryAfter: 0; message: string };
 

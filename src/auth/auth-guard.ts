@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { WINDOW_MS } from "../auth/limit-math.ts";
+import { WINDOW_MS } from "./limit-math.ts";
 
 /** More failed authentications than this in a minute from one address answer 429. */
 export const MAX_FAILED_AUTH_PER_MINUTE = 20;
