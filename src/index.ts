@@ -4,6 +4,6 @@ export { KeyStore } from "./auth/key-store.ts";
 export { KeyGate } from "./auth/key-gate.ts";
 export { AuthGuard } from "./auth/auth-guard.ts";
 export { HealthHub } from "./health/health-hub.ts";
-export { ResponseStore } from "./durable/response-store.ts";
+export { ResponseStore } from "./api/responses/response-store.ts";
 
 export default createApp();

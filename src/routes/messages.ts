@@ -6,7 +6,7 @@ import { estimateTokens } from "../api/messages/estimate-tokens.ts";
 import { MessageEncoder, type SignThinking } from "../api/messages/message-encoder.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
-import { sealerFor } from "../crypto/seal-key.ts";
+import { sealerFor } from "../api/responses/seal-key.ts";
 import { toProxyError } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";

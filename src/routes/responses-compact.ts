@@ -7,7 +7,7 @@ import { usageJson } from "../api/responses/response-encoder.ts";
 import { resolveStoredContext } from "../api/responses/stored-conversation.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
-import { sealerFor } from "../crypto/seal-key.ts";
+import { sealerFor } from "../api/responses/seal-key.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { startChat } from "../routing/start-chat.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";

@@ -6,7 +6,7 @@ import { echoedFields } from "../api/responses/echoed-fields.ts";
 import { resolveStoredContext } from "../api/responses/stored-conversation.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
-import { sealerFor } from "../crypto/seal-key.ts";
+import { sealerFor } from "../api/responses/seal-key.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { startChat } from "../routing/start-chat.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";

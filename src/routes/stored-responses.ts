@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { responseOwner, responseStore } from "../api/responses/response-owner.ts";
-import type { InputItemsPage } from "../durable/response-store.ts";
+import type { InputItemsPage } from "../api/responses/response-store.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 
 // The stored side of the Responses API: GET and DELETE /v1/responses/{id} and its input_items, each

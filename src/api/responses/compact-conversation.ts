@@ -1,4 +1,4 @@
-import type { Sealer } from "../../crypto/sealer.ts";
+import type { Sealer } from "./sealer.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import { randomId } from "../../stream/random-id.ts";
 import { compactionItem } from "./compaction-item.ts";

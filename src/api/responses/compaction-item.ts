@@ -1,4 +1,4 @@
-import { openField, sealField, type Sealer } from "../../crypto/sealer.ts";
+import { openField, sealField, type Sealer } from "./sealer.ts";
 import { randomId } from "../../stream/random-id.ts";
 
 // A `compaction` item: a summary of the conversation so far, sealed with the deployment's key, which

@@ -1,4 +1,4 @@
-import type { Sealer } from "../../crypto/sealer.ts";
+import type { Sealer } from "./sealer.ts";
 import type { ChatMessage } from "../../schemas/chat-request.ts";
 import type { ResponsesInputItem } from "../../schemas/responses-request.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";

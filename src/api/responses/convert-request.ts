@@ -1,4 +1,4 @@
-import type { Sealer } from "../../crypto/sealer.ts";
+import type { Sealer } from "./sealer.ts";
 import type { ChatMessage, ChatRequest } from "../../schemas/chat-request.ts";
 import type { ResponsesRequest } from "../../schemas/responses-request.ts";
 import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";

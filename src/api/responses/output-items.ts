@@ -1,4 +1,4 @@
-import type { Sealer } from "../../crypto/sealer.ts";
+import type { Sealer } from "./sealer.ts";
 import type { LocalShellAction } from "./local-shell.ts";
 import { sealReasoning } from "./sealed-reasoning.ts";
 import type { ToolOrigin } from "./tool-origin.ts";

@@ -1,4 +1,4 @@
-import type { Sealer } from "../../crypto/sealer.ts";
+import type { Sealer } from "./sealer.ts";
 import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { randomId } from "../../stream/random-id.ts";

@@ -17,6 +17,6 @@ export async function responseOwner(c: Context<AppEnv>): Promise<string> {
   return `credential:${[...digest].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
 }
 
-export function responseStore(env: Env, owner: string): DurableObjectStub<import("../../durable/response-store.ts").ResponseStore> {
+export function responseStore(env: Env, owner: string): DurableObjectStub<import("./response-store.ts").ResponseStore> {
   return env.RESPONSE_STORE.get(env.RESPONSE_STORE.idFromName(owner));
 }

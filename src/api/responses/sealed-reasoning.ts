@@ -1,4 +1,4 @@
-import { openField, sealField, type Sealer } from "../../crypto/sealer.ts";
+import { openField, sealField, type Sealer } from "./sealer.ts";
 
 // A reasoning item's `encrypted_content`: the reasoning text sealed with the deployment's key, so a
 // stateless client (store: false) can hand it back on the next turn and the model sees its own

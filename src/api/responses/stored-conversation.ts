@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../auth/app-env.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ResponsesRequest } from "../../schemas/responses-request.ts";
-import { RETENTION_DAYS } from "../../durable/response-store.ts";
+import { RETENTION_DAYS } from "./response-store.ts";
 import { inputItemsOf } from "./input-items.ts";
 import { responseOwner, responseStore } from "./response-owner.ts";
 

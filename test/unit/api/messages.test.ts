@@ -5,7 +5,7 @@ import { anthropicErrorType } from "../../../src/api/messages/anthropic-error.ts
 import { validateBody } from "../../../src/api/validate-body.ts";
 import { CountTokensRequestSchema, MessagesRequestSchema } from "../../../src/schemas/messages-request.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
-import { createSealer } from "../../../src/crypto/sealer.ts";
+import { createSealer } from "../../../src/api/responses/sealer.ts";
 
 const convert = (body: Record<string, unknown>) => convertMessagesRequest(validateBody(MessagesRequestSchema, { model: "m", max_tokens: 50, ...body }));
 const ext = () => ({ target: "llama:h:1", attempts: 1 });

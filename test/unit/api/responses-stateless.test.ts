@@ -4,7 +4,7 @@ import { convertResponsesRequest, needsSealer } from "../../../src/api/responses
 import { ResponseEncoder, type ResponseStreamEvent } from "../../../src/api/responses/response-encoder.ts";
 import { REASONING_PURPOSE, openReasoning, sealReasoning } from "../../../src/api/responses/sealed-reasoning.ts";
 import { validateBody } from "../../../src/api/validate-body.ts";
-import { createSealer } from "../../../src/crypto/sealer.ts";
+import { createSealer } from "../../../src/api/responses/sealer.ts";
 import { ResponsesRequestSchema } from "../../../src/schemas/responses-request.ts";
 
 type Body = Record<string, unknown>;
