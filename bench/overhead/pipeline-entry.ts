@@ -4,10 +4,11 @@
 // ChunkEncoder + sseResponse (encode, the committed body) → bytes read by a client.
 import { Deadlines } from "../../src/stream/deadlines.ts";
 import { EventReader } from "../../src/routing/event-reader.ts";
-import { ChunkEncoder } from "../../src/stream/chunk-encoder.ts";
+import { ChunkEncoder } from "../../src/api/chat/chunk-encoder.ts";
 import type { EventPull } from "../../src/stream/event-source.ts";
 import { pullThrough } from "../../src/stream/pull-through.ts";
-import { chatSseEncoder, sseResponse } from "../../src/stream/sse-response.ts";
+import { chatSseEncoder } from "../../src/api/chat/chat-sse-encoder.ts";
+import { sseResponse } from "../../src/stream/sse-response.ts";
 import { ToolCallEvents, type ToolDefinition } from "../../src/toolcalls/index.ts";
 import { llamaSseEvents, llamaSseReader } from "../../src/upstreams/llama/parse-llama-sse.ts";
 import { ToolCallStreamRewriter } from "../../src/toolcalls/index.ts";

@@ -3,10 +3,11 @@ import type { AppEnv } from "../auth/app-env.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { startChat } from "../routing/start-chat.ts";
-import { validateChatRequest } from "../schemas/validate-chat-request.ts";
-import { ChunkEncoder } from "../stream/chunk-encoder.ts";
-import { CompletionAggregator } from "../stream/completion-aggregator.ts";
-import { chatSseEncoder, sseResponse } from "../stream/sse-response.ts";
+import { validateChatRequest } from "../api/chat/validate-chat-request.ts";
+import { ChunkEncoder } from "../api/chat/chunk-encoder.ts";
+import { CompletionAggregator } from "../api/chat/completion-aggregator.ts";
+import { chatSseEncoder } from "../api/chat/chat-sse-encoder.ts";
+import { sseResponse } from "../stream/sse-response.ts";
 import { jsonResponse } from "../stream/json-response.ts";
 import { randomId } from "../stream/random-id.ts";
 

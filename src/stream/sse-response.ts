@@ -1,6 +1,5 @@
 import { attemptHeaders, errorResponse } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
-import { ChunkEncoder } from "./chunk-encoder.ts";
 import type { ByteQueue } from "./byte-queue.ts";
 import type { Deadlines } from "./deadlines.ts";
 import { BodyWriter, settle, settleWithin } from "./commit.ts";
@@ -25,39 +24,6 @@ export interface SseEncoder {
   end(out: ByteQueue): void | Promise<void>;
   /** Set once an error was encoded: nothing more may follow it. */
   readonly failed: boolean;
-}
-
-const utf8 = new TextEncoder();
-/** What follows the delta's string in a plain delta chunk. */
-const PLAIN_DELTA_END = utf8.encode(`},"finish_reason":null,"logprobs":null}]}\n\n`);
-
-/** Chat completions framing: `data: <chunk>` per chunk and `data: [DONE]` at the end. */
-export function chatSseEncoder(encoder: ChunkEncoder): SseEncoder {
-  const frames = (chunks: Record<string, unknown>[], out: ByteQueue) => {
-    for (const c of chunks) out.text(`data: ${JSON.stringify(c)}\n\n`);
-  };
-  // The common frame — one text or reasoning delta — is written from its constant start and end
-  // (encoded once per response) around the escaped delta: byte for byte what JSON.stringify of the
-  // chunk object gives.
-  let contentStart: Uint8Array | undefined;
-  let reasoningStart: Uint8Array | undefined;
-  const plain = (start: Uint8Array, delta: string, out: ByteQueue) => out.jsonStringBetween(start, delta, PLAIN_DELTA_END);
-  return {
-    encode: (event, out) => {
-      if (encoder.plainDeltaReady) {
-        if (event.type === "text" && !event.logprobs) return plain((contentStart ??= utf8.encode(`data: ${encoder.deltaPrefix()}{"content":`)), event.delta, out);
-        if (event.type === "reasoning") return plain((reasoningStart ??= utf8.encode(`data: ${encoder.deltaPrefix()}{"reasoning_content":`)), event.delta, out);
-      }
-      frames(encoder.encode(event), out);
-    },
-    end: (out) => {
-      frames(encoder.end(), out);
-      out.text("data: [DONE]\n\n");
-    },
-    get failed() {
-      return encoder.failed !== null;
-    },
-  };
 }
 
 export interface StreamResponseOptions {

@@ -1,7 +1,7 @@
 import { errorEnvelope } from "../../errors/error-envelope.ts";
 import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
-import { usageJson } from "../../stream/chunk-encoder.ts";
+import { usageJson } from "../chat/chunk-encoder.ts";
 import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
 import { appendLegacyLogprobs, emptyLegacyLogprobs, type LegacyLogprobs } from "./legacy-logprobs.ts";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ChunkEncoder } from "../../../src/stream/chunk-encoder.ts";
+import { ChunkEncoder } from "../../../src/api/chat/chunk-encoder.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
 
 const meta = { id: "chatcmpl-abc", created: 1700000000, model: "my-model", includeUsage: false };

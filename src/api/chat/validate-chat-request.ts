@@ -1,6 +1,6 @@
-import { ProxyError } from "../errors/proxy-error.ts";
-import { describeIssue, formatPath } from "./describe-issues.ts";
-import { ChatRequestSchema, type ChatRequest } from "./chat-request.ts";
+import { ProxyError } from "../../errors/proxy-error.ts";
+import { describeIssue, formatPath } from "../../schemas/describe-issues.ts";
+import { ChatRequestSchema, type ChatRequest } from "../../schemas/chat-request.ts";
 
 /** Validates a parsed body before any upstream is touched; the first problem becomes a 400. */
 export function validateChatRequest(body: unknown): ChatRequest {

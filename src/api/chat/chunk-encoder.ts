@@ -1,8 +1,8 @@
-import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "./events.ts";
-import type { ErrorInfo } from "../errors/proxy-error.ts";
-import { errorEnvelope } from "../errors/error-envelope.ts";
-import { randomId } from "./random-id.ts";
-import type { SwitchyardExtension } from "./switchyard-extension.ts";
+import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
+import type { ErrorInfo } from "../../errors/proxy-error.ts";
+import { errorEnvelope } from "../../errors/error-envelope.ts";
+import { randomId } from "../../stream/random-id.ts";
+import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
 
 export interface ResponseMeta {
   id: string;
