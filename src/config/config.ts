@@ -82,7 +82,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
     const parsed = ConfigSchema.safeParse(json);
     if (!parsed.success) {
       for (const issue of parsed.error.issues) {
-        const d = describeIssue(issue as never, json);
+        const d = describeIssue(issue, json);
         problems.push({ field: `SWITCHYARD_CONFIG${d.path ? ": " + d.path : ""}`, message: d.message });
       }
       return { ok: false, problems };

@@ -6,9 +6,9 @@ import { generateKey, generateKeyId, hashKey } from "../auth/key-format.ts";
 import type { KeyRecord, UsageRow } from "../auth/key-record.ts";
 import { requireAdmin } from "../auth/principal.ts";
 import { SCOPES } from "../auth/scopes.ts";
-import { describeIssue, formatPath } from "../schemas/describe-issues.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
+import { parseBody } from "../schemas/parse-body.ts";
 
 const positive = z.int().check(z.positive());
 
@@ -23,19 +23,10 @@ const CreateKeySchema = z.strictObject({
 export async function createKey(c: Context<AppEnv>): Promise<Response> {
   await requireAdmin(c);
   const body = await readJsonBody(c.req.raw, 64 * 1024);
-  const parsed = CreateKeySchema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const { message, missing } = describeIssue(issue as never, body);
-    throw new ProxyError({
-      status: 400,
-      // The codes of every other body check (docs/api.md's Errors table).
-      code: missing ? "missing_required_parameter" : issue.code === "invalid_type" ? "invalid_type" : "invalid_value",
-      param: formatPath(issue.path) || null,
-      message: `Invalid key: ${message}. Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?}}.`,
-    });
-  }
-  const input = parsed.data;
+  const input = parseBody(CreateKeySchema, body, {
+    subject: "key",
+    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?}}.',
+  });
   const key = generateKey();
   const record: KeyRecord = {
     id: generateKeyId(),

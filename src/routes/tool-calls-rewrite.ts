@@ -1,11 +1,10 @@
 import type { Context } from "hono";
 import * as z from "zod/mini";
 import type { AppEnv } from "../auth/app-env.ts";
-import { describeIssue, formatPath } from "../schemas/describe-issues.ts";
 import { loadConfig } from "../config/load-config.ts";
-import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { ToolChoiceSchema, ToolSchema } from "../schemas/chat-request.ts";
+import { parseBody } from "../schemas/parse-body.ts";
 import { rewriteToolCalls, type ToolDefinition } from "../toolcalls/index.ts";
 
 const RewriteRequestSchema = z.looseObject({
@@ -23,18 +22,7 @@ const RewriteRequestSchema = z.looseObject({
 export async function rewriteToolCallsRoute(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
   const body = await readJsonBody(c.req.raw, config.limits.maxBodyBytes);
-  const parsed = RewriteRequestSchema.safeParse(body);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const { message, missing } = describeIssue(issue as never, body);
-    throw new ProxyError({
-      status: 400,
-      code: missing ? "missing_required_parameter" : "invalid_type",
-      param: formatPath(issue.path) || null,
-      message: `Invalid request: ${message}. Send {tools, text, tool_choice?, parallel_tool_calls?, finish_reason?}.`,
-    });
-  }
-  const req = parsed.data;
+  const req = parseBody(RewriteRequestSchema, body, { typeOnly: true, send: "Send {tools, text, tool_choice?, parallel_tool_calls?, finish_reason?}." });
   const result = rewriteToolCalls({
     tools: req.tools as ToolDefinition[],
     text: req.text,

@@ -1,21 +1,6 @@
 // zod/mini ships no locale, so its messages are bare ("Invalid input"). Operators need the field and
 // the fix, so each issue is described here from its structured data.
-
-interface Issue {
-  code: string;
-  path: PropertyKey[];
-  message: string;
-  expected?: string;
-  format?: string;
-  keys?: string[];
-  values?: unknown[];
-  minimum?: number | bigint;
-  maximum?: number | bigint;
-  origin?: string;
-  input?: unknown;
-  note?: string;
-  errors?: Issue[][];
-}
+import type * as z from "zod/mini";
 
 export function formatPath(path: readonly PropertyKey[]): string {
   let out = "";
@@ -43,7 +28,7 @@ export function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
-export function describeIssue(issue: Issue, input: unknown): { path: string; message: string; missing: boolean } {
+export function describeIssue(issue: z.core.$ZodIssue, input: unknown): { path: string; message: string; missing: boolean } {
   const path = formatPath(issue.path);
   const where = path || "the body";
   const value = valueAt(input, issue.path);
@@ -65,7 +50,7 @@ export function describeIssue(issue: Issue, input: unknown): { path: string; mes
     case "invalid_value":
       return out(`${where} must be one of ${issue.values?.map((v) => JSON.stringify(v)).join(", ")}`);
     case "invalid_union":
-      if (issue.note === "No matching discriminator") {
+      if ("note" in issue && issue.note === "No matching discriminator") {
         return out(`${where} needs a valid "kind" ("llama" or "browser")`);
       }
       return out(`${where} does not match any allowed shape`);

@@ -145,7 +145,7 @@ type Issue = Parameters<typeof describeIssue>[0];
 export function describeRelayIssue(issue: Issue, input: unknown): string {
   const where = formatPath(issue.path) || "message";
   if (issue.code === "invalid_union") {
-    if (issue.note === "No matching discriminator") return `${where} must be one of ${[...new Set((issue as { options?: unknown[] }).options ?? [])].map((v) => JSON.stringify(v)).join(", ")}`;
+    if ("note" in issue && issue.note === "No matching discriminator") return `${where} must be one of ${[...new Set((issue as { options?: unknown[] }).options ?? [])].map((v) => JSON.stringify(v)).join(", ")}`;
     const nearest = [...(issue.errors ?? [])].sort((a, b) => a.length - b.length)[0]?.[0];
     if (nearest) return describeRelayIssue({ ...nearest, path: [...issue.path, ...nearest.path] }, input);
   }
@@ -173,5 +173,5 @@ function parseWith<T>(schema: { safeParse(v: unknown): { success: true; data: T 
   return { ok: true, message: r.data };
 }
 
-export const parsePageMessage = (text: string): Parsed<PageMessage> => parseWith(PageMessageSchema as never, text);
-export const parseHubMessage = (text: string): Parsed<HubMessage> => parseWith(HubMessageSchema as never, text);
+export const parsePageMessage = (text: string): Parsed<PageMessage> => parseWith(PageMessageSchema, text);
+export const parseHubMessage = (text: string): Parsed<HubMessage> => parseWith(HubMessageSchema, text);
