@@ -1,6 +1,7 @@
 import type { AuthGuard } from "./auth-guard.ts";
 import type { KeyGate } from "./key-gate.ts";
 import type { KeyStore } from "./key-store.ts";
+import { durableNamespace } from "../config/env-vars.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { hashKey } from "./key-format.ts";
 import type { KeyRecord } from "./key-record.ts";
@@ -24,22 +25,16 @@ export function storeName(env: Env): string {
   return typeof env.KEY_STORE_NAME === "string" && env.KEY_STORE_NAME ? env.KEY_STORE_NAME : "keys";
 }
 
-function binding<T>(env: Env, name: string): T {
-  const ns = (env as unknown as Record<string, unknown>)[name];
-  if (!ns) throw new ProxyError({ status: 500, type: "server_error", code: "config_error", message: `The ${name} Durable Object binding is missing from wrangler.toml.` });
-  return ns as T;
-}
-
 export function keyStore(env: Env): DurableObjectStub<KeyStore> {
-  return binding<DurableObjectNamespace<KeyStore>>(env, "KEY_STORE").getByName(storeName(env));
+  return durableNamespace<KeyStore>(env, "KEY_STORE").getByName(storeName(env));
 }
 
 export function keyGate(env: Env, keyId: string): DurableObjectStub<KeyGate> {
-  return binding<DurableObjectNamespace<KeyGate>>(env, "KEY_GATE").getByName(`${storeName(env)}:${keyId}`);
+  return durableNamespace<KeyGate>(env, "KEY_GATE").getByName(`${storeName(env)}:${keyId}`);
 }
 
 export function authGuard(env: Env, address: string): DurableObjectStub<AuthGuard> {
-  return binding<DurableObjectNamespace<AuthGuard>>(env, "AUTH_GUARD").getByName(`${storeName(env)}:${address}`);
+  return durableNamespace<AuthGuard>(env, "AUTH_GUARD").getByName(`${storeName(env)}:${address}`);
 }
 
 /** How many unrevoked keys exist (0 decides open or locked mode). */

@@ -1,5 +1,6 @@
 import type { HealthHub } from "./health-hub.ts";
 import type { Config } from "../config/config.ts";
+import type { EnvVars } from "../config/env-vars.ts";
 import { CLOSED, recordFailure, recordSuccess } from "./circuit-breaker.ts";
 import { countsAgainstUpstream, type FailureKind } from "./classify-failure.ts";
 import { EMPTY_SNAPSHOT, upstreamKey, type HealthSnapshot, type UpstreamHealth } from "./upstream-health.ts";
@@ -33,7 +34,7 @@ function sendOutbox(hub: DurableObjectStub<HealthHub>): Promise<void> {
   return hub.observe(report).catch(() => {});
 }
 
-export function healthHub(env: Record<string, unknown>): DurableObjectStub<HealthHub> | null {
+export function healthHub(env: EnvVars): DurableObjectStub<HealthHub> | null {
   const ns = env.HEALTH_HUB as DurableObjectNamespace<HealthHub> | undefined;
   return ns ? ns.getByName("health") : null;
 }
@@ -44,7 +45,7 @@ export class HealthRecorder {
   private flushed = false;
 
   constructor(
-    private readonly env: Record<string, unknown>,
+    private readonly env: EnvVars,
     private readonly config: Config,
     private readonly upstreams: UpstreamRef[],
     private readonly waitUntil?: (p: Promise<unknown>) => void,

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { secretOf } from "../config/env-vars.ts";
 import { CLOSED, recordFailure, recordProbe, recordSuccess, circuitState, type BreakerPolicy } from "./circuit-breaker.ts";
 import { countsAgainstUpstream } from "./classify-failure.ts";
 import type { HealthReport, UpstreamRef } from "./health-report.ts";
@@ -119,8 +120,8 @@ export class HealthHub extends DurableObject<Env> {
     const timeoutMs = Math.max(200, Math.min(2000, this.policy.health.sampleMs));
     const base = t.ref.url.replace(/\/+$/, "").replace(/\/v1$/, "");
     const headers: Record<string, string> = {};
-    const key = t.ref.apiKeySecret ? (this.env as unknown as Record<string, unknown>)[t.ref.apiKeySecret] : undefined;
-    if (typeof key === "string" && key) headers.authorization = `Bearer ${key}`;
+    const key = t.ref.apiKeySecret ? secretOf(this.env, t.ref.apiKeySecret) : undefined;
+    if (key) headers.authorization = `Bearer ${key}`;
     let state: UpstreamHealth["state"] = "down";
     let slotsTotal: number | undefined;
     let slotsBusy: number | undefined;

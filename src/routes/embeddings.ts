@@ -23,7 +23,7 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
   c.get("meter")?.checkModel(request.model);
   const targets = planTargets(config, request.model);
   const requestId = c.get("requestId");
-  const env = c.env as unknown as Record<string, unknown>;
+  const env = c.env;
   // Every attempt's timeouts on the request's one timer.
   const deadlines = new Deadlines();
   const tried = await tryTargets(

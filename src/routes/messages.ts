@@ -58,7 +58,7 @@ export async function countTokens(c: Context<AppEnv>): Promise<Response> {
     const target = planTargets(config, request.model)[0]!;
     if (target.kind === "llama") {
       try {
-        const ctx = { env: c.env as unknown as Record<string, unknown>, requestId, timeoutMs: config.timeouts.responseStartMs, signal: c.req.raw.signal };
+        const ctx = { env: c.env, requestId, timeoutMs: config.timeouts.responseStartMs, signal: c.req.raw.signal };
         const n = await countLlamaTokens(target, target.name, chat, ctx);
         return c.json({ input_tokens: n }, 200, { "x-switchyard-target": target.name });
       } catch (e) {

@@ -8,11 +8,10 @@ import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
 
 /** Everything the operator view shows: traffic totals and upstream health (HealthHub), sessions (SessionHub). */
 export async function operatorStatus(env: Env): Promise<OperatorStatus> {
-  const record = env as unknown as Record<string, unknown>;
-  const hub = healthHub(record);
+  const hub = healthHub(env);
   const [health, sessions] = await Promise.all([
     hub ? hub.status() : Promise.resolve({ traffic: { since: Date.now(), targets: {} }, upstreams: [], snapshot: EMPTY_SNAPSHOT }),
-    sessionHub(record).sessions().catch(() => []),
+    sessionHub(env).sessions().catch(() => []),
   ]);
   return { traffic: health.traffic, upstreams: health.upstreams as OperatorStatus["upstreams"], sessions: sessions as OperatorStatus["sessions"] };
 }

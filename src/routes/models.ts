@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { anthropicErrorResponse } from "../api/messages/anthropic-error.ts";
 import type { Config } from "../config/config.ts";
+import type { EnvVars } from "../config/env-vars.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { toProxyError } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
@@ -55,7 +56,7 @@ async function modelEntries(c: Context<AppEnv>, config: Config): Promise<ModelEn
       (data) => ({ ok: true as const, data }),
       (error: unknown) => ({ ok: false as const, error }),
     ),
-    browserModels(c.env as unknown as Record<string, unknown>),
+    browserModels(c.env),
   ]);
   if (!upstream.ok && browser.length === 0) throw upstream.error;
   const data = upstream.ok ? [...upstream.data] : [];
@@ -63,7 +64,7 @@ async function modelEntries(c: Context<AppEnv>, config: Config): Promise<ModelEn
   return data;
 }
 
-async function browserModels(env: Record<string, unknown>): Promise<ModelEntry[]> {
+async function browserModels(env: EnvVars): Promise<ModelEntry[]> {
   try {
     const sessions = await sessionHub(env).sessions();
     const ids = new Set(sessions.flatMap((s) => s.models));
@@ -131,7 +132,7 @@ async function declaredModels(c: Context<AppEnv>, config: Config, only?: string)
 function targetProps(c: Context<AppEnv>, target: LlamaTarget): Promise<ModelProps | null> {
   let headers: Record<string, string>;
   try {
-    const all = llamaHeaders(target, targetName(target), { env: c.env as unknown as Record<string, unknown>, requestId: c.get("requestId") }, "application/json");
+    const all = llamaHeaders(target, targetName(target), { env: c.env, requestId: c.get("requestId") }, "application/json");
     headers = all.authorization ? { authorization: all.authorization } : {};
   } catch {
     return Promise.resolve(null); // its key secret is missing: the chat request will say so

@@ -8,7 +8,7 @@ import { requireServe } from "../auth/principal.ts";
 export async function issueSessionTicket(c: Context<AppEnv>): Promise<Response> {
   // A key with the serve scope, or SERVE_TOKEN (docs/relay-protocol.md).
   await requireServe(c);
-  const { ticket, expiresInMs } = await sessionHub(c.env as unknown as Record<string, unknown>).issueTicket();
+  const { ticket, expiresInMs } = await sessionHub(c.env).issueTicket();
   return c.json({ ticket, expires_in: Math.round(expiresInMs / 1000) }, 200, { "cache-control": "no-store" });
 }
 
@@ -24,7 +24,7 @@ export async function connectSession(c: Context<AppEnv>): Promise<Response> {
     await requireServe(c);
     hubUrl.searchParams.set("verified", "1");
   }
-  const res = await sessionHub(c.env as unknown as Record<string, unknown>).fetch(hubUrl, { headers: { upgrade: "websocket" } });
+  const res = await sessionHub(c.env).fetch(hubUrl, { headers: { upgrade: "websocket" } });
   // A fresh Response: the hub's 101 has immutable headers, and the app adds x-request-id.
   if (res.status === 101) return new Response(null, { status: 101, webSocket: res.webSocket });
   const err = (await res.json()) as { status: number; code: string; message: string };

@@ -1,4 +1,5 @@
 import type { Config } from "../config/config.ts";
+import type { EnvVars } from "../config/env-vars.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { HealthRecorder } from "../health/health-client.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
@@ -24,7 +25,7 @@ export interface AttemptOptions {
   request: ChatRequest;
   requestId: string;
   config: Config;
-  env: Record<string, unknown>;
+  env: EnvVars;
   /** Aborted when the client leaves: stops the current attempt and any further ones. */
   signal: AbortSignal;
   /** The request's timer: every attempt's timeouts are deadlines on it. */

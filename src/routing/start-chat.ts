@@ -83,7 +83,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     request,
     requestId,
     config,
-    env: c.env as unknown as Record<string, unknown>,
+    env: c.env,
     signal: work.signal,
     deadlines,
     upstreamFor: upstream,

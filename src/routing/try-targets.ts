@@ -1,4 +1,5 @@
 import type { Config } from "../config/config.ts";
+import type { EnvVars } from "../config/env-vars.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { HealthRecorder } from "../health/health-client.ts";
 import { upstreamKey, type HealthSnapshot } from "../health/upstream-health.ts";
@@ -12,7 +13,7 @@ import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-
 
 export interface TryOptions {
   config: Config;
-  env: Record<string, unknown>;
+  env: EnvVars;
   /** The requested model: its `balance` orders the targets. */
   model: string;
   /** The conversation's affinity key for `least-busy` (conversationKey()); asked only when there is a choice. */

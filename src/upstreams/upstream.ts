@@ -1,3 +1,4 @@
+import type { EnvVars } from "../config/env-vars.ts";
 import type { Deadlines } from "../stream/deadlines.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
 import type { EventStreamReader } from "../stream/event-source.ts";
@@ -10,7 +11,7 @@ export interface AttemptContext {
   responseStartMs: number;
   /** The request's timer (src/stream/deadlines.ts), for the attempt's own deadlines. */
   deadlines: Deadlines;
-  env: Record<string, unknown>;
+  env: EnvVars;
 }
 
 /**

@@ -2,6 +2,7 @@ import type { SessionHub } from "./session-hub.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { BrowserTarget } from "../../config/config-schema.ts";
+import { durableNamespace, type EnvVars } from "../../config/env-vars.ts";
 import type { Endpoint } from "../../schemas/relay.ts";
 import { randomId } from "../../stream/random-id.ts";
 import type { EventStreamReader } from "../../stream/event-source.ts";
@@ -10,10 +11,8 @@ import { adaptForWebLlm } from "./adapt-for-web-llm.ts";
 import { relayEvents } from "./relay-events.ts";
 
 /** The one SessionHub instance every Worker isolate talks to. */
-export function sessionHub(env: Record<string, unknown>): DurableObjectStub<SessionHub> {
-  const ns = env.SESSION_HUB as DurableObjectNamespace<SessionHub> | undefined;
-  if (!ns) throw new ProxyError({ status: 500, type: "server_error", code: "config_error", message: "The SESSION_HUB Durable Object binding is missing from wrangler.toml." });
-  return ns.getByName("hub");
+export function sessionHub(env: EnvVars): DurableObjectStub<SessionHub> {
+  return durableNamespace<SessionHub>(env, "SESSION_HUB").getByName("hub");
 }
 
 /** The hub refused because no session serves this endpoint with the model at all: the target is skipped, not tried. */

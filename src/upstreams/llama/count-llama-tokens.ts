@@ -2,6 +2,7 @@ import { ProxyError } from "../../errors/proxy-error.ts";
 import { fetchFresh } from "../../http/fetch-fresh.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
+import type { EnvVars } from "../../config/env-vars.ts";
 import { buildLlamaBody } from "./build-llama-body.ts";
 import { detectToolMode } from "./detect-tool-mode.ts";
 import { mapLlamaError } from "./map-llama-error.ts";
@@ -9,7 +10,7 @@ import { llamaRootUrl } from "./llama-root-url.ts";
 import { llamaHeaders } from "./post-llama.ts";
 
 export interface CountContext {
-  env: Record<string, unknown>;
+  env: EnvVars;
   requestId: string;
   /** Each of the two calls must answer within this. */
   timeoutMs: number;

@@ -2,6 +2,7 @@ import { ProxyError } from "../../errors/proxy-error.ts";
 import { fetchFresh } from "../../http/fetch-fresh.ts";
 import { redactKnownSecrets, rememberSecrets } from "../../errors/redact-secrets.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
+import { secretOf } from "../../config/env-vars.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { mapLlamaError } from "./map-llama-error.ts";
 import { parseRetryAfter } from "../../http/parse-retry-after.ts";
@@ -29,8 +30,8 @@ export function targetBody(body: Record<string, unknown>, model: string, target:
 export function llamaHeaders(target: LlamaTarget, name: string, ctx: Pick<AttemptContext, "env" | "requestId">, accept: string): Record<string, string> {
   const headers: Record<string, string> = { "content-type": "application/json", accept, "x-request-id": ctx.requestId };
   if (target.apiKeySecret) {
-    const key = ctx.env[target.apiKeySecret];
-    if (typeof key !== "string" || key === "") {
+    const key = secretOf(ctx.env, target.apiKeySecret);
+    if (key === undefined) {
       throw new ProxyError({
         status: 500,
         type: "server_error",
