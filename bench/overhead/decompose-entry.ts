@@ -16,7 +16,7 @@ import type { LlamaTarget } from "../../src/config/config-schema.ts";
 import { validateChatRequest } from "../../src/api/chat/validate-chat-request.ts";
 import { CompletionAggregator } from "../../src/api/chat/completion-aggregator.ts";
 import { jsonResponse } from "../../src/stream/json-response.ts";
-import { randomId } from "../../src/stream/random-id.ts";
+import { randomId } from "../../src/stream/ids.ts";
 import type { SwitchyardExtension } from "../../src/stream/switchyard-extension.ts";
 import { buildLlamaBody } from "../../src/upstreams/llama/build-llama-body.ts";
 import { LlamaUpstream } from "../../src/upstreams/llama/llama-upstream.ts";

@@ -1,16 +1,18 @@
 // Team keys: `sy-` + 32 random bytes in base64url. Only the SHA-256 hash is ever stored; a slow KDF
 // would cost tens of ms of CPU per request on Workers, and 256 random bits need no stretching.
 
+import { randomBase64url } from "../stream/ids.ts";
+
 export const KEY_PREFIX = "sy-";
 const KEY_PATTERN = /^sy-[A-Za-z0-9_-]{43}$/;
 
 export function generateKey(): string {
-  return KEY_PREFIX + base64url(crypto.getRandomValues(new Uint8Array(32)));
+  return randomBase64url(KEY_PREFIX, 32);
 }
 
 /** A short public id for a key (never derived from the secret). */
 export function generateKeyId(): string {
-  return "key_" + base64url(crypto.getRandomValues(new Uint8Array(9)));
+  return randomBase64url("key_", 9);
 }
 
 export function looksLikeKey(value: string): boolean {
@@ -31,10 +33,4 @@ export function sameSecret(a: string, b: string): boolean {
   const n = Math.max(x.length, y.length);
   for (let i = 0; i < n; i++) diff |= (x[i] ?? 0) ^ (y[i] ?? 0);
   return diff === 0;
-}
-
-function base64url(bytes: Uint8Array): string {
-  let s = "";
-  for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { randomUuid } from "../stream/ids.ts";
 import type { UsageReport, UsageRow } from "./key-record.ts";
 import { dayOf, decideAdmission, LEASE_TTL_MS, WINDOW_MS, type Admission, type KeyLimits } from "./limit-math.ts";
 
@@ -40,7 +41,7 @@ export class KeyGate extends DurableObject<Env> {
     if (!decision.ok) return decision;
     if (limits.rpm !== undefined) sql.exec("INSERT INTO hits (ts) VALUES (?)", now);
     if (!lease) return decision;
-    const leaseId = crypto.randomUUID();
+    const leaseId = randomUuid();
     sql.exec("INSERT INTO leases (id, expires) VALUES (?, ?)", leaseId, now + LEASE_TTL_MS);
     return { ok: true, leaseId };
   }

@@ -8,7 +8,7 @@ import { readJsonBody } from "../http/read-json-body.ts";
 import { CompletionsRequestSchema } from "../schemas/completions-request.ts";
 import { dataFrame, framedSse, gathered } from "../stream/event-encoder.ts";
 import { jsonResponse } from "../stream/json-response.ts";
-import { randomId } from "../stream/random-id.ts";
+import { randomId } from "../stream/ids.ts";
 import { sseResponse } from "../stream/sse-response.ts";
 import { BrowserCompletionsUpstream } from "../upstreams/browser/browser-completions-upstream.ts";
 import { LlamaCompletionsUpstream } from "../upstreams/llama/llama-completions-upstream.ts";

@@ -15,7 +15,7 @@ import { startChat } from "../routing/start-chat.ts";
 import { CountTokensRequestSchema, MessagesRequestSchema } from "../schemas/messages-request.ts";
 import { framedSse, gathered, namedFrame } from "../stream/event-encoder.ts";
 import { jsonResponse } from "../stream/json-response.ts";
-import { randomId } from "../stream/random-id.ts";
+import { randomId } from "../stream/ids.ts";
 import { sseResponse } from "../stream/sse-response.ts";
 import { countLlamaTokens } from "../upstreams/llama/count-llama-tokens.ts";
 

@@ -12,7 +12,7 @@ import { startChat } from "../routing/start-chat.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";
 import { framedSse, gathered, namedFrame } from "../stream/event-encoder.ts";
 import { jsonResponse } from "../stream/json-response.ts";
-import { randomId } from "../stream/random-id.ts";
+import { randomId } from "../stream/ids.ts";
 import { sseResponse } from "../stream/sse-response.ts";
 
 /**

@@ -1,7 +1,7 @@
 import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { errorEnvelope } from "../../errors/error-envelope.ts";
-import { randomId } from "../../stream/random-id.ts";
+import { randomId } from "../../stream/ids.ts";
 import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
 
 export interface ResponseMeta {

@@ -1,6 +1,6 @@
 import type { FinishReason, Usage, UpstreamEvent } from "../../stream/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
-import { randomId } from "../../stream/random-id.ts";
+import { randomId } from "../../stream/ids.ts";
 import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
 import { anthropicErrorBody } from "./anthropic-error.ts";
 

@@ -1,4 +1,4 @@
-import { randomId } from "../../stream/random-id.ts";
+import { randomId } from "../../stream/ids.ts";
 
 type Json = Record<string, unknown>;
 

@@ -4,7 +4,7 @@ import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { BrowserTarget } from "../../config/config-schema.ts";
 import { durableNamespace, type EnvVars } from "../../config/env-vars.ts";
 import type { Endpoint } from "../../schemas/relay.ts";
-import { randomId } from "../../stream/random-id.ts";
+import { randomId } from "../../stream/ids.ts";
 import type { EventStreamReader } from "../../stream/event-source.ts";
 import type { AttemptContext, Upstream } from "../upstream.ts";
 import { adaptForWebLlm } from "./adapt-for-web-llm.ts";

@@ -12,6 +12,7 @@ import {
   type Hello,
   type PageMessage,
 } from "../../schemas/relay.ts";
+import { randomHex } from "../../stream/ids.ts";
 import { SILENT_CLOSE, silentDeadline } from "./session-liveness.ts";
 
 /** How many requests may wait per session and model behind the running one before the hub answers 503. */
@@ -93,8 +94,7 @@ export class SessionHub extends DurableObject<Env> {
   issueTicket(): { ticket: string; expiresInMs: number } {
     const now = Date.now();
     this.ctx.storage.sql.exec("DELETE FROM tickets WHERE expires < ?", now);
-    const bytes = crypto.getRandomValues(new Uint8Array(24));
-    const ticket = `tk_${[...bytes].map((b) => b.toString(16).padStart(2, "0")).join("")}`;
+    const ticket = randomHex("tk_", 24);
     this.ctx.storage.sql.exec("INSERT INTO tickets (ticket, expires) VALUES (?, ?)", ticket, now + TICKET_TTL_MS);
     return { ticket, expiresInMs: TICKET_TTL_MS };
   }
@@ -150,7 +150,7 @@ export class SessionHub extends DurableObject<Env> {
     }
     const pair = new WebSocketPair();
     const server = pair[1];
-    const att: SessionAttachment = { sessionId: `s_${crypto.randomUUID().slice(0, 8)}`, connectedAt: Date.now(), models: [], ready: false };
+    const att: SessionAttachment = { sessionId: randomHex("s_", 4), connectedAt: Date.now(), models: [], ready: false };
     this.ctx.acceptWebSocket(server, [att.sessionId]);
     server.serializeAttachment(att);
     return new Response(null, { status: 101, webSocket: pair[0] });
