@@ -13,10 +13,9 @@ import {
   type PageMessage,
 } from "../../schemas/relay.ts";
 import { randomHex } from "../../stream/ids.ts";
+import { MAX_QUEUE_PER_MODEL, RelayQueue } from "./relay-queue.ts";
 import { SILENT_CLOSE, silentDeadline } from "./session-liveness.ts";
 
-/** How many requests may wait per session and model behind the running one before the hub answers 503. */
-export const MAX_QUEUE_PER_MODEL = 4;
 /** How long a ticket from `POST /v1/sessions/ticket` stays valid. */
 export const TICKET_TTL_MS = 60_000;
 /** How long the page has to finish a cancelled generation (interrupt, then drain) before its slot is freed anyway. */
@@ -81,7 +80,7 @@ const encoder = new TextEncoder();
  * object; the pings themselves never do).
  */
 export class SessionHub extends DurableObject<Env> {
-  private readonly relays = new Map<string, Relay>();
+  private readonly relays = new RelayQueue<Relay>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -118,10 +117,7 @@ export class SessionHub extends DurableObject<Env> {
 
   /** Live sessions, for the page's stats and for tests. */
   sessions(): Array<{ sessionId: string; models: string[]; running: number; queued: number }> {
-    return this.liveSockets().map(({ att }) => {
-      const mine = [...this.relays.values()].filter((r) => r.sessionId === att.sessionId);
-      return { sessionId: att.sessionId, models: att.models, running: mine.filter((r) => r.state === "running").length, queued: mine.filter((r) => r.state === "queued").length };
-    });
+    return this.liveSockets().map(({ att }) => ({ sessionId: att.sessionId, models: att.models, ...this.relays.counts(att.sessionId) }));
   }
 
   override async fetch(request: Request): Promise<Response> {
@@ -172,12 +168,8 @@ export class SessionHub extends DurableObject<Env> {
       }
       return json(503, { status: 503, code: "no_capacity", retryAfter: 5, ...(endpoint === "chat" ? {} : { unable: true }), message: `No browser session is serving ${start.model}. Open the Switchyard page, load the model and switch on "serve this model for the team".` });
     }
-    let best: { att: SessionAttachment; load: number } | undefined;
-    for (const { att } of candidates) {
-      const load = this.load(att.sessionId, start.model);
-      if (!best || load < best.load) best = { att, load };
-    }
-    if (!best || best.load >= 1 + MAX_QUEUE_PER_MODEL) {
+    const best = this.relays.leastLoaded(candidates.map(({ att }) => att.sessionId), start.model);
+    if (!best || !RelayQueue.fits(best.load)) {
       return json(503, {
         status: 503,
         code: "no_capacity",
@@ -185,7 +177,7 @@ export class SessionHub extends DurableObject<Env> {
         message: `Every browser session serving ${start.model} is busy (${candidates.length} session(s), each with one running and ${MAX_QUEUE_PER_MODEL} waiting). Retry shortly.`,
       });
     }
-    const sessionId = best.att.sessionId;
+    const sessionId = best.sessionId;
     let out!: ReadableStreamDefaultController<Uint8Array>;
     const body = new ReadableStream<Uint8Array>({
       start: (c) => {
@@ -194,7 +186,7 @@ export class SessionHub extends DurableObject<Env> {
       cancel: () => this.cancel(start.id),
     });
     const r: Relay = { id: start.id, sessionId, model: start.model, endpoint, text, state: "queued", cancelled: false, out, closed: false };
-    this.relays.set(r.id, r);
+    this.relays.add(r);
     this.startNext(sessionId, start.model);
     if (r.state === "queued") this.sendQueue(sessionId, start.model);
     return new Response(body, { headers: { "content-type": "application/x-ndjson", "x-switchyard-session": sessionId } });
@@ -289,21 +281,9 @@ export class SessionHub extends DurableObject<Env> {
     } else if (current !== next) await this.ctx.storage.setAlarm(next);
   }
 
-  private load(sessionId: string, model: string): number {
-    let n = 0;
-    for (const r of this.relays.values()) if (r.sessionId === sessionId && r.model === model) n++;
-    return n;
-  }
-
   private startNext(sessionId: string, model: string): void {
-    let next: Relay | undefined;
-    for (const r of this.relays.values()) {
-      if (r.sessionId !== sessionId || r.model !== model) continue;
-      if (r.state === "running") return;
-      next ??= r;
-    }
+    const next = this.relays.startNext(sessionId, model);
     if (!next) return;
-    next.state = "running";
     if (!this.send(sessionId, next.text)) {
       this.write(next, JSON.stringify({ type: "error", id: next.id, kind: "SessionLost", message: "The browser session disconnected before the request could be sent." }));
       this.finish(next);
@@ -354,9 +334,7 @@ export class SessionHub extends DurableObject<Env> {
   }
 
   private sendQueue(sessionId: string, model: string): void {
-    let waiting = 0;
-    for (const r of this.relays.values()) if (r.sessionId === sessionId && r.model === model && r.state === "queued") waiting++;
-    this.send(sessionId, JSON.stringify({ type: "queue", model, waiting }));
+    this.send(sessionId, JSON.stringify({ type: "queue", model, waiting: this.relays.waiting(sessionId, model) }));
   }
 
   /**
@@ -367,7 +345,7 @@ export class SessionHub extends DurableObject<Env> {
     const att = ws.deserializeAttachment() as SessionAttachment | null;
     if (!att) return;
     const moved = new Set<string>();
-    for (const r of [...this.relays.values()]) {
+    for (const r of this.relays.all()) {
       if (r.sessionId !== att.sessionId) continue;
       const other = r.state === "queued" ? this.leastBusy(r.model, r.endpoint, att.sessionId) : undefined;
       if (other) {
@@ -386,14 +364,13 @@ export class SessionHub extends DurableObject<Env> {
   }
 
   private leastBusy(model: string, endpoint: Endpoint, except: string): { sessionId: string; load: number } | undefined {
-    let best: { sessionId: string; load: number } | undefined;
+    const serving: string[] = [];
     for (const ws of this.ctx.getWebSockets()) {
       const att = ws.deserializeAttachment() as SessionAttachment | null;
       if (!att || att.sessionId === except || !att.ready || ws.readyState !== WebSocket.OPEN || !sessionServes(att, model, endpoint)) continue;
-      const load = this.load(att.sessionId, model);
-      if (!best || load < best.load) best = { sessionId: att.sessionId, load };
+      serving.push(att.sessionId);
     }
-    return best;
+    return this.relays.leastLoaded(serving, model);
   }
 
   private refuse(ws: WebSocket, code: number, reason: string): void {
