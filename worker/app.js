@@ -6,18 +6,52 @@ import { isEmbeddingModel, modelsThatFit } from "./models.js";
 import { ServeSession } from "./serve.js";
 
 const WEB_LLM_URL = "/vendor/web-llm/index.js";
-const $ = (id) => document.getElementById(id);
+
+/**
+ * The page's elements by id (public/index.html).
+ * @typedef {{
+ *   "gpu": HTMLElement, "gpu-sentences": HTMLDivElement, "models-panel": HTMLElement, "model": HTMLSelectElement,
+ *   "models-note": HTMLParagraphElement, "custom-model": HTMLInputElement, "load": HTMLButtonElement,
+ *   "progress": HTMLProgressElement, "progress-text": HTMLParagraphElement, "load-error": HTMLParagraphElement,
+ *   "loaded": HTMLParagraphElement, "chat": HTMLElement, "log": HTMLDivElement, "chat-form": HTMLFormElement,
+ *   "prompt": HTMLTextAreaElement, "serve-panel": HTMLElement, "serve": HTMLInputElement,
+ *   "serve-status": HTMLParagraphElement, "stat-served": HTMLElement, "stat-rate": HTMLElement, "stat-queue": HTMLElement,
+ * }} Elements
+ */
+
+/**
+ * @template {keyof Elements} Id
+ * @param {Id} id
+ */
+const $ = (id) => /** @type {Elements[Id]} */ (document.getElementById(id));
+
+/**
+ * @type {{
+ *   webllm: typeof import("@mlc-ai/web-llm") | null,
+ *   engine: import("@mlc-ai/web-llm").MLCEngineInterface | null,
+ *   model: string | null,
+ *   embedding: boolean,
+ *   caps: import("./capabilities.js").WebGPUCheck | null,
+ *   session: ServeSession | null,
+ *   history: import("@mlc-ai/web-llm").ChatCompletionMessageParam[],
+ * }}
+ */
 const state = { webllm: null, engine: null, model: null, embedding: false, caps: null, session: null, history: [] };
 
 function serveToken() {
   const m = /(?:^|[#&])serve=([^&]+)/.exec(location.hash);
   if (m) {
-    sessionStorage.setItem("switchyard.serve", decodeURIComponent(m[1]));
+    sessionStorage.setItem("switchyard.serve", decodeURIComponent(m[1] ?? ""));
     history.replaceState(null, "", location.pathname + location.search);
   }
   return sessionStorage.getItem("switchyard.serve");
 }
 
+/**
+ * @param {keyof Elements} id
+ * @param {string} text
+ * @param {string} [cls] its new class list
+ */
 function show(id, text, cls) {
   const el = $(id);
   el.textContent = text;
@@ -34,13 +68,15 @@ async function main() {
     $("models-panel").hidden = true;
     return;
   }
+  /** @type {typeof import("@mlc-ai/web-llm")} */
+  let webllm;
   try {
-    state.webllm = await import(WEB_LLM_URL);
+    webllm = state.webllm = await import(WEB_LLM_URL);
   } catch (e) {
-    show("models-note", `The web-llm library could not be loaded (${e.message}). Run npm install, then reload.`, "error");
+    show("models-note", `The web-llm library could not be loaded (${e instanceof Error ? e.message : e}). Run npm install, then reload.`, "error");
     return;
   }
-  const models = modelsThatFit(state.webllm.prebuiltAppConfig.model_list, caps);
+  const models = modelsThatFit(webllm.prebuiltAppConfig.model_list, caps);
   const select = $("model");
   select.replaceChildren(
     ...models.map((m) => Object.assign(document.createElement("option"), { value: m.id, textContent: `${m.id}${m.embedding ? " (embeddings only)" : ""} — needs about ${m.vramMB} MB of GPU memory` })),
@@ -50,6 +86,8 @@ async function main() {
 }
 
 async function load() {
+  const webllm = state.webllm;
+  if (!webllm) return; // the button is enabled once web-llm has loaded
   const custom = $("custom-model").value.trim();
   const id = custom || $("model").value;
   $("load").disabled = true;
@@ -57,6 +95,7 @@ async function load() {
   show("progress-text", `Preparing ${id}…`);
   $("progress").value = 0;
   try {
+    /** @param {import("@mlc-ai/web-llm").InitProgressReport} r */
     const onProgress = (r) => {
       $("progress").value = r.progress;
       show("progress-text", r.text);
@@ -68,10 +107,10 @@ async function load() {
       await state.engine.reload(id);
     } else {
       const worker = new Worker("/llm-worker.js", { type: "module" });
-      state.engine = await state.webllm.CreateWebWorkerMLCEngine(worker, id, { initProgressCallback: onProgress });
+      state.engine = await webllm.CreateWebWorkerMLCEngine(worker, id, { initProgressCallback: onProgress });
     }
     state.model = id;
-    state.embedding = isEmbeddingModel(state.webllm.prebuiltAppConfig.model_list.find((r) => r.model_id === id));
+    state.embedding = isEmbeddingModel(webllm.prebuiltAppConfig.model_list.find((r) => r.model_id === id));
     state.history = [];
     $("progress").value = 1;
     show("loaded", `Loaded: ${id}${state.embedding ? " (an embedding model: it serves /v1/embeddings for the team, not chat)" : ""}`);
@@ -87,6 +126,7 @@ async function load() {
   }
 }
 
+/** @param {SubmitEvent} event */
 async function send(event) {
   event.preventDefault();
   const input = $("prompt");
@@ -118,18 +158,21 @@ function toggleServe() {
     state.session?.stop();
     return;
   }
+  const { engine, model, caps } = state;
+  const token = serveToken();
+  if (!engine || !model || !caps || !token) return; // the checkbox is enabled once a model has loaded, with a token
   state.session = new ServeSession({
     baseUrl: location.origin,
-    token: serveToken(),
-    engine: state.engine,
-    model: state.model,
+    token,
+    engine,
+    model,
     capabilities: {
-      shaderF16: state.caps.shaderF16,
-      adapter: `${state.caps.adapter?.vendor ?? ""} ${state.caps.adapter?.architecture ?? ""}`.trim(),
-      maxBufferSize: state.caps.limits.maxBufferSize,
+      shaderF16: caps.shaderF16,
+      adapter: `${caps.adapter?.vendor ?? ""} ${caps.adapter?.architecture ?? ""}`.trim(),
+      maxBufferSize: caps.limits.maxBufferSize,
       // Chat models also serve /v1/completions (engine.completions); an embedding model serves only /v1/embeddings.
       completions: !state.embedding,
-      ...(state.embedding ? { embeddingModels: [state.model] } : {}),
+      ...(state.embedding ? { embeddingModels: [model] } : {}),
     },
     onChange: (s) => {
       show("serve-status", s.message, `status ${s.state}`);

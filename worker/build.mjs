@@ -13,17 +13,22 @@ import { build } from "esbuild";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const outFlag = process.argv.indexOf("--out");
-const out = outFlag > 0 && process.argv[outFlag + 1] ? resolve(process.argv[outFlag + 1]) : join(root, "public");
+const { values: flags } = parseArgs({ options: { out: { type: "string" } } });
+const out = flags.out ? resolve(flags.out) : join(root, "public");
 const from = join(root, "node_modules/@mlc-ai/web-llm/lib/index.js");
 if (!existsSync(from)) {
   console.error("[build] @mlc-ai/web-llm is not installed: run npm install");
   process.exit(1);
 }
 
-/** Writes `bytes` to `path` unless the file already holds exactly them. Returns whether it wrote. */
+/**
+ * Writes `bytes` to `path` unless the file already holds exactly them. Returns whether it wrote.
+ * @param {string} path
+ * @param {Uint8Array} bytes
+ */
 function writeIfChanged(path, bytes) {
   if (existsSync(path) && Buffer.compare(readFileSync(path), bytes) === 0) return false;
   mkdirSync(dirname(path), { recursive: true });

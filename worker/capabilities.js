@@ -8,7 +8,30 @@ export const REQUIRED_LIMITS = {
   maxStorageBuffersPerShaderStage: 10,
 };
 
+/**
+ * The part of WebGPU this check reads (TypeScript's DOM library does not declare WebGPU).
+ * @typedef {{ vendor?: string, architecture?: string, isFallbackAdapter?: boolean }} GpuAdapterInfo
+ * @typedef {{ info?: GpuAdapterInfo, features: ReadonlySet<string>, limits: Record<string, number | undefined> }} GpuAdapter
+ * @typedef {{ requestAdapter(options?: { powerPreference?: "low-power" | "high-performance" }): Promise<GpuAdapter | null> }} Gpu
+ */
+
+/**
+ * What the page learns about the GPU: whether models can run, what to tell the person, and what the
+ * session reports to the hub (shader-f16, the adapter's name, the limits web-llm checks).
+ * @typedef {object} WebGPUCheck
+ * @property {boolean} ok
+ * @property {boolean} shaderF16
+ * @property {{ vendor: string, architecture: string, isFallbackAdapter: boolean } | null} adapter
+ * @property {Partial<Record<keyof typeof REQUIRED_LIMITS, number>>} limits
+ * @property {string[]} sentences
+ */
+
+/**
+ * @param {Navigator & { gpu?: Gpu }} [nav] the browser's navigator (`gpu` is WebGPU's entry point)
+ * @returns {Promise<WebGPUCheck>}
+ */
 export async function checkWebGPU(nav = navigator) {
+  /** @type {WebGPUCheck} */
   const result = { ok: false, shaderF16: false, adapter: null, limits: {}, sentences: [] };
   if (!nav.gpu) {
     result.sentences.push("This browser does not offer WebGPU, so it cannot run a model. Use a recent Chrome, Edge or Safari, on a page served over https or from localhost.");
@@ -26,10 +49,11 @@ export async function checkWebGPU(nav = navigator) {
   result.adapter = { vendor: info.vendor ?? "", architecture: info.architecture ?? "", isFallbackAdapter: Boolean(info.isFallbackAdapter) };
   result.shaderF16 = adapter.features.has("shader-f16");
   const short = [];
-  for (const [name, need] of Object.entries(REQUIRED_LIMITS)) {
+  for (const name of /** @type {Array<keyof typeof REQUIRED_LIMITS>} */ (Object.keys(REQUIRED_LIMITS))) {
+    const need = REQUIRED_LIMITS[name];
     const have = adapter.limits[name];
     result.limits[name] = have;
-    if (!(have >= need)) short.push(`${name} is ${have}, models need ${need}`);
+    if (have === undefined || !(have >= need)) short.push(`${name} is ${have}, models need ${need}`);
   }
   const who = [result.adapter.vendor, result.adapter.architecture].filter(Boolean).join(" ") || "an unnamed GPU";
   if (short.length) {

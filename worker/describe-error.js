@@ -1,17 +1,20 @@
 // web-llm errors as one sentence for a person. From its Web Worker they arrive as strings
 // ("ModelNotFoundError: Cannot find model record…"), from the main thread as Error objects.
 
+/**
+ * @param {unknown} err
+ * @returns {{ kind: string, message: string }}
+ */
 export function errorParts(err) {
-  if (err && typeof err === "object" && typeof err.name === "string" && typeof err.message === "string" && err.name !== "Error") {
+  if (err && typeof err === "object" && "name" in err && typeof err.name === "string" && "message" in err && typeof err.message === "string" && err.name !== "Error") {
     return { kind: err.name, message: err.message };
   }
   const text = typeof err === "string" ? err : err instanceof Error ? err.message : String(err);
-  const m = /^(\w+): ([\s\S]*)$/.exec(text);
-  const out = m ? { kind: m[1], message: m[2] } : { kind: "Error", message: text };
-  out.message = out.message.split("\n    at ")[0].trim();
-  return out;
+  const [, kind = "Error", message = text] = /^(\w+): ([\s\S]*)$/.exec(text) ?? [];
+  return { kind, message: message.replace(/\n    at [\s\S]*$/, "").trim() };
 }
 
+/** @type {Record<string, string>} */
 const HINTS = {
   ModelNotFoundError: "web-llm does not know this model id; pick one from the list.",
   WebGPUNotAvailableError: "this browser has no WebGPU.",
@@ -25,6 +28,7 @@ const HINTS = {
   ContextWindowSizeExceededError: "the conversation is too long for this model; start a new one.",
 };
 
+/** @param {unknown} err */
 export function describeError(err) {
   const { kind, message } = errorParts(err);
   const hint = HINTS[kind];

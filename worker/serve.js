@@ -5,12 +5,70 @@
 import { MAX_MESSAGE_BYTES, PING_TEXT, RELAY_VERSION, messageBytes, parseHubMessage } from "../src/schemas/relay.ts";
 import { errorParts } from "./describe-error.js";
 
+/**
+ * @typedef {Extract<import("../src/schemas/relay.ts").HubMessage, { type: "request" }>} RelayRequest
+ * @typedef {import("@mlc-ai/web-llm").MLCEngineInterface} Engine
+ * @typedef {import("@mlc-ai/web-llm").ChatCompletionRequestStreaming} ChatCompletionRequestStreaming
+ * @typedef {import("@mlc-ai/web-llm").CompletionCreateParamsStreaming} CompletionCreateParamsStreaming
+ * @typedef {import("@mlc-ai/web-llm").EmbeddingCreateParams} EmbeddingCreateParams
+ * @typedef {import("@mlc-ai/web-llm").CompletionUsage} CompletionUsage
+ */
+
+/**
+ * A message to the hub (`PageMessage`), with web-llm's own objects as a chunk's `data` and a done's
+ * `usage`: the hub checks those with its loose schemas.
+ * @typedef {Exclude<import("../src/schemas/relay.ts").PageMessage, { type: "chunk" | "done" }>
+ *   | { type: "chunk", id: string, data: import("@mlc-ai/web-llm").ChatCompletionChunk | import("@mlc-ai/web-llm").Completion | import("@mlc-ai/web-llm").CreateEmbeddingResponse }
+ *   | { type: "done", id: string, usage: CompletionUsage | null }} PageMessage
+ */
+
+/**
+ * What the page shows about its session.
+ * @typedef {object} ServeStats
+ * @property {"off" | "connecting" | "serving" | "reconnecting" | "refused"} state
+ * @property {number} served
+ * @property {number} failed
+ * @property {number | null} tokensPerSecond of the last chat or completions request
+ * @property {number} waiting requests queued at the hub for this page's model
+ * @property {string | null} running the id of the request being generated
+ * @property {string} message one sentence for the person
+ */
+
 export class ServeSession {
+  /**
+   * @param {object} options
+   * @param {string} options.baseUrl the Switchyard origin
+   * @param {string} options.token the serve token
+   * @param {Engine} options.engine
+   * @param {string} options.model the loaded model's id
+   * @param {import("../src/schemas/relay.ts").Hello["capabilities"]} options.capabilities sent in `hello`
+   * @param {(stats: ServeStats) => void} [options.onChange] called on every change of the stats
+   */
   constructor({ baseUrl, token, engine, model, capabilities, onChange }) {
-    Object.assign(this, { baseUrl, token, engine, model, capabilities, onChange });
+    this.baseUrl = baseUrl;
+    this.token = token;
+    this.engine = engine;
+    this.model = model;
+    this.capabilities = capabilities;
+    this.onChange = onChange;
+    /** @type {ServeStats} */
     this.stats = { state: "off", served: 0, failed: 0, tokensPerSecond: null, waiting: 0, running: null, message: "" };
+    /** Whether serving is switched on (a closed connection is then reopened). */
     this.wanted = false;
     this.backoffMs = 1000;
+    /** @type {WebSocket | null} */
+    this.ws = null;
+    /** @type {{ stop(): void } | null} */
+    this.pingTimer = null;
+    /** @type {ReturnType<typeof setTimeout> | undefined} */
+    this.retryTimer = undefined;
+    /** @type {RelayRequest | null} */
+    this.running = null;
+    /**
+     * The id of the request running when serving was switched off: what it still yields is dropped.
+     * @type {string | null}
+     */
+    this.abandoned = null;
   }
 
   stopPings() {
@@ -18,6 +76,7 @@ export class ServeSession {
     this.pingTimer = null;
   }
 
+  /** @param {Partial<ServeStats>} patch */
   set(patch) {
     Object.assign(this.stats, patch);
     this.onChange?.(this.stats);
@@ -45,12 +104,14 @@ export class ServeSession {
     try {
       const res = await fetch(`${this.baseUrl}/v1/sessions/ticket`, { method: "POST", headers: { authorization: `Bearer ${this.token}` } });
       if (res.status === 401 || res.status === 403) {
+        /** @type {{ error?: { message?: string } }} */
         const body = await res.json().catch(() => ({}));
         this.wanted = false;
         this.set({ state: "refused", message: `Switchyard refused this page: ${body.error?.message ?? res.status}` });
         return;
       }
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      /** @type {{ ticket: string }} */
       const { ticket } = await res.json();
       const ws = new WebSocket(`${this.baseUrl.replace(/^http/, "ws")}/v1/sessions?ticket=${encodeURIComponent(ticket)}`);
       this.ws = ws;
@@ -58,10 +119,11 @@ export class ServeSession {
       ws.onmessage = (e) => this.onMessage(e.data);
       ws.onclose = (e) => this.onClose(e);
     } catch (e) {
-      this.retry(`Could not reach Switchyard (${e.message}).`);
+      this.retry(`Could not reach Switchyard (${e instanceof Error ? e.message : e}).`);
     }
   }
 
+  /** @param {CloseEvent} e */
   onClose(e) {
     this.stopPings();
     if (this.ws?.readyState !== WebSocket.OPEN) this.ws = null;
@@ -74,6 +136,7 @@ export class ServeSession {
     this.retry(`The connection closed (${e.code}${e.reason ? `: ${e.reason}` : ""}).`);
   }
 
+  /** @param {string} why */
   retry(why) {
     if (!this.wanted) return;
     const wait = this.backoffMs;
@@ -82,15 +145,17 @@ export class ServeSession {
     this.retryTimer = setTimeout(() => this.connect(), wait);
   }
 
+  /** @param {PageMessage} msg */
   send(msg) {
     const text = JSON.stringify(msg);
     if (messageBytes(text) > MAX_MESSAGE_BYTES) {
-      if (msg.id) this.ws?.send(JSON.stringify({ type: "error", id: msg.id, kind: "MessageTooLarge", message: "a chunk exceeded the relay's 1 MiB message limit" }));
+      if ("id" in msg && msg.id) this.ws?.send(JSON.stringify({ type: "error", id: msg.id, kind: "MessageTooLarge", message: "a chunk exceeded the relay's 1 MiB message limit" }));
       return;
     }
     if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(text);
   }
 
+  /** @param {unknown} text a message's data */
   onMessage(text) {
     const parsed = parseHubMessage(String(text));
     if (!parsed.ok) return;
@@ -107,25 +172,33 @@ export class ServeSession {
     } else if (msg.type === "queue") this.set({ waiting: msg.waiting });
   }
 
+  /** @param {RelayRequest} msg */
   async serve(msg) {
     this.running = msg;
     this.set({ running: msg.id });
     try {
+      // The hub adapted the body for this very engine call (src/upstreams/browser/): web-llm checks it.
+      const body = /** @type {unknown} */ (msg.body);
       if (msg.endpoint === "embeddings") {
-        const result = await this.engine.embeddings.create(msg.body);
+        const result = await this.engine.embeddings.create(/** @type {EmbeddingCreateParams} */ (body));
         if (this.abandoned === msg.id) return;
         this.send({ type: "chunk", id: msg.id, data: result });
         this.send({ type: "done", id: msg.id, usage: null });
         this.set({ served: this.stats.served + 1 });
         return;
       }
-      const api = msg.endpoint === "completions" ? this.engine.completions : this.engine.chat.completions;
+      const chunks =
+        msg.endpoint === "completions"
+          ? await this.engine.completions.create(/** @type {CompletionCreateParamsStreaming} */ (body))
+          : await this.engine.chat.completions.create(/** @type {ChatCompletionRequestStreaming} */ (body));
+      /** @type {CompletionUsage | null} */
       let usage = null;
       const started = performance.now();
       let tokens = 0;
-      for await (const chunk of await api.create(msg.body)) {
+      for await (const chunk of chunks) {
         if (chunk.usage) usage = chunk.usage;
-        if (chunk.choices?.[0]?.delta?.content || chunk.choices?.[0]?.text) tokens++;
+        const choice = chunk.choices?.[0];
+        if (choice && ("delta" in choice ? choice.delta?.content : choice.text)) tokens++;
         if (this.abandoned !== msg.id) this.send({ type: "chunk", id: msg.id, data: chunk });
       }
       if (this.abandoned === msg.id) return;
@@ -147,6 +220,9 @@ export class ServeSession {
 /**
  * Calls `tick` every `ms`, from a tiny dedicated Worker: browsers throttle timers in background tabs
  * (Chrome to once a minute), which would let the hub declare a serving tab dead.
+ * @param {number} ms
+ * @param {() => unknown} tick
+ * @returns {{ stop(): void }}
  */
 function heartbeat(ms, tick) {
   try {
