@@ -4,20 +4,25 @@
 // Durable Object call), and with a key with limits (plus the awaited KeyGate admission and, for a
 // generating request, a stream slot). Runs the Worker with wrangler's unstable_startWorker (the
 // wrangler dev pipeline on real workerd, no file watching) against a tiny local upstream.
-//   npx node bench/auth-overhead.mjs [--requests 400] [--write docs/benchmarks.md]
+// It prints the table; docs/benchmarks.md ("Added latency") quotes it by hand.
+//   npx node bench/auth-overhead.mjs [--requests 400]
 import { createServer } from "node:http";
 import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
 import { unstable_startWorker } from "wrangler";
 
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : def;
-};
-const N = Number(arg("requests", "400"));
+const { values: flags } = parseArgs({ options: { requests: { type: "string", default: "400" } } });
+const N = Number(flags.requests);
 const ADMIN_TOKEN = "bench-admin-" + Math.random().toString(36).slice(2);
 
+/**
+ * @typedef {{ name: string, base: string, key: string | null }} Scenario
+ * @typedef {(base: string, key: string | null) => Promise<Response>} Send
+ */
+
+/** @returns {Promise<import("node:http").Server>} */
 function startUpstream() {
-  const frame = (o) => `data: ${JSON.stringify(o)}\n\n`;
+  const frame = (/** @type {unknown} */ o) => `data: ${JSON.stringify(o)}\n\n`;
   const server = createServer(async (req, res) => {
     for await (const _ of req);
     res.writeHead(200, { "content-type": "text/event-stream" });
@@ -29,14 +34,22 @@ function startUpstream() {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
+/**
+ * @param {number[]} xs
+ * @param {number} p
+ */
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 
-/** Sends the scenarios' requests in rotation (so drift on a busy machine hits all alike); times each. */
+/**
+ * Sends the scenarios' requests in rotation (so drift on a busy machine hits all alike); times each.
+ * @param {Scenario[]} scenarios
+ * @param {Send} send
+ */
 async function timeInterleaved(scenarios, send) {
-  const times = scenarios.map(() => []);
+  const times = scenarios.map(() => /** @type {number[]} */ ([]));
   for (let i = 0; i < N + 30; i++) {
     for (const [j, s] of scenarios.entries()) {
       const t0 = performance.now();
@@ -49,7 +62,8 @@ async function timeInterleaved(scenarios, send) {
   return times.map((t) => ({ p50: pct(t, 50), p99: pct(t, 99) }));
 }
 
-const headers = (key) => ({ "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) });
+const headers = (/** @type {string | null} */ key) => ({ "content-type": "application/json", ...(key ? { authorization: `Bearer ${key}` } : {}) });
+/** @type {Record<string, Send>} */
 const ROUTES = {
   "GET /v1/models": (base, key) => fetch(`${base}/v1/models`, { headers: headers(key) }),
   "POST /v1/chat/completions (non-stream)": (base, key) =>
@@ -57,7 +71,8 @@ const ROUTES = {
 };
 
 const upstream = await startUpstream();
-const config = { models: { m: { targets: [{ kind: "llama", url: `http://127.0.0.1:${upstream.address().port}` }] } } };
+const config = { models: { m: { targets: [{ kind: "llama", url: `http://127.0.0.1:${/** @type {import("node:net").AddressInfo} */ (upstream.address()).port}` }] } } };
+/** @param {string} name */
 async function startProxy(name) {
   const vars = { SWITCHYARD_ENV: "dev", ADMIN_TOKEN, SWITCHYARD_CONFIG: JSON.stringify(config), KEY_STORE_NAME: `bench-${name}-${Date.now()}` };
   const worker = await unstable_startWorker({
@@ -72,14 +87,22 @@ async function startProxy(name) {
 // Two Workers side by side: one with no keys (open), one with keys.
 const open = await startProxy("open");
 const keyed = await startProxy("keyed");
+/** @type {Record<string, Record<string, { p50: number, p99: number }>>} */
 const results = {};
 try {
+  /**
+   * A new key's secret (POST /v1/admin/keys).
+   * @param {Record<string, unknown>} body
+   */
   const create = async (body) => {
     const res = await fetch(`${keyed.base}/v1/admin/keys`, { method: "POST", headers: headers(ADMIN_TOKEN), body: JSON.stringify(body) });
-    return (await res.json()).key;
+    const { key } = /** @type {{ key?: string }} */ (await res.json());
+    if (!key) throw new Error(`creating a key: HTTP ${res.status}`);
+    return key;
   };
   const plain = await create({ name: "plain", scopes: ["chat"] });
   const limited = await create({ name: "limited", scopes: ["chat"], limits: { rpm: 1_000_000, concurrency: 1000, tokensPerDay: 1_000_000_000 } });
+  /** @type {Scenario[]} */
   const scenarios = [
     { name: "no keys (open)", base: open.base, key: null },
     { name: "key, no limits", base: keyed.base, key: plain },

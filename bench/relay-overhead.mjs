@@ -17,34 +17,57 @@ import { join } from "node:path";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { unstable_startWorker } from "wrangler";
 import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
 import { miniflarePassthrough } from "./overhead/runtimes.mjs";
 
-const arg = (name, def) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : def;
-};
-const REQUESTS = Number(arg("requests", 20));
-const CHUNKS = Number(arg("chunks", 50));
-const GAP_MS = Number(arg("gap-ms", 10));
-const WRITE = arg("write", null);
+const { values: flags } = parseArgs({
+  options: {
+    requests: { type: "string", default: "20" },
+    chunks: { type: "string", default: "50" },
+    "gap-ms": { type: "string", default: "10" },
+    write: { type: "string" },
+    runtime: { type: "string", default: "miniflare" },
+  },
+});
+const REQUESTS = Number(flags.requests);
+const CHUNKS = Number(flags.chunks);
+const GAP_MS = Number(flags["gap-ms"]);
+const WRITE = flags.write ?? null;
 /** `miniflare`: one workerd, no dev proxy in front (closer to production); `dev`: wrangler's dev pipeline. */
-const RUNTIME = arg("runtime", "miniflare");
+const RUNTIME = flags.runtime;
 const clock = () => performance.now();
 const MODEL = "Bench-q4f32_1-MLC";
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 
-/** An engine with web-llm's chunk shapes whose chunks say when they were yielded. */
+/**
+ * A chat.completion.chunk as web-llm yields it (the fields the bench writes).
+ * @typedef {{ id: string, model: string, object: string, created: number,
+ *   choices: Array<{ delta: { content?: string, role?: string }, finish_reason: string | null, index: number, logprobs?: null }> }} BenchChunk
+ */
+
+/**
+ * A chunk's key (`<request key>:<i>`) with the time it was yielded or sent, or it arrived.
+ * @typedef {Map<string, number>} SentAt
+ * @typedef {Array<[string, number]>} Arrivals
+ * @typedef {{ url: string, stop(): Promise<void> }} Proxy
+ */
+
+/**
+ * An engine with web-llm's chunk shapes whose chunks say when they were yielded.
+ * @param {SentAt} sentAt
+ */
 function benchEngine(sentAt) {
   return {
     interruptGenerate() {},
     chat: {
       completions: {
+        /** @param {{ messages: Array<{ role: string, content: string }> }} req */
         async create(req) {
-          return (async function* () {
+          return (/** @returns {AsyncGenerator<BenchChunk>} */ async function* () {
             const base = { id: crypto.randomUUID(), model: MODEL, object: "chat.completion.chunk", created: 0 };
             for (let i = 0; i < CHUNKS; i++) {
               await sleep(GAP_MS);
-              sentAt.set(`${req.messages.at(-1).content}:${i}`, clock());
+              sentAt.set(`${req.messages.at(-1)?.content}:${i}`, clock());
               yield { ...base, choices: [{ delta: { content: ` tok${i}.`, role: "assistant" }, finish_reason: null, index: 0, logprobs: null }] };
             }
             yield { ...base, choices: [{ delta: {}, finish_reason: "stop", index: 0 }] };
@@ -55,23 +78,37 @@ function benchEngine(sentAt) {
   };
 }
 
+/**
+ * @param {number[]} xs
+ * @param {number} p
+ */
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 
-/** One request straight from the engine in this process: its chunks' latencies. */
+/**
+ * One request straight from the engine in this process: when its chunks arrived.
+ * @param {SentAt} sentAt
+ * @param {string} key
+ * @returns {Promise<Arrivals>}
+ */
 async function directOnce(sentAt, key) {
-  const lat = [];
+  /** @type {Arrivals} */
+  const arrived = [];
   const it = await benchEngine(sentAt).chat.completions.create({ messages: [{ role: "user", content: key }] });
   for await (const chunk of it) {
     const m = /tok(\d+)\./.exec(chunk.choices[0]?.delta?.content ?? "");
-    if (m) lat.push(clock() - sentAt.get(`${key}:${m[1]}`));
+    if (m) arrived.push([`${key}:${m[1]}`, clock()]);
   }
-  return lat;
+  return arrived;
 }
 
-/** A llama-server stand-in: the same chunks, paced the same, as SSE over HTTP. */
+/**
+ * A llama-server stand-in: the same chunks, paced the same, as SSE over HTTP.
+ * @param {SentAt} sentAt
+ * @returns {Promise<import("node:http").Server>}
+ */
 function sseUpstream(sentAt) {
   const server = createServer(async (req, res) => {
     let body = "";
@@ -94,6 +131,10 @@ function sseUpstream(sentAt) {
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
 }
 
+/**
+ * @param {Record<string, string>} vars
+ * @returns {Promise<Proxy>}
+ */
 async function startDev(vars) {
   const bindings = Object.fromEntries(Object.entries(vars).map(([k, value]) => [k, { type: "plain_text", value }]));
   const worker = await unstable_startWorker({
@@ -105,6 +146,10 @@ async function startDev(vars) {
   return { url: (await worker.url).origin, stop: () => worker.dispose() };
 }
 
+/**
+ * @param {Record<string, string>} vars
+ * @returns {Promise<Proxy>}
+ */
 async function startMiniflare(vars) {
   mkdirSync(".wrangler", { recursive: true });
   const out = mkdtempSync(join(".wrangler", "bench-"));
@@ -130,11 +175,18 @@ async function startMiniflare(vars) {
   return { url: (await mf.ready).origin, stop: async () => { await mf.dispose(); rmSync(out, { recursive: true, force: true }); } };
 }
 
-/** One streamed request of `model` through a running proxy: when each chunk arrived (`<key>:<i>` → ms). */
+/**
+ * One streamed request of `model` through a running proxy: when each chunk arrived (`<key>:<i>` → ms).
+ * @param {Proxy} proxy
+ * @param {string} model
+ * @param {string} key
+ * @returns {Promise<Arrivals>}
+ */
 async function proxyOnce(proxy, model, key) {
+  /** @type {Arrivals} */
   const arrived = [];
   const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: key }] }) });
-  if (!res.ok) throw new Error(`${model}: HTTP ${res.status} ${await res.text()}`);
+  if (!res.ok || !res.body) throw new Error(`${model}: HTTP ${res.status} ${await res.text()}`);
   const decoder = new TextDecoder();
   let buf = "";
   for await (const bytes of res.body) {
@@ -153,13 +205,15 @@ async function proxyOnce(proxy, model, key) {
 
 /** The serving side: the SSE upstream and, once the Worker runs, the session client with its engine. */
 async function startSources() {
+  /** @type {SentAt} */
   const sent = new Map();
   const upstream = await sseUpstream(sent);
+  /** @type {Awaited<ReturnType<typeof startRelayClient>> | undefined} */
   let session;
   return {
-    port: upstream.address().port,
+    port: /** @type {import("node:net").AddressInfo} */ (upstream.address()).port,
     sent,
-    startSession: async (baseUrl, token) => void (session = await startRelayClient({ baseUrl, token, models: [MODEL], engine: benchEngine(sent) })),
+    startSession: async (/** @type {string} */ baseUrl, /** @type {string} */ token) => void (session = await startRelayClient({ baseUrl, token, models: [MODEL], engine: benchEngine(sent) })),
     close: async () => {
       await session?.close();
       upstream.close();
@@ -179,8 +233,11 @@ async function throughProxy() {
   const floor = RUNTIME === "dev" ? null : await miniflarePassthrough({ UPSTREAM: `http://127.0.0.1:${sources.port}` });
   // Every path once per round, in a new shuffled order each round, so the machine's noise (the cores
   // are shared) falls on all of them alike; the first two rounds warm up and are not counted.
+  /** @type {SentAt} */
   const directSent = new Map();
+  /** @type {Record<string, (key: string) => Promise<Arrivals>>} */
   const paths = { direct: (key) => directOnce(directSent, key), http: (key) => proxyOnce(proxy, "h", key), relay: (key) => proxyOnce(proxy, "b", key), ...(floor ? { floor: (key) => proxyOnce(floor, "f", key) } : {}) };
+  /** @type {Record<string, Arrivals>} */
   const got = Object.fromEntries(Object.keys(paths).map((n) => [n, []]));
   let seed = 11;
   const rnd = () => (seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296;
@@ -196,7 +253,13 @@ async function throughProxy() {
         if (r >= 0) got[n].push(...xs);
       }
     }
-    return Object.fromEntries(Object.entries(got).map(([n, xs]) => [n, n === "direct" ? xs : xs.map(([key, at]) => at - sources.sent.get(key))]));
+    /** The chunk's latency: from when the engine yielded it (direct) or the upstream sent it. */
+    const latency = (/** @type {SentAt} */ sent, /** @type {[string, number]} */ [key, at]) => {
+      const t = sent.get(key);
+      if (t === undefined) throw new Error(`chunk ${key} arrived but was never sent`);
+      return at - t;
+    };
+    return Object.fromEntries(Object.entries(got).map(([n, xs]) => [n, xs.map((x) => latency(n === "direct" ? directSent : sources.sent, x))]));
   } finally {
     await proxy.stop();
     await floor?.stop();
@@ -205,7 +268,7 @@ async function throughProxy() {
 }
 
 const { direct: d, http, relay: rl, floor } = await throughProxy();
-const row = (name, xs) => `| ${name} | ${xs.length} | ${pct(xs, 50).toFixed(3)} | ${pct(xs, 99).toFixed(3)} | ${Math.max(...xs).toFixed(3)} |`;
+const row = (/** @type {string} */ name, /** @type {number[]} */ xs) => `| ${name} | ${xs.length} | ${pct(xs, 50).toFixed(3)} | ${pct(xs, 99).toFixed(3)} | ${Math.max(...xs).toFixed(3)} |`;
 const table = [
   "| path | chunks | p50 ms | p99 ms | max ms |",
   "|---|---|---|---|---|",

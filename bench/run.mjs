@@ -14,6 +14,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
 import { agent, pct, post } from "./overhead/client.mjs";
 import { pipelineMedian } from "./overhead/pipeline.mjs";
 import { buildWorker, devPassthrough, devSwitchyard, installPortkey, miniflarePassthrough, miniflareSwitchyard, portkeyVersions, startPortkey } from "./overhead/runtimes.mjs";
@@ -22,12 +23,23 @@ import { writeReport } from "./overhead/report.mjs";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const argv = process.argv.slice(2);
-const flag = (n) => argv.includes(`--${n}`);
-const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
-const QUICK = flag("quick");
-const ROUNDS = Number(opt("rounds", QUICK ? 40 : 200));
-const LLAMA_ROUNDS = Number(opt("llama-rounds", QUICK ? 10 : 400));
-const log = (s) => process.stderr.write(`[bench] ${s}\n`);
+const { values: flags } = parseArgs({
+  args: argv,
+  options: {
+    rounds: { type: "string" },
+    "llama-rounds": { type: "string" },
+    quick: { type: "boolean", default: false },
+    "no-dev": { type: "boolean", default: false },
+    "no-llama": { type: "boolean", default: false },
+    "no-diagnostic": { type: "boolean", default: false },
+    "no-write": { type: "boolean", default: false },
+    json: { type: "string" },
+  },
+});
+const QUICK = flags.quick;
+const ROUNDS = Number(flags.rounds ?? (QUICK ? 40 : 200));
+const LLAMA_ROUNDS = Number(flags["llama-rounds"] ?? (QUICK ? 10 : 400));
+const log = (/** @type {string} */ s) => process.stderr.write(`[bench] ${s}\n`);
 
 const machine = {
   cpu: cpus()[0]?.model ?? "unknown",
@@ -45,28 +57,48 @@ log("building the Worker (wrangler deploy --dry-run)");
 const build = buildWorker();
 const up = await startBenchUpstream();
 const UP = `http://127.0.0.1:${up.port}`;
+/** @type {import("../test/support/llama-server.mjs").LlamaServer | null} */
 let llama = null;
-if (!flag("no-llama")) {
+if (!flags["no-llama"]) {
   const { startLlamaServer } = await import("../test/support/llama-server.mjs");
   log("starting llama-server (tiny test model)");
   llama = await startLlamaServer({ parallel: 4, ctx: 4096 });
 }
 
 const modes = ["fast", "paced-5", "flood-1000"];
+/** @type {{ models: Record<string, { targets: Array<{ kind: "llama", url: string }> }> }} */
 const config = { models: Object.fromEntries(modes.map((m) => [m, { targets: [{ kind: "llama", url: `${UP}/${m}` }] }])) };
 if (llama) config.models.llama = { targets: [{ kind: "llama", url: llama.url }] };
 const syVars = { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify(config), LLAMA_URL: llama?.url ?? UP };
 const ptVars = { UPSTREAM: UP, LLAMA: llama?.url ?? UP };
 
+/**
+ * A path under test: the URL of a request for `mode` (an upstream behaviour, or "llama"), and its headers.
+ * @typedef {{ name: string, group: string, url: (mode: string) => string, headers: (mode: string) => Record<string, string> }} BenchPath
+ */
+
+/** @type {import("./overhead/runtimes.mjs").Proxy[]} */
 const running = [];
+/**
+ * @template {import("./overhead/runtimes.mjs").Proxy} P
+ * @param {string} what
+ * @param {Promise<P>} p
+ */
 const started = async (what, p) => {
   log(`starting ${what}`);
   const s = await p;
   running.push(s);
   return s;
 };
+/** @type {BenchPath[]} */
 const paths = [];
-const base = (mode) => (mode === "llama" ? llama.url : `${UP}/${mode}`);
+const base = (/** @type {string} */ mode) => (mode === "llama" && llama ? llama.url : `${UP}/${mode}`);
+/**
+ * @param {string} name
+ * @param {string} group
+ * @param {BenchPath["url"]} url
+ * @param {BenchPath["headers"]} [headers]
+ */
 const add = (name, group, url, headers = () => ({})) => paths.push({ name, group, url, headers });
 
 try {
@@ -81,13 +113,13 @@ try {
   add("pass-through gathering in JS, Miniflare", "floor-gather-mf", (m) => `${pgather.url}/gather/${m === "llama" ? "llama" : m}/v1/chat/completions`);
   const smf = await started("Switchyard (Miniflare)", miniflareSwitchyard(build.script, syVars));
   add("Switchyard, Miniflare", "sy-mf", () => `${smf.url}/v1/chat/completions`);
-  if (!flag("no-diagnostic")) {
+  if (!flags["no-diagnostic"]) {
     // Diagnostic: the same Worker without the HEALTH_HUB binding, so no health snapshot is read and
     // no health report is sent (Durable Object calls, batched to about one a second per isolate).
     const snh = await started("Switchyard without HealthHub (Miniflare)", miniflareSwitchyard(build.script, syVars, ["HEALTH_HUB"]));
     add("Switchyard without HEALTH_HUB (diagnostic), Miniflare", "sy-nohealth-mf", () => `${snh.url}/v1/chat/completions`);
   }
-  if (!flag("no-dev")) {
+  if (!flags["no-dev"]) {
     const pdev = await started("pass-through (wrangler dev)", devPassthrough(build, ptVars));
     add("pass-through, wrangler dev", "floor-dev", (m) => `${pdev.url}/${m === "llama" ? "llama" : m}/v1/chat/completions`);
     const sdev = await started("Switchyard (wrangler dev)", devSwitchyard(build, syVars));
@@ -96,7 +128,12 @@ try {
   const pk = await started("Portkey gateway (Node)", startPortkey());
   add("Portkey gateway, Node", "portkey", () => `${pk.url}/v1/chat/completions`, (m) => ({ "x-portkey-provider": "openai", "x-portkey-custom-host": `${base(m)}/v1`, authorization: "Bearer bench" }));
 
-  const results = { machine, rounds: ROUNDS, llamaRounds: LLAMA_ROUNDS, paths: paths.map((p) => p.name), bundle: { bytes: build.bytes, gzipBytes: build.gzipBytes } };
+  /**
+   * @param {BenchPath} p
+   * @param {string} mode
+   * @param {Record<string, unknown>} body
+   * @param {{ frames?: boolean, timeoutMs?: number }} [o]
+   */
   const call = (p, mode, body, o = {}) => post(p.url(mode), { model: mode, ...body }, { headers: p.headers(mode), ...o });
   // A new order every round (seeded): with a fixed cyclic order each path always followed the same
   // one, and when paths shared a process, the one after its sibling always found it just woken.
@@ -110,7 +147,13 @@ try {
     }
     return order;
   };
+  /** @type {Record<string, number>} */
   const errors = {};
+  /**
+   * @param {BenchPath} p
+   * @param {Awaited<ReturnType<typeof post>>} res
+   * @param {string} what
+   */
   const check = (p, res, what) => {
     if (res.status === 200 && res.done) return true;
     const k = `${p.name} ${what}`;
@@ -120,7 +163,13 @@ try {
   };
 
   // 1. Added latency: non-stream (whole body) and stream (first frame carrying a token), round-robin per request.
+  /**
+   * @param {string} mode
+   * @param {number} rounds
+   * @param {Record<string, unknown>} extra
+   */
   const latency = async (mode, rounds, extra) => {
+    /** @type {import("./overhead/report.mjs").LatencySets} */
     const out = Object.fromEntries(paths.map((p) => [p.name, { json: [], first: [] }]));
     for (let r = -5; r < rounds; r++) {
       for (const p of shuffled()) {
@@ -135,10 +184,11 @@ try {
     return out;
   };
   log(`latency, fast upstream: ${ROUNDS} rounds × ${paths.length} paths`);
-  results.fast = await latency("fast", ROUNDS, {});
+  const fast = await latency("fast", ROUNDS, {});
+  let llamaLatency;
   if (llama) {
     log(`latency, llama-server: ${LLAMA_ROUNDS} rounds × ${paths.length} paths`);
-    results.llama = await latency("llama", LLAMA_ROUNDS, { max_tokens: 4, temperature: 0 });
+    llamaLatency = await latency("llama", LLAMA_ROUNDS, { max_tokens: 4, temperature: 0 });
   }
 
   // 2. Paced stream: 40 frames 5 ms apart; per-frame delay after the upstream's write, and the gaps.
@@ -146,25 +196,27 @@ try {
   log(`paced stream: ${PACED} rounds × 40 frames`);
   // spread: each gap at the client minus the same two frames' gap at the upstream (the change in
   // one frame's delay from the frame before), so the upstream's own timer jitter cancels out.
-  results.paced = Object.fromEntries(paths.map((p) => [p.name, { delay: [], gap: [], spread: [] }]));
+  /** @type {import("./overhead/report.mjs").Results["paced"]} */
+  const paced = Object.fromEntries(paths.map((p) => [p.name, { delay: [], gap: [], spread: [] }]));
   for (let r = -1; r < PACED; r++) {
     for (const p of shuffled()) {
       const key = `${p.group}-${r}`;
       const res = await call(p, "paced-5", { stream: true, max_tokens: 40, messages: [{ role: "user", content: key }] }, { frames: true });
       if (!check(p, res, "paced") || r < 0) continue;
+      /** @type {{ at: number, delay: number } | null} */
       let prev = null;
-      let prevDelay = null;
       for (const [at, text] of res.frames) {
         const m = /tok(\d+) /.exec(text);
         if (!m) continue;
-        const delay = at - up.sentAt.get(`${key}:${m[1]}`);
-        results.paced[p.name].delay.push(delay);
+        const sent = up.sentAt.get(`${key}:${m[1]}`);
+        if (sent === undefined) throw new Error(`${p.name}: frame tok${m[1]} of ${key} was never sent by the upstream`);
+        const delay = at - sent;
+        paced[p.name].delay.push(delay);
         if (prev !== null) {
-          results.paced[p.name].gap.push(at - prev);
-          results.paced[p.name].spread.push(delay - prevDelay);
+          paced[p.name].gap.push(at - prev.at);
+          paced[p.name].spread.push(delay - prev.delay);
         }
-        prev = at;
-        prevDelay = delay;
+        prev = { at, delay };
       }
     }
   }
@@ -172,44 +224,61 @@ try {
   // 3. Frames per second from an upstream that streams 1,000 frames as fast as it can.
   const FLOOD = QUICK ? 3 : 8;
   log(`flood: ${FLOOD} rounds × 1,000 frames, with and without tools`);
-  results.flood = Object.fromEntries(paths.map((p) => [p.name, { plain: [], tools: [] }]));
+  /** @type {import("./overhead/report.mjs").Results["flood"]} */
+  const flood = Object.fromEntries(paths.map((p) => [p.name, { plain: [], tools: [] }]));
   for (let r = -1; r < FLOOD; r++) {
     for (const tools of [false, true]) {
       for (const p of shuffled()) {
         const res = await call(p, "flood-1000", { stream: true, messages: [{ role: "user", content: "go" }], ...(tools ? { tools: TOOLS } : {}) });
-        if (check(p, res, tools ? "flood with tools" : "flood") && r >= 0) results.flood[p.name][tools ? "tools" : "plain"].push(1004 / ((res.end - res.t0) / 1000));
+        if (check(p, res, tools ? "flood with tools" : "flood") && r >= 0) flood[p.name][tools ? "tools" : "plain"].push(1004 / ((res.end - res.t0) / 1000));
       }
     }
   }
 
   // 4. Concurrent streams: all at once, one path at a time (rotating), each level.
-  results.concurrency = {};
+  /** @type {import("./overhead/report.mjs").Results["concurrency"]} */
+  const concurrency = {};
   for (const n of QUICK ? [1, 10, 100] : [1, 10, 100, 1000]) {
     log(`concurrency ${n}`);
-    results.concurrency[n] = {};
+    concurrency[n] = {};
     for (const p of shuffled()) {
       const all = await Promise.all(Array.from({ length: n }, (_, i) => call(p, "fast", { stream: true, messages: [{ role: "user", content: `c${i}` }] }, { timeoutMs: 30_000 })));
       const ok = all.filter((res) => res.status === 200 && res.done);
-      results.concurrency[n][p.name] = { errors: all.length - ok.length, total: all.length, latency: ok.map((res) => res.end - res.t0) };
-      if (ok.length < all.length) log(`  ${p.name}: ${all.length - ok.length} errors, e.g. ${all.find((res) => !(res.status === 200 && res.done)).status} ${all.find((res) => !(res.status === 200 && res.done)).text.slice(0, 200)}`);
+      concurrency[n][p.name] = { errors: all.length - ok.length, total: all.length, latency: ok.map((res) => res.end - res.t0) };
+      const failed = all.find((res) => !(res.status === 200 && res.done));
+      if (failed) log(`  ${p.name}: ${all.length - ok.length} errors, e.g. ${failed.status} ${failed.text.slice(0, 200)}`);
       agent.destroy();
     }
   }
-  results.errors = errors;
 
   // 5. CPU of the pipeline in Node.
   // In fresh Node processes, so the collector is not also sweeping this run's own samples; five
   // of them, each workload's median run kept.
   log("pipeline CPU in Node (5 fresh processes)");
-  results.pipeline = pipelineMedian(
+  const pipeline = pipelineMedian(
     Array.from({ length: 5 }, () => JSON.parse(execFileSync(process.execPath, [join(ROOT, "bench/overhead/pipeline.mjs"), "--runs", String(QUICK ? 50 : 200)], { encoding: "utf8", maxBuffer: 1 << 24 }))),
   );
-  results.machine.loadEnd = loadavg().map((x) => x.toFixed(2)).join(" ");
-  results.portkey = portkeyVersions();
-  results.command = `npm run bench${argv.length ? ` -- ${argv.join(" ")}` : ""}`;
+  const loadEnd = loadavg().map((x) => x.toFixed(2)).join(" ");
+  /** @type {import("./overhead/report.mjs").Results} */
+  const results = {
+    machine: { ...machine, loadEnd },
+    rounds: ROUNDS,
+    llamaRounds: LLAMA_ROUNDS,
+    paths: paths.map((p) => p.name),
+    bundle: { bytes: build.bytes, gzipBytes: build.gzipBytes },
+    fast,
+    ...(llamaLatency ? { llama: llamaLatency } : {}),
+    paced,
+    flood,
+    concurrency,
+    errors,
+    pipeline,
+    portkey: portkeyVersions(),
+    command: `npm run bench${argv.length ? ` -- ${argv.join(" ")}` : ""}`,
+  };
 
-  if (opt("json", null)) writeFileSync(opt("json"), JSON.stringify(results, (k, v) => (Array.isArray(v) && typeof v[0] === "number" && v.length > 20 ? summary(v) : v), 2));
-  const md = writeReport(results, flag("no-write") ? null : join(ROOT, "docs/benchmarks.md"));
+  if (flags.json) writeFileSync(flags.json, JSON.stringify(results, (k, v) => (Array.isArray(v) && typeof v[0] === "number" && v.length > 20 ? summary(v) : v), 2));
+  const md = writeReport(results, flags["no-write"] ? null : join(ROOT, "docs/benchmarks.md"));
   console.log(md);
 } finally {
   agent.destroy();
@@ -219,6 +288,7 @@ try {
   build.cleanup();
 }
 
+/** @param {number[]} xs */
 function summary(xs) {
   return { n: xs.length, p50: pct(xs, 50), p99: pct(xs, 99) };
 }

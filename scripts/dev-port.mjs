@@ -3,7 +3,13 @@
 // and the launcher would otherwise still print 8787 (someone else's server).
 import { connect, createServer } from "node:net";
 
-/** Whether something already holds `port`: it cannot be bound on `bindHost`, or a server answers on `linkHost`. */
+/**
+ * Whether something already holds `port`: it cannot be bound on `bindHost`, or a server answers on `linkHost`.
+ * @param {number} port
+ * @param {string} bindHost an address, or "*" for every one
+ * @param {string} [linkHost]
+ * @returns {Promise<boolean>}
+ */
 export async function portInUse(port, bindHost, linkHost = bindHost) {
   const bindable = await new Promise((resolve) => {
     const server = createServer();
@@ -13,7 +19,7 @@ export async function portInUse(port, bindHost, linkHost = bindHost) {
   if (!bindable) return true;
   return new Promise((resolve) => {
     const socket = connect({ port, host: linkHost });
-    const done = (answered) => {
+    const done = (/** @type {boolean} */ answered) => {
       socket.destroy();
       resolve(answered);
     };
@@ -23,14 +29,21 @@ export async function portInUse(port, bindHost, linkHost = bindHost) {
   });
 }
 
-/** The first free port of `from`…`from + count - 1` (wrangler's own search: 8787 and the next ten), else any free one. */
+/**
+ * The first free port of `from`…`from + count - 1` (wrangler's own search: 8787 and the next ten), else any free one.
+ * @param {number} from
+ * @param {number} count
+ * @param {string} bindHost
+ * @param {string} [linkHost]
+ * @returns {Promise<number>}
+ */
 export async function firstFreePort(from, count, bindHost, linkHost) {
   for (let port = from; port < from + count; port++) if (!(await portInUse(port, bindHost, linkHost))) return port;
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
     server.listen({ port: 0, host: bindHost === "*" ? "0.0.0.0" : bindHost }, () => {
-      const { port } = server.address();
+      const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
       server.close(() => resolve(port));
     });
   });

@@ -9,12 +9,14 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 
-const falsy = (v) => v !== undefined && /^(false|0|no)$/i.test(v);
+const falsy = (/** @type {string | undefined} */ v) => v !== undefined && /^(false|0|no)$/i.test(v);
 
 /**
  * `secrets` (names to values) as an env file for wrangler dev, given what it would load by itself.
  * Returns the file's text, the `--env-file` paths to pass before it (absolute), and environment
  * variables for wrangler that keep its loading rules as they were.
+ * @param {{ configDir: string, env?: string, envFiles?: string[], secrets: Record<string, string>, processEnv?: NodeJS.ProcessEnv }} options
+ * @returns {{ text: string, before: string[], wranglerEnv: Record<string, string> }}
  */
 export function devSecretsPlan({ configDir, env, envFiles = [], secrets, processEnv = process.env }) {
   const lines = Object.entries(secrets).map(([k, v]) => {
@@ -37,7 +39,11 @@ export function devSecretsPlan({ configDir, env, envFiles = [], secrets, process
   return { text: ours, before: defaults.filter((p) => existsSync(p)), wranglerEnv: {} };
 }
 
-/** Writes `text` to a new file at `path` with mode 600 (refusing an existing one); removed by `remove()`. */
+/**
+ * Writes `text` to a new file at `path` with mode 600 (refusing an existing one); removed by `remove()`.
+ * @param {string} path
+ * @param {string} text
+ */
 export function writeOwnerOnly(path, text) {
   mkdirSync(dirname(path), { recursive: true });
   rmSync(path, { force: true });

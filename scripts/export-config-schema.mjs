@@ -2,6 +2,7 @@
 // Writes docs/config.schema.json from the one zod schema the Worker and the launcher validate with.
 // `--check` fails if the committed file is stale (run by the tests).
 import { readFileSync, writeFileSync } from "node:fs";
+import { parseArgs } from "node:util";
 import * as z from "zod/mini";
 import { ConfigSchema } from "../src/config/config-schema.ts";
 
@@ -12,7 +13,8 @@ const schema = {
 };
 const text = JSON.stringify(schema, null, 2) + "\n";
 const path = new URL("../docs/config.schema.json", import.meta.url);
-if (process.argv.includes("--check")) {
+const { values: flags } = parseArgs({ options: { check: { type: "boolean" } } });
+if (flags.check) {
   let current = "";
   try {
     current = readFileSync(path, "utf8");

@@ -13,6 +13,13 @@
 // tensor data, each tensor padded to the alignment. All little-endian.
 import { closeSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import { createHash } from "node:crypto";
+import { parseArgs } from "node:util";
+
+/**
+ * A KV pair's value: one scalar of `type`, or (type ARRAY) a list of `itemType` scalars.
+ * @typedef {string | number | bigint | boolean} GgufScalar
+ * @typedef {{ type: number, value: GgufScalar, itemType?: undefined } | { type: number, itemType: number, value: GgufScalar[] }} GgufValue
+ */
 
 /** Bump when the generated model's bytes change, so cached models are regenerated. */
 export const GGUF_WRITER_VERSION = 1;
@@ -28,24 +35,28 @@ export const GGUF_TYPE = Object.freeze({
 
 /** ggml_type (tensor element types) this module can write. */
 export const GGML_TYPE = Object.freeze({ F32: 0, F16: 1 });
+/** @type {Record<number, number>} */
 const GGML_TYPE_SIZE = { [GGML_TYPE.F32]: 4, [GGML_TYPE.F16]: 2 };
 
+/** @type {Record<number, number>} */
 const SCALAR_SIZE = {
   [GGUF_TYPE.UINT8]: 1, [GGUF_TYPE.INT8]: 1, [GGUF_TYPE.UINT16]: 2, [GGUF_TYPE.INT16]: 2,
   [GGUF_TYPE.UINT32]: 4, [GGUF_TYPE.INT32]: 4, [GGUF_TYPE.FLOAT32]: 4, [GGUF_TYPE.BOOL]: 1,
   [GGUF_TYPE.UINT64]: 8, [GGUF_TYPE.INT64]: 8, [GGUF_TYPE.FLOAT64]: 8,
 };
 
-const pad = (n, align) => Math.ceil(n / align) * align;
+const pad = (/** @type {number} */ n, /** @type {number} */ align) => Math.ceil(n / align) * align;
 
 // ---------------------------------------------------------------------------------------------
 // Reading
 
 class Reader {
+  /** @param {Buffer} buf */
   constructor(buf) {
     this.buf = buf;
     this.pos = 0;
   }
+  /** @param {number} n */
   need(n) {
     if (this.pos + n > this.buf.length) throw new Error(`GGUF: unexpected end of data at byte ${this.pos}`);
   }
@@ -65,6 +76,10 @@ class Reader {
     this.pos += n;
     return s;
   }
+  /**
+   * @param {number} type
+   * @returns {GgufScalar}
+   */
   scalar(type) {
     const b = this.buf;
     const size = SCALAR_SIZE[type];
@@ -86,7 +101,12 @@ class Reader {
       case GGUF_TYPE.INT64: return b.readBigInt64LE(p);
       case GGUF_TYPE.FLOAT64: return b.readDoubleLE(p);
     }
+    throw new Error(`GGUF: unknown value type ${type} at byte ${p}`);
   }
+  /**
+   * @param {number} type
+   * @returns {GgufValue}
+   */
   value(type) {
     if (type !== GGUF_TYPE.ARRAY) return { type, value: this.scalar(type) };
     const itemType = this.u32();
@@ -114,6 +134,7 @@ export function readGguf(src) {
   if (version !== 2 && version !== 3) throw new Error(`GGUF: unsupported version ${version}`);
   const nTensors = r.u64();
   const nKv = r.u64();
+  /** @type {Map<string, GgufValue>} */
   const kv = new Map();
   for (let i = 0; i < nKv; i++) {
     const key = r.string();
@@ -131,12 +152,15 @@ export function readGguf(src) {
     const offset = r.u64();
     tensors.push({ name, dims, type, offset });
   }
-  const alignment = kv.get("general.alignment")?.value ?? GGUF_DEFAULT_ALIGNMENT;
+  const alignment = Number(kv.get("general.alignment")?.value ?? GGUF_DEFAULT_ALIGNMENT);
   const dataOffset = nTensors > 0 ? pad(r.pos, alignment) : r.pos;
   return { version, alignment, kv, tensors, dataOffset, size: buf.length };
 }
 
-/** Plain `{key: value}` view of a KV map (arrays become JS arrays). */
+/**
+ * Plain `{key: value}` view of a KV map (arrays become JS arrays).
+ * @param {Map<string, GgufValue>} kv
+ */
 export function kvToObject(kv) {
   return Object.fromEntries([...kv].map(([k, v]) => [k, v.value]));
 }
@@ -145,50 +169,68 @@ export function kvToObject(kv) {
 // Writing
 
 /** Convenience constructors for typed KV values. */
-export const kvString = (value) => ({ type: GGUF_TYPE.STRING, value: String(value) });
-export const kvU32 = (value) => ({ type: GGUF_TYPE.UINT32, value });
-export const kvI32 = (value) => ({ type: GGUF_TYPE.INT32, value });
-export const kvF32 = (value) => ({ type: GGUF_TYPE.FLOAT32, value });
-export const kvBool = (value) => ({ type: GGUF_TYPE.BOOL, value: !!value });
-export const kvArray = (itemType, value) => ({ type: GGUF_TYPE.ARRAY, itemType, value });
+export const kvString = (/** @type {string | number} */ value) => ({ type: GGUF_TYPE.STRING, value: String(value) });
+export const kvU32 = (/** @type {number} */ value) => ({ type: GGUF_TYPE.UINT32, value });
+export const kvI32 = (/** @type {number} */ value) => ({ type: GGUF_TYPE.INT32, value });
+export const kvF32 = (/** @type {number} */ value) => ({ type: GGUF_TYPE.FLOAT32, value });
+export const kvBool = (/** @type {unknown} */ value) => ({ type: GGUF_TYPE.BOOL, value: !!value });
+export const kvArray = (/** @type {number} */ itemType, /** @type {GgufScalar[]} */ value) => ({ type: GGUF_TYPE.ARRAY, itemType, value });
 
+/**
+ * @param {Buffer} b
+ * @param {number} p
+ * @param {number} type a numeric or BOOL type (a number for each, but BOOL and the 64-bit ones, which also take a boolean or bigint)
+ * @param {GgufScalar} v
+ */
 function putScalar(b, p, type, v) {
+  const n = /** @type {number} */ (v);
   switch (type) {
-    case GGUF_TYPE.UINT8: b.writeUInt8(v, p); break;
-    case GGUF_TYPE.INT8: b.writeInt8(v, p); break;
-    case GGUF_TYPE.UINT16: b.writeUInt16LE(v, p); break;
-    case GGUF_TYPE.INT16: b.writeInt16LE(v, p); break;
-    case GGUF_TYPE.UINT32: b.writeUInt32LE(v, p); break;
-    case GGUF_TYPE.INT32: b.writeInt32LE(v, p); break;
-    case GGUF_TYPE.FLOAT32: b.writeFloatLE(v, p); break;
+    case GGUF_TYPE.UINT8: b.writeUInt8(n, p); break;
+    case GGUF_TYPE.INT8: b.writeInt8(n, p); break;
+    case GGUF_TYPE.UINT16: b.writeUInt16LE(n, p); break;
+    case GGUF_TYPE.INT16: b.writeInt16LE(n, p); break;
+    case GGUF_TYPE.UINT32: b.writeUInt32LE(n, p); break;
+    case GGUF_TYPE.INT32: b.writeInt32LE(n, p); break;
+    case GGUF_TYPE.FLOAT32: b.writeFloatLE(n, p); break;
     case GGUF_TYPE.BOOL: b.writeUInt8(v ? 1 : 0, p); break;
-    case GGUF_TYPE.UINT64: b.writeBigUInt64LE(BigInt(v), p); break;
-    case GGUF_TYPE.INT64: b.writeBigInt64LE(BigInt(v), p); break;
-    case GGUF_TYPE.FLOAT64: b.writeDoubleLE(v, p); break;
+    case GGUF_TYPE.UINT64: b.writeBigUInt64LE(BigInt(n), p); break;
+    case GGUF_TYPE.INT64: b.writeBigInt64LE(BigInt(n), p); break;
+    case GGUF_TYPE.FLOAT64: b.writeDoubleLE(n, p); break;
     default: throw new Error(`GGUF: unknown value type ${type}`);
   }
 }
 
 class Writer {
   constructor() {
+    /** @type {Buffer[]} */
     this.chunks = [];
     this.length = 0;
   }
+  /** @param {Buffer} b */
   push(b) { this.chunks.push(b); this.length += b.length; }
+  /** @param {number} v */
   u32(v) { const b = Buffer.alloc(4); b.writeUInt32LE(v); this.push(b); }
+  /** @param {number | bigint} v */
   u64(v) { const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); this.push(b); }
+  /** @param {string} s */
   string(s) { const b = Buffer.from(s, "utf8"); this.u64(b.length); this.push(b); }
+  /**
+   * @param {number} type
+   * @param {GgufScalar} v
+   */
   scalar(type, v) {
-    if (type === GGUF_TYPE.STRING) return this.string(v);
+    if (type === GGUF_TYPE.STRING) return this.string(String(v));
     const size = SCALAR_SIZE[type];
     if (size === undefined) throw new Error(`GGUF: unknown value type ${type}`);
     const b = Buffer.alloc(size);
     putScalar(b, 0, type, v);
     this.push(b);
   }
-  value({ type, value, itemType }) {
-    this.u32(type);
-    if (type !== GGUF_TYPE.ARRAY) return this.scalar(type, value);
+  /** @param {GgufValue} v */
+  value(v) {
+    this.u32(v.type);
+    if (v.itemType === undefined) return this.scalar(v.type, v.value);
+    const { itemType, value } = v;
     this.u32(itemType);
     this.u64(value.length);
     const size = SCALAR_SIZE[itemType];
@@ -207,7 +249,7 @@ class Writer {
 /**
  * Writes a GGUF v3 file atomically (temp file + rename).
  * @param {string} outPath
- * @param {{ kv: Iterable<[string, {type:number, value:any, itemType?:number}]>,
+ * @param {{ kv: Iterable<[string, GgufValue]>,
  *           tensors: Array<{ name: string, dims: number[], type: number, data: Buffer }>,
  *           alignment?: number }} spec  dims in GGUF order (ne0 first)
  * @returns {{ bytes: number, sha256: string }}
@@ -219,7 +261,7 @@ export function writeGguf(outPath, { kv, tensors, alignment = GGUF_DEFAULT_ALIGN
     if (keys.has(k)) throw new Error(`GGUF: duplicate key ${k}`);
     keys.add(k);
   }
-  const align = entries.find(([k]) => k === "general.alignment")?.[1].value ?? alignment;
+  const align = Number(entries.find(([k]) => k === "general.alignment")?.[1].value ?? alignment);
   const h = new Writer();
   h.push(Buffer.from(GGUF_MAGIC, "latin1"));
   h.u32(3);
@@ -249,7 +291,7 @@ export function writeGguf(outPath, { kv, tensors, alignment = GGUF_DEFAULT_ALIGN
   const fd = openSync(tmp, "w");
   const hash = createHash("sha256");
   let written = 0;
-  const put = (b) => {
+  const put = (/** @type {Buffer} */ b) => {
     hash.update(b);
     let off = 0;
     while (off < b.length) off += writeSync(fd, b, off, b.length - off);
@@ -275,7 +317,10 @@ export function writeGguf(outPath, { kv, tensors, alignment = GGUF_DEFAULT_ALIGN
 // ---------------------------------------------------------------------------------------------
 // Tiny random llama model
 
-/** Deterministic PRNG (mulberry32), uniform in [0, 1). */
+/**
+ * Deterministic PRNG (mulberry32), uniform in [0, 1).
+ * @param {number} seed
+ */
 function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
@@ -289,10 +334,13 @@ function mulberry32(seed) {
 
 const f32buf = new Float32Array(1);
 const u32buf = new Uint32Array(f32buf.buffer);
-/** IEEE half from a JS number (round to nearest even; enough for small random weights). */
+/**
+ * IEEE half from a JS number (round to nearest even; enough for small random weights).
+ * @param {number} x
+ */
 export function toHalf(x) {
   f32buf[0] = x;
-  const bits = u32buf[0];
+  const bits = /** @type {number} */ (u32buf[0]);
   const sign = (bits >>> 16) & 0x8000;
   const exp = (bits >>> 23) & 0xff;
   let mant = bits & 0x7fffff;
@@ -315,7 +363,13 @@ export function toHalf(x) {
   return sign | half;
 }
 
-/** Tensor of `n` uniform values in [-scale, scale), F16 or F32. */
+/**
+ * Tensor of `n` uniform values in [-scale, scale), F16 or F32.
+ * @param {() => number} rand
+ * @param {number} n
+ * @param {number} scale
+ * @param {number} type
+ */
 function randomTensor(rand, n, scale, type) {
   if (type === GGML_TYPE.F16) {
     const a = new Uint16Array(n);
@@ -327,6 +381,10 @@ function randomTensor(rand, n, scale, type) {
   return Buffer.from(a.buffer);
 }
 
+/**
+ * @param {number} n
+ * @param {number} value
+ */
 function constTensor(n, value) {
   return Buffer.from(new Float32Array(n).fill(value).buffer);
 }
@@ -342,16 +400,20 @@ export const TINY_LLAMA_HPARAMS = Object.freeze({
   rope_freq_base: 10000,
 });
 
-/** Token ids that end generation (eos, eot, eom and every CONTROL token named like an end marker). */
-function endOfGenerationIds(vocabKv) {
+/**
+ * Token ids that end generation (eos, eot, eom and every CONTROL token named like an end marker).
+ * @param {Map<string, GgufValue>} vocabKv
+ * @param {GgufScalar[]} tokens its tokenizer.ggml.tokens
+ */
+function endOfGenerationIds(vocabKv, tokens) {
+  /** @type {Set<number>} */
   const ids = new Set();
   for (const k of ["tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"]) {
     const v = vocabKv.get(k)?.value;
     if (typeof v === "number") ids.add(v);
   }
-  const tokens = vocabKv.get("tokenizer.ggml.tokens").value;
   for (let i = 0; i < tokens.length; i++) {
-    if (/^<\|(endoftext|im_end|eot_id|end_of_text|end)\|>$/.test(tokens[i])) ids.add(i);
+    if (/^<\|(endoftext|im_end|eot_id|end_of_text|end)\|>$/.test(String(tokens[i]))) ids.add(i);
   }
   return [...ids].sort((a, b) => a - b);
 }
@@ -378,10 +440,11 @@ export function writeTinyLlamaModel({ vocabPath, templatePath, outPath, seed = 1
 
   const vocab = readGguf(vocabPath);
   const tokens = vocab.kv.get("tokenizer.ggml.tokens")?.value;
-  if (!tokens) throw new Error(`${vocabPath} has no tokenizer.ggml.tokens`);
+  if (!Array.isArray(tokens)) throw new Error(`${vocabPath} has no tokenizer.ggml.tokens`);
   const nVocab = tokens.length;
 
-  let chatTemplate = vocab.kv.get("tokenizer.chat_template")?.value;
+  const fromVocab = vocab.kv.get("tokenizer.chat_template")?.value;
+  let chatTemplate = typeof fromVocab === "string" ? fromVocab : undefined;
   let templateSource = "vocab";
   if (templatePath) {
     chatTemplate = readFileSync(templatePath, "utf8");
@@ -389,6 +452,7 @@ export function writeTinyLlamaModel({ vocabPath, templatePath, outPath, seed = 1
   }
   if (!chatTemplate) throw new Error(`${vocabPath} has no tokenizer.chat_template; pass templatePath`);
 
+  /** @type {Map<string, GgufValue>} */
   const kv = new Map();
   kv.set("general.architecture", kvString("llama"));
   kv.set("general.type", kvString("model"));
@@ -414,17 +478,23 @@ export function writeTinyLlamaModel({ vocabPath, templatePath, outPath, seed = 1
   const F16 = GGML_TYPE.F16;
   const F32 = GGML_TYPE.F32;
   const nEmbdKv = headDim * hp.n_head_kv;
+  /** @type {Array<{ name: string, dims: number[], type: number, data: Buffer }>} */
   const tensors = [];
   // dims are GGUF order (ne0 first), as llama.cpp's create_tensor() calls spell them.
+  /**
+   * @param {string} tname
+   * @param {number} ne0
+   * @param {number} ne1
+   */
   const mat = (tname, ne0, ne1, scale = 1 / Math.sqrt(ne0)) =>
     tensors.push({ name: tname, dims: [ne0, ne1], type: F16, data: randomTensor(rand, ne0 * ne1, scale, F16) });
-  const norm = (tname) => tensors.push({ name: tname, dims: [hp.n_embd], type: F32, data: constTensor(hp.n_embd, 1) });
+  const norm = (/** @type {string} */ tname) => tensors.push({ name: tname, dims: [hp.n_embd], type: F32, data: constTensor(hp.n_embd, 1) });
 
   mat("token_embd.weight", hp.n_embd, nVocab, 1);
   norm("output_norm.weight");
   mat("output.weight", hp.n_embd, nVocab);
-  const eog = endOfGenerationIds(vocab.kv);
-  const output = tensors.at(-1).data;
+  const eog = endOfGenerationIds(vocab.kv, tokens);
+  const output = /** @type {(typeof tensors)[number]} */ (tensors.at(-1)).data;
   for (const id of eog) output.fill(0, id * hp.n_embd * 2, (id + 1) * hp.n_embd * 2);
   for (let i = 0; i < hp.n_layer; i++) {
     norm(`blk.${i}.attn_norm.weight`);
@@ -453,12 +523,14 @@ export function writeTinyLlamaModel({ vocabPath, templatePath, outPath, seed = 1
 }
 
 // CLI: node scripts/gguf-writer.mjs dump FILE   (prints the KV pairs, arrays abbreviated, and tensors)
-if (import.meta.url === `file://${process.argv[1]}` && process.argv[2] === "dump") {
-  const g = readGguf(process.argv[3]);
+const [command, file] = import.meta.url === `file://${process.argv[1]}` ? parseArgs({ allowPositionals: true }).positionals : [];
+if (command === "dump") {
+  if (!file) throw new Error("usage: node scripts/gguf-writer.mjs dump FILE");
+  const g = readGguf(file);
   console.log(`GGUF v${g.version}, alignment ${g.alignment}, data at ${g.dataOffset}, ${g.size} bytes`);
   for (const [k, v] of g.kv) {
     let s;
-    if (v.type === GGUF_TYPE.ARRAY) {
+    if (v.itemType !== undefined) {
       s = `[${v.value.length} × type ${v.itemType}] ${JSON.stringify(v.value.slice(0, 5), (_, x) => (typeof x === "bigint" ? String(x) : x))}…`;
     } else {
       s = JSON.stringify(typeof v.value === "bigint" ? String(v.value) : v.value);

@@ -11,7 +11,7 @@ const dir = "test/agents";
 const installed = join(dir, "node_modules/.package-lock.json");
 const lock = join(dir, "package-lock.json");
 
-export function installAgentClients(log = (msg) => process.stderr.write(`[agents] ${msg}\n`)) {
+export function installAgentClients(log = (/** @type {string} */ msg) => process.stderr.write(`[agents] ${msg}\n`)) {
   const fresh = existsSync(installed) && statSync(installed).mtimeMs >= Math.max(statSync(lock).mtimeMs, statSync(join(dir, "package.json")).mtimeMs);
   if (fresh) return;
   log(`installing the agent clients in ${dir} (about 1.4 GB, once per lockfile change)…`);

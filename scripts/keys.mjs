@@ -6,6 +6,7 @@
 // Reads SWITCHYARD_URL (default http://127.0.0.1:8787) and SWITCHYARD_ADMIN_TOKEN. Against a local
 // `npm start`, the token the launcher generated (.wrangler/admin-token.<port>) is used when none is set.
 import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
 
 const USAGE = `usage: npm run keys -- <command> [options]
   create --name <name> --scopes chat,serve,admin [--models m1,m2] [--rpm N] [--concurrency N] [--tokens-per-day N]
@@ -15,33 +16,60 @@ const USAGE = `usage: npm run keys -- <command> [options]
 options: --json (machine-readable output)
 environment: SWITCHYARD_URL (default http://127.0.0.1:8787), SWITCHYARD_ADMIN_TOKEN`;
 
-function parseArgs(argv) {
-  const flags = {};
-  const positional = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a.startsWith("--")) {
-      const eq = a.indexOf("=");
-      const name = eq > 0 ? a.slice(2, eq) : a.slice(2);
-      if (name === "json" || name === "help") flags[name] = true;
-      else flags[name] = eq > 0 ? a.slice(eq + 1) : argv[++i];
-    } else positional.push(a);
+/**
+ * The admin API's wire shapes (publicRecord and summarize in src/routes/admin.ts).
+ * @typedef {{ rpm?: number, concurrency?: number, tokensPerDay?: number }} KeyLimits
+ * @typedef {{ id: string, name: string, scopes: string[], models: string[] | null, limits: KeyLimits, created_at: string, revoked_at: string | null }} PublicKey
+ * @typedef {{ day: string, model: string, backend: string, requests: number, prompt_tokens: number, completion_tokens: number, errors: number }} UsageRow
+ */
+
+/**
+ * The flags and positionals of `argv`; an unknown flag is refused with the usage.
+ * @param {string[]} argv
+ */
+function parseCommandLine(argv) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: "string" },
+        scopes: { type: "string" },
+        models: { type: "string" },
+        rpm: { type: "string" },
+        concurrency: { type: "string" },
+        "tokens-per-day": { type: "string" },
+        since: { type: "string" },
+        json: { type: "boolean" },
+        help: { type: "boolean" },
+      },
+    });
+  } catch (e) {
+    fail(`${e instanceof Error ? e.message : e}\n${USAGE}`);
   }
-  return { flags, positional };
 }
 
+/**
+ * @param {string} message
+ * @returns {never}
+ */
 function fail(message, code = 1) {
   process.stderr.write(`keys: ${message}\n`);
   process.exit(code);
 }
 
-function limit(flags, name) {
-  if (flags[name] === undefined) return undefined;
-  const n = Number(flags[name]);
+/**
+ * @param {string | undefined} value
+ * @param {string} name the flag's name
+ */
+function limit(value, name) {
+  if (value === undefined) return undefined;
+  const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) fail(`--${name} must be a positive integer`);
   return n;
 }
 
+/** @param {string} base */
 function adminToken(base) {
   if (process.env.SWITCHYARD_ADMIN_TOKEN) return process.env.SWITCHYARD_ADMIN_TOKEN;
   const url = new URL(base);
@@ -53,6 +81,16 @@ function adminToken(base) {
   fail("set SWITCHYARD_ADMIN_TOKEN to the deployment's ADMIN_TOKEN (or an admin key).");
 }
 
+/**
+ * The admin API's JSON answer (src/routes/admin.ts), or a sentence and exit.
+ * @template T
+ * @param {string} base
+ * @param {string} token
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @returns {Promise<T>}
+ */
 async function api(base, token, method, path, body) {
   let res;
   try {
@@ -62,9 +100,11 @@ async function api(base, token, method, path, body) {
       body: body ? JSON.stringify(body) : undefined,
     });
   } catch (e) {
-    fail(`could not reach ${base} (${e.cause?.code ?? e.message}). Is SWITCHYARD_URL right, and is the proxy running?`);
+    const { cause, message } = /** @type {Error & { cause?: { code?: string } }} */ (e);
+    fail(`could not reach ${base} (${cause?.code ?? message}). Is SWITCHYARD_URL right, and is the proxy running?`);
   }
   const text = await res.text();
+  /** @type {T & { error?: { message?: string, code?: string } }} */
   let json;
   try {
     json = JSON.parse(text);
@@ -75,14 +115,16 @@ async function api(base, token, method, path, body) {
   return json;
 }
 
+/** @param {Array<Array<string | number | null>>} rows a table, its header first */
 const pad = (rows) => {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows.map((r) => r.map((v, i) => String(v).padEnd(widths[i])).join("  ").trimEnd()).join("\n");
 };
+/** @param {KeyLimits} l */
 const limitsText = (l) => [l.rpm && `${l.rpm} rpm`, l.concurrency && `${l.concurrency} streams`, l.tokensPerDay && `${l.tokensPerDay} tokens/day`].filter(Boolean).join(", ") || "-";
 
 async function main() {
-  const { flags, positional } = parseArgs(process.argv.slice(2));
+  const { values: flags, positionals: positional } = parseCommandLine(process.argv.slice(2));
   const [command, arg] = positional;
   if (!command || flags.help) {
     process.stdout.write(USAGE + "\n");
@@ -90,15 +132,21 @@ async function main() {
   }
   const base = process.env.SWITCHYARD_URL || "http://127.0.0.1:8787";
   const token = adminToken(base);
+  /**
+   * @param {string} human
+   * @param {unknown} json what `--json` prints instead
+   */
   const out = (human, json) => process.stdout.write((flags.json ? JSON.stringify(json, null, 2) : human) + "\n");
 
   switch (command) {
     case "create": {
       if (!flags.name) fail("create needs --name");
+      const name = flags.name;
       const scopes = String(flags.scopes ?? "chat").split(",").map((s) => s.trim()).filter(Boolean);
       const models = flags.models ? String(flags.models).split(",").map((s) => s.trim()).filter(Boolean) : undefined;
-      const limits = { rpm: limit(flags, "rpm"), concurrency: limit(flags, "concurrency"), tokensPerDay: limit(flags, "tokens-per-day") };
-      const created = await api(base, token, "POST", "/v1/admin/keys", { name: flags.name, scopes, ...(models ? { models } : {}), limits: JSON.parse(JSON.stringify(limits)) });
+      const limits = { rpm: limit(flags.rpm, "rpm"), concurrency: limit(flags.concurrency, "concurrency"), tokensPerDay: limit(flags["tokens-per-day"], "tokens-per-day") };
+      /** @type {PublicKey & { key: string }} */
+      const created = await api(base, token, "POST", "/v1/admin/keys", { name, scopes, ...(models ? { models } : {}), limits: JSON.parse(JSON.stringify(limits)) });
       out(
         `created key ${created.id} "${created.name}" (${created.scopes.join(", ")})\n\n  ${created.key}\n\nThis is the only time the key is shown: hand it to ${created.name} now. Use it as Authorization: Bearer <key> (or x-api-key) against ${base}/v1.`,
         { id: created.id, key: created.key, name: created.name, scopes: created.scopes, models: created.models, limits: created.limits },
@@ -106,6 +154,7 @@ async function main() {
       return;
     }
     case "list": {
+      /** @type {{ data: PublicKey[] }} */
       const { data } = await api(base, token, "GET", "/v1/admin/keys");
       out(
         data.length
@@ -117,6 +166,7 @@ async function main() {
     }
     case "revoke": {
       if (!arg) fail("revoke needs a key id (npm run keys -- list shows them)");
+      /** @type {PublicKey} */
       const k = await api(base, token, "DELETE", `/v1/admin/keys/${encodeURIComponent(arg)}`);
       out(`revoked ${k.id} "${k.name}"`, k);
       return;
@@ -125,7 +175,9 @@ async function main() {
       const q = new URLSearchParams();
       if (arg) q.set("key", arg);
       if (flags.since) q.set("since", flags.since);
+      /** @type {{ data: Array<{ key: PublicKey, usage: UsageRow[] }> }} */
       const u = await api(base, token, "GET", `/v1/admin/usage${q.size ? `?${q}` : ""}`);
+      /** @type {Array<Array<string | number>>} */
       const rows = [["KEY", "DAY", "MODEL", "BACKEND", "REQUESTS", "PROMPT", "COMPLETION", "ERRORS"]];
       for (const d of u.data) for (const r of d.usage) rows.push([d.key.name, r.day, r.model, r.backend, r.requests, r.prompt_tokens, r.completion_tokens, r.errors]);
       out(rows.length > 1 ? pad(rows) : "no usage recorded yet", u.data);

@@ -23,8 +23,13 @@ import { homedir } from "node:os";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const outDir = join(here, "../test/fixtures/llama-chat");
-const log = (msg) => process.stderr.write(`[llama-chat-fixtures] ${msg}\n`);
+const log = (/** @type {string} */ msg) => process.stderr.write(`[llama-chat-fixtures] ${msg}\n`);
 
+/**
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {import("node:child_process").SpawnSyncOptions & { allowFailure?: boolean }} [opts]
+ */
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], ...opts });
   if (r.status !== 0 && !opts.allowFailure) {
@@ -118,6 +123,7 @@ const PATCHES = [
   ["// Fluent builder for PEG parser tests\n", `${DUMP_HELPER}\n// Fluent builder for PEG parser tests\n`],
 ];
 
+/** @param {string} src the llama.cpp checkout */
 function patchTestChat(src) {
   const file = join(src, "tests/test-chat.cpp");
   let text = readFileSync(file, "utf8");
@@ -165,6 +171,12 @@ export function buildTestChat() {
 
 // ---- export ----------------------------------------------------------------------------------------------
 
+/**
+ * One case as test-chat dumps it (the fields the export reads; the rest is written as is).
+ * @typedef {{ template: string, line: number, tools: Array<{ name: string }>, llama_pass?: boolean, id?: string }} DumpedCase
+ */
+
+/** @param {{ src: string, bin: string }} build */
 function exportCases({ src, bin }) {
   const dump = join(cacheRoot(), "cases.jsonl");
   rmSync(dump, { force: true });
@@ -179,15 +191,18 @@ function exportCases({ src, bin }) {
   if (!existsSync(dump)) {
     throw new Error(`test-chat wrote no cases (exit ${r.status}): ${String(r.stderr).slice(-2000)}`);
   }
+  /** @type {DumpedCase[]} */
   const cases = readFileSync(dump, "utf8").trim().split("\n").map((l) => JSON.parse(l));
-  const commit = readFileSync(join(cacheRoot(), "VERSION"), "utf8").match(/llama\.cpp (\w+)/)[1];
+  const commit = readFileSync(join(cacheRoot(), "VERSION"), "utf8").match(/llama\.cpp (\w+)/)?.[1];
+  if (!commit) throw new Error(`${join(cacheRoot(), "VERSION")} names no llama.cpp commit`);
 
   // One file per template, so a diff after an update shows which format moved. Tools are shared by name.
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
   // Tools are shared by key: the name, or `name#2`… when test-chat declares two different tools of one name.
+  /** @type {Record<string, { name: string }>} */
   const tools = {};
-  const keyOf = (t) => {
+  const keyOf = (/** @type {{ name: string }} */ t) => {
     const text = JSON.stringify(t);
     for (let n = 1; ; n++) {
       const key = n === 1 ? t.name : `${t.name}#${n}`;
@@ -195,14 +210,14 @@ function exportCases({ src, bin }) {
       if (JSON.stringify(tools[key]) === text) return key;
     }
   };
+  /** @type {Map<string, Array<Omit<DumpedCase, "tools"> & { tools: string[] }>>} */
   const byTemplate = new Map();
   for (const c of cases) {
     const name = basename(c.template).replace(/\.jinja$/, "");
-    if (!byTemplate.has(name)) {
-      byTemplate.set(name, []);
-    }
+    const list = byTemplate.get(name) ?? [];
+    byTemplate.set(name, list);
     const { tools: caseTools, ...rest } = c;
-    byTemplate.get(name).push({ ...rest, tools: caseTools.map(keyOf) });
+    list.push({ ...rest, tools: caseTools.map(keyOf) });
   }
   writeFileSync(join(outDir, "tools.json"), JSON.stringify(tools, null, 2) + "\n");
   for (const [name, list] of byTemplate) {

@@ -12,8 +12,13 @@ import { join } from "node:path";
 import { llamaCache, NODE_LLAMA_CPP_VERSION } from "./llama-cache.mjs";
 import { configureLlama, fetchLlamaSource } from "./llama-source.mjs";
 
-const log = (msg) => process.stderr.write(`[llama-server] ${msg}\n`);
+const log = (/** @type {string} */ msg) => process.stderr.write(`[llama-server] ${msg}\n`);
 
+/**
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {import("node:child_process").SpawnSyncOptions} [opts]
+ */
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], ...opts });
   if (r.status !== 0) {
@@ -21,6 +26,7 @@ function run(cmd, args, opts = {}) {
   }
 }
 
+/** @param {string} cmd */
 function has(cmd) {
   return spawnSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" }).status === 0;
 }

@@ -5,6 +5,11 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { NODE_LLAMA_CPP_VERSION } from "./llama-cache.mjs";
 
+/**
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {import("node:child_process").SpawnSyncOptions} [opts]
+ */
 function run(cmd, args, opts = {}) {
   const r = spawnSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"], ...opts });
   if (r.status !== 0) {
@@ -12,7 +17,11 @@ function run(cmd, args, opts = {}) {
   }
 }
 
-/** Packs node-llama-cpp (not installed), clones its bundle into `work/llama.cpp`; returns that path and the commit. */
+/**
+ * Packs node-llama-cpp (not installed), clones its bundle into `work/llama.cpp`; returns that path and the commit.
+ * @param {string} work
+ * @param {(msg: string) => void} [log]
+ */
 export function fetchLlamaSource(work, log = () => {}) {
   log(`fetching node-llama-cpp@${NODE_LLAMA_CPP_VERSION} (source only, not installed)…`);
   run("npm", ["pack", `node-llama-cpp@${NODE_LLAMA_CPP_VERSION}`, "--silent"], { cwd: work, stdio: ["ignore", "ignore", "inherit"] });
@@ -24,7 +33,10 @@ export function fetchLlamaSource(work, log = () => {}) {
   return { src, commit };
 }
 
-/** Configures a Release build of `src` with cmake: static, portable, no network code; tests only when asked. */
+/**
+ * Configures a Release build of `src` with cmake: static, portable, no network code; tests only when asked.
+ * @param {string} src
+ */
 export function configureLlama(src, { tests = false } = {}) {
   run("cmake", [
     "-S", src, "-B", join(src, "build"),

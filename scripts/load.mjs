@@ -17,29 +17,42 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileS
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createServer } from "node:http";
+import { parseArgs } from "node:util";
 import { startSwitchyard } from "../test/support/switchyard-dev.mjs";
 import { freePort, startLlamaServer } from "../test/support/llama-server.mjs";
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
-const upstreamKind = arg("upstream", "fake");
-const concurrency = Number(arg("concurrency", upstreamKind === "fake" ? 1000 : 16));
-const durationS = Number(arg("duration", 60));
-const tokens = Number(arg("tokens", 20));
-const gapMs = Number(arg("gap", 1500));
-const heartbeatMs = Number(arg("heartbeat", 2000));
-const rounds = Number(arg("rounds", 2));
-const log = (s) => console.log(s);
+const { values: flags } = parseArgs({
+  options: {
+    upstream: { type: "string", default: "fake" },
+    concurrency: { type: "string" },
+    duration: { type: "string", default: "60" },
+    tokens: { type: "string", default: "20" },
+    gap: { type: "string", default: "1500" },
+    heartbeat: { type: "string", default: "2000" },
+    rounds: { type: "string", default: "2" },
+    worker: { type: "string", default: "switchyard" },
+  },
+});
+const upstreamKind = flags.upstream;
+const concurrency = Number(flags.concurrency ?? (upstreamKind === "fake" ? 1000 : 16));
+const durationS = Number(flags.duration);
+const tokens = Number(flags.tokens);
+const gapMs = Number(flags.gap);
+const heartbeatMs = Number(flags.heartbeat);
+const rounds = Number(flags.rounds);
+const log = (/** @type {string} */ s) => console.log(s);
 
-// A fast fake llama-server: `tokens` content frames `gapMs` apart, finish, usage, [DONE]. No recording.
+/**
+ * A fast fake llama-server: `tokens` content frames `gapMs` apart, finish, usage, [DONE]. No recording.
+ * @returns {Promise<{ port: number, url: string, stop(): Promise<void> }>}
+ */
 function startFakeLlama() {
-  const frame = (delta, finish = null) => `data: ${JSON.stringify({ choices: [{ finish_reason: finish, index: 0, delta }], created: 1, id: "chatcmpl-load", model: "m", system_fingerprint: "fake", object: "chat.completion.chunk" })}\n\n`;
+  const frame = (/** @type {Record<string, unknown>} */ delta, /** @type {string | null} */ finish = null) => `data: ${JSON.stringify({ choices: [{ finish_reason: finish, index: 0, delta }], created: 1, id: "chatcmpl-load", model: "m", system_fingerprint: "fake", object: "chat.completion.chunk" })}\n\n`;
   const server = createServer(async (req, res) => {
-    if (req.method === "GET" && req.url.endsWith("/health")) return res.end('{"status":"ok"}');
-    if (req.method === "GET" && req.url.endsWith("/slots")) return res.end("[]");
-    if (req.method === "GET" && req.url.endsWith("/metrics")) return res.writeHead(501).end();
+    const path = req.url ?? "/";
+    if (req.method === "GET" && path.endsWith("/health")) return res.end('{"status":"ok"}');
+    if (req.method === "GET" && path.endsWith("/slots")) return res.end("[]");
+    if (req.method === "GET" && path.endsWith("/metrics")) return res.writeHead(501).end();
     if (req.method === "GET") return res.writeHead(404).end();
     for await (const _ of req);
     res.writeHead(200, { "content-type": "text/event-stream" });
@@ -57,13 +70,16 @@ function startFakeLlama() {
   server.keepAliveTimeout = 5000;
   return new Promise((resolve) =>
     server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      resolve({ port, url: `http://127.0.0.1:${port}`, stop: () => new Promise((r) => (server.closeAllConnections(), server.close(r))) });
+      const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
+      resolve({ port, url: `http://127.0.0.1:${port}`, stop: () => new Promise((r) => (server.closeAllConnections(), server.close(() => r()))) });
     }),
   );
 }
 
-/** workerd processes of the launcher's process group: fds and RSS. */
+/**
+ * workerd processes of the launcher's process group: fds and RSS.
+ * @param {number} pgid
+ */
 function workerdStats(pgid) {
   let fds = 0;
   let rssKb = 0;
@@ -80,7 +96,10 @@ function workerdStats(pgid) {
   return { processes: pids.length, fds, rssMb: Math.round(rssKb / 1024) };
 }
 
-/** Established TCP connections to the upstream port (both ends are on this machine: count one side). */
+/**
+ * Established TCP connections to the upstream port (both ends are on this machine: count one side).
+ * @param {number} port
+ */
 function upstreamSockets(port) {
   const out = execFileSync("ss", ["-Htn", "state", "established", `( dport = :${port} )`], { encoding: "utf8" });
   return out.split("\n").filter(Boolean).length;
@@ -98,8 +117,9 @@ const upstream = upstreamKind === "llama" ? await startLlamaServer({ parallel: 4
 // --worker passthrough: the same load through a bare pass-through Worker (bench/passthrough-worker)
 // under wrangler dev instead of Switchyard — the runtime's own memory and descriptor behaviour, to
 // compare Switchyard's against.
-const workerKind = arg("worker", "switchyard");
+const workerKind = flags.worker;
 let inspectorPort = await freePort();
+/** @type {{ url: string, port: number, logs(): string, stop(): Promise<void> }} */
 let proxy;
 if (workerKind === "passthrough") {
   const { devPassthrough } = await import("../bench/overhead/runtimes.mjs");
@@ -115,21 +135,26 @@ if (workerKind === "passthrough") {
  * JavaScript holds, as opposed to RSS, which also counts memory the allocator keeps for reuse.
  */
 // One inspector connection for the whole run: wrangler's proxy may not answer a second one.
-let inspector = null;
+let inspector = /** @type {{ ws: WebSocket, id: number } | null} */ (null);
 async function workerHeapMb() {
   if (!inspector) {
-    const [target] = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
+    const [target] = /** @type {Array<{ webSocketDebuggerUrl: string }>} */ (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json());
     // wrangler's inspector proxy wants an allowed Origin (a DevTools page's or a local one).
     const ws = new WebSocket(target.webSocketDebuggerUrl, { headers: { origin: "http://127.0.0.1" } });
     await new Promise((res, rej) => (ws.addEventListener("open", res), ws.addEventListener("error", rej)));
     inspector = { ws, id: 0 };
   }
-  const { ws } = inspector;
+  const session = inspector;
+  const { ws } = session;
   // The proxy can drop a message sent while it is still attaching to the runtime: ask again after 2 s.
+  /**
+   * @param {string} method
+   * @returns {Promise<{ usedSize?: number } | null>}
+   */
   const once = (method) =>
     new Promise((res) => {
-      const mine = ++inspector.id;
-      const on = (m) => {
+      const mine = ++session.id;
+      const on = (/** @type {MessageEvent} */ m) => {
         const d = JSON.parse(m.data);
         if (d.id === mine) (ws.removeEventListener("message", on), clearTimeout(timer), res(d.result));
       };
@@ -137,7 +162,7 @@ async function workerHeapMb() {
       ws.addEventListener("message", on);
       ws.send(JSON.stringify({ id: mine, method }));
     });
-  const call = async (method) => {
+  const call = async (/** @type {string} */ method) => {
     for (let i = 0; i < 5; i++) {
       const r = await once(method);
       if (r) return r;
@@ -147,17 +172,18 @@ async function workerHeapMb() {
   // The bare pass-through's inspector sometimes stops answering after a round: then no figure.
   if (!(await call("HeapProfiler.collectGarbage"))) return null;
   const usage = await call("Runtime.getHeapUsage");
-  return usage ? Math.round((usage.usedSize / 1048576) * 10) / 10 : null;
+  return usage?.usedSize !== undefined ? Math.round((usage.usedSize / 1048576) * 10) / 10 : null;
 }
 const pgid = Number(execFileSync("ps", ["-o", "pgid=", "-p", String(await launcherPid(proxy.port))], { encoding: "utf8" }).trim());
 
+/** @param {number} port */
 async function launcherPid(port) {
   // The process listening on the dev port is workerd; its process group is the launcher's.
   const out = execFileSync("ss", ["-Htlnp", `( sport = :${port} )`], { encoding: "utf8" });
   return Number(out.match(/pid=(\d+)/)?.[1]);
 }
 
-const grammar = (text) => `root ::= ${JSON.stringify(text)}`;
+const grammar = (/** @type {string} */ text) => `root ::= ${JSON.stringify(text)}`;
 const WANT = "Sustained load through Switchyard.";
 const body = JSON.stringify({
   model: "m",
@@ -166,7 +192,17 @@ const body = JSON.stringify({
   ...(upstreamKind === "llama" ? { grammar: grammar(WANT), temperature: 0, max_tokens: 64 } : {}),
 });
 
-const stats = { ok: 0, errors: 0, bytes: 0, latencies: [], firstByte: [], errorSamples: [] };
+const stats = {
+  ok: 0,
+  errors: 0,
+  bytes: 0,
+  /** @type {number[]} */
+  latencies: [],
+  /** @type {number[]} */
+  firstByte: [],
+  /** @type {string[]} */
+  errorSamples: [],
+};
 let inFlight = 0;
 let maxInFlight = 0;
 let deadline = Infinity;
@@ -177,6 +213,7 @@ async function one() {
   maxInFlight = Math.max(maxInFlight, inFlight);
   try {
     const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    if (!res.body) throw new Error(`HTTP ${res.status} without a body`);
     const reader = res.body.getReader();
     let text = "";
     let first = 0;
@@ -199,7 +236,7 @@ async function one() {
     stats.bytes += text.length;
   } catch (e) {
     stats.errors++;
-    if (stats.errorSamples.length < 5) stats.errorSamples.push(String(e?.cause ?? e));
+    if (stats.errorSamples.length < 5) stats.errorSamples.push(String((e instanceof Error && e.cause) || e));
   } finally {
     inFlight--;
   }
@@ -209,6 +246,10 @@ async function worker() {
   for (let i = 0; i < 100_000 && Date.now() < deadline; i++) await one();
 }
 
+/**
+ * @param {number[]} xs
+ * @param {number} p
+ */
 const pct = (xs, p) => {
   if (!xs.length) return 0;
   const s = [...xs].sort((a, b) => a - b);
@@ -225,10 +266,15 @@ await new Promise((r) => setTimeout(r, 2000));
 const baseline = { ...workerdStats(pgid), sockets: upstreamSockets(upstream.port), heapMb: await workerHeapMb() };
 log(`# load: ${concurrency} concurrent streams for ${durationS} s through ${workerKind === "passthrough" ? "a bare pass-through Worker under " : ""}wrangler dev to ${upstreamKind === "llama" ? "llama-server (-np 4)" : `a fake upstream (${tokens} tokens, ${gapMs} ms apart)`}`);
 log(`# baseline: workerd processes ${baseline.processes}, fds ${baseline.fds}, rss ${baseline.rssMb} MB, Worker heap after GC ${baseline.heapMb} MB, upstream sockets ${baseline.sockets}`);
-/** More fds or upstream sockets than the baseline allows (a few come and go with the runtime's own work). */
+/**
+ * More fds or upstream sockets than the baseline allows (a few come and go with the runtime's own work).
+ * @param {{ fds: number, sockets: number }} base
+ * @param {{ fds: number, sockets: number }} now
+ */
 function leakedFrom(base, now) {
   return now.sockets > base.sockets + 5 || now.fds > base.fds + 50;
 }
+/** @type {Array<{ errors: number, after: ReturnType<typeof workerdStats> & { sockets: number, heapMb: number | null, settledS: number } } & Record<string, unknown>>} */
 const results = [];
 for (let round = 1; round <= rounds; round++) {
   stats.ok = 0;
@@ -236,6 +282,7 @@ for (let round = 1; round <= rounds; round++) {
   stats.latencies = [];
   stats.firstByte = [];
   maxInFlight = 0;
+  /** @type {Array<ReturnType<typeof workerdStats> & { t: number, inFlight: number, ok: number, errors: number, sockets: number }>} */
   const samples = [];
   deadline = Date.now() + durationS * 1000;
   const sampler = setInterval(() => {
@@ -272,7 +319,7 @@ for (let round = 1; round <= rounds; round++) {
   });
   log(JSON.stringify(results.at(-1)));
 }
-const after = results.at(-1).after;
+const after = /** @type {(typeof results)[number]} */ (results.at(-1)).after;
 const errors = results.reduce((a, r) => a + r.errors, 0);
 writeFileSync(join(tmpdir(), "switchyard-load-wrangler.log"), proxy.logs());
 if (stats.errorSamples.length) log(`# error samples:\n${stats.errorSamples.join("\n")}\n# wrangler dev's last output:\n${proxy.logs().slice(-3000)}`);

@@ -50,7 +50,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     process.stdout.write(makeTestModel({ log: (m) => process.stderr.write(`[test-model] ${m}\n`) }) + "\n");
   } catch (e) {
-    process.stderr.write(`[test-model] ${e.message}\n`);
+    process.stderr.write(`[test-model] ${e instanceof Error ? e.message : e}\n`);
     process.exit(1);
   }
 }

@@ -14,7 +14,7 @@ import { makeTestModel } from "./make-test-model.mjs";
 import { installAgentClients } from "./install-agent-clients.mjs";
 
 const started = Date.now();
-const log = (msg) => process.stderr.write(`[pretest] ${msg}\n`);
+const log = (/** @type {string} */ msg) => process.stderr.write(`[pretest] ${msg}\n`);
 
 try {
   const cache = llamaCache();
@@ -35,6 +35,6 @@ try {
   log(`llama-server: ${bin}`);
   log(`test model: ${model} (ready in ${Date.now() - started} ms)`);
 } catch (e) {
-  log(`failed: ${e.stack ?? e}`);
+  log(`failed: ${(e instanceof Error && e.stack) || e}`);
   process.exit(1);
 }

@@ -11,7 +11,16 @@ import { request as httpRequest } from "node:http";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { literalGrammar, startLlamaServer } from "../test/support/llama-server.mjs";
+
+/**
+ * @typedef {import("../test/support/llama-server.mjs").LlamaServer} LlamaServer
+ * @typedef {{ method: string, path: string, body?: unknown, raw?: string, headers?: Record<string, string> }} FixtureRequest
+ * @typedef {{ name: string, server?: ServerKind, request: FixtureRequest, headers?: Record<string, string>, reproduces: string }} Fixture
+ * @typedef {"main" | "small" | "auth" | "loading"} ServerKind
+ * @typedef {{ status: number | undefined, headers: import("node:http").IncomingHttpHeaders, body: Buffer }} RawResponse
+ */
 
 const DIR = join(dirname(fileURLToPath(import.meta.url)), "../test/fixtures/llama");
 /** Responses carry the alias instead of the model's local path. */
@@ -19,7 +28,7 @@ export const FIXTURE_MODEL_ALIAS = "switchyard-tiny";
 const ARGS = ["--alias", FIXTURE_MODEL_ALIAS];
 
 const USER = [{ role: "user", content: "Say the text." }];
-const literal = (text, extra = {}) => ({
+const literal = (/** @type {string} */ text, extra = {}) => ({
   messages: USER,
   grammar: literalGrammar(text),
   temperature: 0,
@@ -34,9 +43,17 @@ const WEATHER_TOOL = {
     parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
   },
 };
+/**
+ * @param {unknown} body
+ * @param {string} [raw] the body's exact bytes instead (malformed JSON)
+ * @returns {FixtureRequest}
+ */
 const chat = (body, raw) => ({ method: "POST", path: "/v1/chat/completions", body, raw });
 
-/** The recorded fixtures: which server, which request, what the recording reproduces. */
+/**
+ * The recorded fixtures: which server, which request, what the recording reproduces.
+ * @type {Fixture[]}
+ */
 export const RECORDED = [
   {
     name: "stream-plain-text",
@@ -138,7 +155,12 @@ export const RECORDED = [
   },
 ];
 
-/** One HTTP request with node:http, returning the raw body bytes. */
+/**
+ * One HTTP request with node:http, returning the raw body bytes.
+ * @param {string} base
+ * @param {FixtureRequest} request
+ * @returns {Promise<RawResponse>}
+ */
 export function rawRequest(base, { method, path, body, raw, headers = {} }) {
   const payload = raw ?? (body === undefined ? undefined : JSON.stringify(body));
   return new Promise((resolve, reject) => {
@@ -153,6 +175,7 @@ export function rawRequest(base, { method, path, body, raw, headers = {} }) {
         },
       },
       (res) => {
+        /** @type {Buffer[]} */
         const chunks = [];
         res.on("data", (c) => chunks.push(c));
         res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
@@ -165,11 +188,20 @@ export function rawRequest(base, { method, path, body, raw, headers = {} }) {
   });
 }
 
-/** The server's command line without machine-specific parts. */
+/**
+ * The server's command line without machine-specific parts.
+ * @param {LlamaServer} srv
+ */
 function serverFlags(srv) {
   return srv.argv.map((a, i, all) => (all[i - 1] === "-m" ? basename(a) : all[i - 1] === "--port" ? "<port>" : a));
 }
 
+/**
+ * @param {Fixture} fx
+ * @param {RawResponse} res
+ * @param {string} source
+ * @param {LlamaServer} srv
+ */
 function save(fx, res, source, srv) {
   const contentType = res.headers["content-type"] ?? "";
   const bodyFile = `${fx.name}${contentType.startsWith("text/event-stream") ? ".sse" : ".body.json"}`;
@@ -193,6 +225,7 @@ function save(fx, res, source, srv) {
   console.log(`${fx.name}: ${res.status} ${contentType} ${res.body.length} bytes → ${bodyFile}`);
 }
 
+/** @type {Record<ServerKind, Parameters<typeof startLlamaServer>[0]>} */
 const SERVER_ARGS = {
   main: { ctx: 2048, parallel: 4, args: ARGS },
   small: { ctx: 256, parallel: 1, args: ARGS },
@@ -200,12 +233,17 @@ const SERVER_ARGS = {
   loading: { ctx: 2048, parallel: 4, args: ARGS },
 };
 
+/** @param {string} url */
 async function fingerprint(url) {
   const res = await rawRequest(url, chat(literal("x", { max_tokens: 1 })));
-  return JSON.parse(res.body).system_fingerprint;
+  return JSON.parse(res.body.toString("utf8")).system_fingerprint;
 }
 
-/** Start a server without waiting and hammer it until the first HTTP answer arrives. */
+/**
+ * Start a server without waiting and hammer it until the first HTTP answer arrives.
+ * @param {Fixture} fx
+ * @param {string} source
+ */
 async function recordLoading(fx, source) {
   for (let attempt = 1; attempt <= 5; attempt++) {
     const srv = await startLlamaServer({ ...SERVER_ARGS.loading, waitReady: false });
@@ -234,8 +272,9 @@ async function recordLoading(fx, source) {
 
 async function main() {
   mkdirSync(DIR, { recursive: true });
-  const only = process.argv.slice(2);
+  const only = parseArgs({ allowPositionals: true }).positionals;
   const todo = RECORDED.filter((f) => !only.length || only.includes(f.name));
+  /** @type {Partial<Record<ServerKind, LlamaServer>>} */
   const servers = {};
   try {
     for (const fx of todo) {
@@ -252,8 +291,9 @@ async function main() {
         if (!(await recordLoading(fx, source))) console.log(`loading-503: never caught the loading phase; ${existsSync(join(DIR, "loading-503.json")) ? "kept the existing fixture" : "no fixture written"}`);
         continue;
       }
-      const res = await rawRequest(servers[kind].url, { ...fx.request, headers: fx.headers });
-      save(fx, res, source, servers[kind]);
+      const srv = /** @type {LlamaServer} */ (servers[kind]);
+      const res = await rawRequest(srv.url, { ...fx.request, headers: fx.headers });
+      save(fx, res, source, srv);
     }
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.stop()));

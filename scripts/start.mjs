@@ -7,6 +7,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { parseArgs } from "node:util";
 import { unstable_readConfig, unstable_getVarsForDev } from "wrangler";
 import { parseConfig } from "../src/config/config.ts";
 import { firstFreePort, portInUse } from "./dev-port.mjs";
@@ -14,46 +15,45 @@ import { devSecretsPlan, writeOwnerOnly } from "./dev-secrets.mjs";
 import { findLlamaServerBinary, llamaServerHelp } from "./find-llama-server.mjs";
 
 const args = process.argv.slice(2);
-const log = (msg) => process.stderr.write(`[switchyard] ${msg}\n`);
+const log = (/** @type {string} */ msg) => process.stderr.write(`[switchyard] ${msg}\n`);
 
+// The `wrangler dev` flags the launcher reads too (every argument still goes to wrangler unchanged;
+// the others are wrangler's to check).
+const { values: wranglerFlags } = parseArgs({
+  args,
+  strict: false,
+  allowPositionals: true,
+  options: {
+    config: { type: "string", short: "c" },
+    env: { type: "string", short: "e" },
+    "env-file": { type: "string", multiple: true },
+    var: { type: "string", multiple: true },
+    ip: { type: "string" },
+    port: { type: "string" },
+  },
+});
+/** A flag's value (a flag given without one, which wrangler refuses, counts as absent). */
+const flag = (/** @type {string | boolean | undefined} */ v) => (typeof v === "string" ? v : undefined);
 /** Every value of a repeatable flag (`--env-file a --env-file=b`). */
-function argValues(name) {
-  const out = [];
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] === name && args[i + 1] !== undefined) out.push(args[++i]);
-    else if (args[i]?.startsWith(`${name}=`)) out.push(args[i].slice(name.length + 1));
-  }
-  return out;
-}
+const flags = (/** @type {Array<string | boolean> | undefined} */ vs) => (vs ?? []).filter((v) => typeof v === "string");
 
-const wranglerConfig = unstable_readConfig({ config: argValue("--config", argValue("-c", "wrangler.toml")) });
-const wranglerEnvName = argValue("--env", argValue("-e"));
-const userEnvFiles = argValues("--env-file");
+const wranglerConfig = unstable_readConfig({ config: flag(wranglerFlags.config) ?? "wrangler.toml" });
+const wranglerEnvName = flag(wranglerFlags.env);
+const userEnvFiles = flags(wranglerFlags["env-file"]);
 
 /** The variables the Worker will see: [vars], then .dev.vars (or the env files), then each --var K:V (last wins). */
 function devVars() {
   const config = wranglerConfig;
+  /** @type {Record<string, unknown>} */
   const vars = {};
   for (const [k, v] of Object.entries(unstable_getVarsForDev(config.configPath, userEnvFiles.length ? userEnvFiles : undefined, config.vars, wranglerEnvName, true))) {
     vars[k] = typeof v === "object" && v && "value" in v ? v.value : v;
   }
-  for (let i = 0; i < args.length; i++) {
-    let spec;
-    if (args[i] === "--var") spec = args[++i];
-    else if (args[i]?.startsWith("--var=")) spec = args[i].slice(6);
-    if (spec === undefined) continue;
+  for (const spec of flags(wranglerFlags.var)) {
     const at = spec.indexOf(":");
     if (at > 0) vars[spec.slice(0, at)] = spec.slice(at + 1);
   }
   return vars;
-}
-
-function argValue(name, fallback) {
-  for (let i = 0; i < args.length; i++) {
-    if (args[i] === name) return args[i + 1];
-    if (args[i]?.startsWith(`${name}=`)) return args[i].slice(name.length + 1);
-  }
-  return fallback;
 }
 
 const vars = devVars();
@@ -68,9 +68,10 @@ const config = checked.config;
 
 // The port wrangler will listen on, decided here so the printed links are right: one that was asked
 // for (--port, or [dev] port in wrangler.toml) must be free; otherwise the first free one from 8787.
-const linkHost = argValue("--ip", "127.0.0.1");
-const bindHost = argValue("--ip", wranglerConfig.dev?.ip ?? "localhost");
-const askedPort = argValue("--port") ?? (wranglerConfig.dev?.port !== undefined ? String(wranglerConfig.dev.port) : undefined);
+const linkHost = flag(wranglerFlags.ip) ?? "127.0.0.1";
+const bindHost = flag(wranglerFlags.ip) ?? wranglerConfig.dev?.ip ?? "localhost";
+const askedPort = flag(wranglerFlags.port) ?? (wranglerConfig.dev?.port !== undefined ? String(wranglerConfig.dev.port) : undefined);
+/** @type {string[]} */
 const portArgs = [];
 let devPort = askedPort;
 if (askedPort !== undefined) {
@@ -84,6 +85,7 @@ if (askedPort !== undefined) {
   portArgs.push("--port", devPort);
 }
 
+/** @type {import("node:child_process").ChildProcess[]} */
 const children = [];
 let stopping = false;
 function stopAll(code = 0) {
@@ -130,6 +132,7 @@ log(config.models ? `serving ${Object.keys(config.models).join(", ")} on ${where
 
 // Browser sessions need a serve credential, in dev too. Without one, generate a token for this run; it
 // is printed only inside the page URL's fragment (never sent to the server in a URL).
+/** @type {{ SERVE_TOKEN?: string, ADMIN_TOKEN?: string }} */
 const generated = {};
 if (!vars.SERVE_TOKEN) {
   generated.SERVE_TOKEN = randomBytes(24).toString("base64url");
@@ -146,7 +149,9 @@ if (!vars.ADMIN_TOKEN) {
   log(`status page: ${where}/status.html#admin=${generated.ADMIN_TOKEN}`);
 }
 // The generated tokens go to wrangler in an env file only this user can read (mode 600), for this run.
+/** @type {string[]} */
 const secretArgs = [];
+/** @type {Record<string, string>} */
 let wranglerEnv = {};
 if (Object.keys(generated).length) {
   const plan = devSecretsPlan({ configDir: dirname(wranglerConfig.configPath ?? resolve("wrangler.toml")), env: wranglerEnvName, envFiles: userEnvFiles, secrets: generated });

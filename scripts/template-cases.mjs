@@ -27,9 +27,25 @@ if (!existsSync(renderer)) {
   if (r.status !== 0) throw new Error("compiling render-template failed");
 }
 
+/**
+ * One case to write: a template's assistant message (`msg`, rendered unless `input` is given) with the
+ * tools (keys into tools.json) it is declared with.
+ * @typedef {{ type: "function", id: string, function: { name: string, arguments: string } }} Call
+ * @typedef {{ content?: string, reasoning_content?: string, tool_calls?: Call[] }} Msg
+ * @typedef {{ content: string, reasoning_content: string, tool_calls: Array<{ name: string, arguments: string, id: string }> }} Expect
+ * @typedef {{ what?: string, tools: string[], msg: Msg, input?: string, expect?: Expect, kwargs?: Record<string, unknown>,
+ *   enable_thinking?: boolean, parallel?: boolean, strip?: string[], generation_prompt?: string }} Spec
+ * @typedef {{ prompt: string, error?: string, generation_prompt?: string, parsed?: unknown[] }} Rendered what render-template prints
+ */
+
+/** @type {Record<string, unknown>} */
 const toolsJson = JSON.parse(readFileSync(join(here, "../test/fixtures/llama-chat/tools.json"), "utf8"));
-const T = (...keys) => keys.map((k) => ({ type: "function", function: toolsJson[k] }));
+const T = (/** @type {string[]} */ ...keys) => keys.map((k) => ({ type: "function", function: toolsJson[k] }));
 const work = mkdtempSync(join(tmpdir(), "switchyard-template-cases-"));
+/**
+ * @param {{ template: string } & Record<string, unknown>} req
+ * @returns {Rendered}
+ */
 function run(req) {
   const file = join(work, "req.json");
   writeFileSync(file, JSON.stringify({ ...req, template: join(src, "models/templates", req.template) }));
@@ -37,10 +53,16 @@ function run(req) {
 }
 
 const user = { role: "user", content: "Hey there!" };
+/**
+ * @param {string} name
+ * @param {unknown} args
+ * @returns {Call}
+ */
 const call = (name, args) => ({ type: "function", id: "call00001", function: { name, arguments: JSON.stringify(args) } });
 const CODE = "import sys\n\ndef main():\n    print(sys.argv[1:])\n\nmain()\n";
 
 // The five shapes every tool-capable template gets.
+/** @satisfies {Record<string, Spec>} */
 const SHAPES = {
   content: { tools: ["special_function"], msg: { content: "Hello, world!\nWhat's up?" } },
   single: { tools: ["special_function"], msg: { content: "", tool_calls: [call("special_function", { arg1: 1 })] } },
@@ -49,14 +71,23 @@ const SHAPES = {
   code: { tools: ["python"], msg: { content: "", tool_calls: [call("python", { code: CODE })] } },
 };
 
+/**
+ * @param {Msg} m
+ * @returns {Expect}
+ */
 const expectOf = (m) => ({
   content: m.content ?? "",
   reasoning_content: m.reasoning_content ?? "",
   tool_calls: (m.tool_calls ?? []).map((c) => ({ name: c.function.name, arguments: c.function.arguments, id: "" })),
 });
 
-/** What the template writes for `msg` after its generation prompt, without the end-of-turn `strip`. */
-function render(template, msg, { kwargs, enable_thinking = true, tools, strip }) {
+/**
+ * What the template writes for `msg` after its generation prompt, without the end-of-turn `strip`.
+ * @param {string} template
+ * @param {Msg} msg
+ * @param {{ kwargs?: Record<string, unknown>, enable_thinking?: boolean, tools: unknown[], strip?: string[] }} options
+ */
+function render(template, msg, { kwargs, enable_thinking = true, tools, strip = [] }) {
   const base = run({ template, tools, messages: [user], add_generation_prompt: true, enable_thinking, kwargs });
   const full = run({ template, tools, messages: [user, { role: "assistant", ...msg }], add_generation_prompt: false, enable_thinking, kwargs });
   if (full.error) throw new Error(template + ": " + full.error);
@@ -66,7 +97,12 @@ function render(template, msg, { kwargs, enable_thinking = true, tools, strip })
   return out;
 }
 
+/** @type {Array<{ template: string } & Record<string, unknown>>} */
 const all = [];
+/**
+ * @param {string} template
+ * @param {Spec} spec
+ */
 function add(template, spec) {
   const file = `models/templates/${template}.jinja`;
   const tools = T(...spec.tools);
@@ -99,8 +135,14 @@ function add(template, spec) {
   all.push(c);
 }
 
+/**
+ * Every shape of SHAPES for one template, each changed by its override (null: left out).
+ * @param {string} template
+ * @param {Partial<Spec>} opts
+ * @param {Partial<Record<keyof typeof SHAPES, Partial<Spec> | null>>} [overrides]
+ */
 function toolTemplate(template, opts, overrides = {}) {
-  for (const [what, shape] of Object.entries(SHAPES)) {
+  for (const [what, shape] of /** @type {Array<[keyof typeof SHAPES, Spec]>} */ (Object.entries(SHAPES))) {
     const o = overrides[what];
     if (o === null) continue;
     add(template, { what, ...shape, ...opts, ...(o ?? {}) });
@@ -153,10 +195,10 @@ toolTemplate("MiniMax-M1", M1, {
 // Solar Open: after `<|begin|>assistant`, a `<|think|>…<|end|>` message, then `<|begin|>assistant` and either
 // `<|content|>…<|end|>` or `<|tool_calls|>` + one `<|tool_call:begin|>ID<|tool_call:name|>NAME<|tool_call:args|>{…}<|tool_call:end|>`
 // per call + `<|calls|>`. reasoning_effort low/minimal prefills an empty think message.
-const solarCall = (id, name, args) => `<|tool_call:begin|>${id}<|tool_call:name|>${name}<|tool_call:args|>${JSON.stringify(args).replace(/":/g, '": ').replace(/,"/g, ', "')}<|tool_call:end|>`;
+const solarCall = (/** @type {string} */ id, /** @type {string} */ name, /** @type {unknown} */ args) => `<|tool_call:begin|>${id}<|tool_call:name|>${name}<|tool_call:args|>${JSON.stringify(args).replace(/":/g, '": ').replace(/,"/g, ', "')}<|tool_call:end|>`;
 const LOW = { kwargs: { reasoning_effort: "low" } };
 const SOLAR = "upstage-Solar-Open-100B";
-const solarGen = (kw) => (kw ? "<|begin|>assistant<|think|><|end|><|begin|>assistant" : "<|begin|>assistant");
+const solarGen = (/** @type {number} */ kw) => (kw ? "<|begin|>assistant<|think|><|end|><|begin|>assistant" : "<|begin|>assistant");
 add(SOLAR, { what: "content", ...SHAPES.content, ...LOW, generation_prompt: solarGen(1), input: "<|content|>Hello, world!\nWhat's up?" });
 add(SOLAR, { what: "single", ...SHAPES.single, ...LOW, generation_prompt: solarGen(1), input: `<|tool_calls|>${solarCall("a1b2c3d4e5", "special_function", { arg1: 1 })}<|calls|>` });
 add(SOLAR, { what: "reasoned", ...SHAPES.reasoned, generation_prompt: solarGen(0), input: `<|think|>The user wants the time in Paris.<|end|><|begin|>assistant<|content|>Let me check the time.<|end|><|begin|>assistant<|tool_calls|>${solarCall("k3m9x2p7q1", "get_time", { city: "Paris" })}<|calls|>` });

@@ -11,20 +11,23 @@
 //   npx node bench/overhead/ab-latency.mjs [--a HEAD] [--b <rev>] [--stream] [--rounds 1000]
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
 import { pct, post } from "./client.mjs";
 import { bundleEntry, checkoutRevision, miniflareSwitchyard } from "./runtimes.mjs";
 import { startBenchUpstream } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const argv = process.argv.slice(2);
-const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
-const stream = argv.includes("--stream");
-const ROUNDS = Number(opt("rounds", 1000));
-const A = opt("a", "HEAD");
-const B = opt("b", undefined);
+const { values: flags } = parseArgs({
+  options: { a: { type: "string", default: "HEAD" }, b: { type: "string" }, stream: { type: "boolean", default: false }, rounds: { type: "string", default: "1000" } },
+});
+const { stream } = flags;
+const ROUNDS = Number(flags.rounds);
+const A = flags.a;
+const B = flags.b;
 
+/** @type {Array<() => void>} */
 const cleanups = [];
-const srcOf = (rev) => {
+const srcOf = (/** @type {string | undefined} */ rev) => {
   if (!rev) return join(ROOT, "src");
   const c = checkoutRevision(rev);
   cleanups.push(c.cleanup);
@@ -54,7 +57,9 @@ try {
   const base = mf.url;
   const body = { model: "fast", stream, messages: [{ role: "user", content: "hi" }] };
   const urls = { direct: `${UP}/fast/v1/chat/completions`, a: `${base}/v1/chat/completions`, b: `${base}/v1/chat/completions` };
+  /** @type {Array<Array<keyof typeof urls>>} */
   const ORDERS = [["direct", "a", "b"], ["a", "b", "direct"], ["b", "direct", "a"], ["b", "a", "direct"], ["a", "direct", "b"], ["direct", "b", "a"]];
+  /** @type {Record<keyof typeof urls, number[]>} */
   const lat = { direct: [], a: [], b: [] };
   for (let round = -60; round < ROUNDS; round++) {
     for (const k of ORDERS[(round + 60) % 6]) {

@@ -7,12 +7,23 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
 import { TOOLS, sseOf, splitDeltas, toolText } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
-/** bench/overhead/pipeline-entry.ts of this tree, or of another checkout (`root`), bundled and loaded. */
+/**
+ * @typedef {import("../../src/toolcalls/index.ts").ToolDefinition} ToolDefinition
+ * @typedef {typeof import("./pipeline-entry.ts")} PipelineEntry
+ * @typedef {{ frames: number, cpuMs: number, nsPerFrame: number, p50: number, p99: number }} Timing
+ * @typedef {Awaited<ReturnType<typeof measurePipeline>>} PipelineResult
+ */
+
+/**
+ * bench/overhead/pipeline-entry.ts of this tree, or of another checkout (`root`), bundled and loaded.
+ * @returns {Promise<PipelineEntry>}
+ */
 export async function loadPipeline(root = ROOT) {
   const { build } = await import(pathToFileURL(join(ROOT, "node_modules/esbuild/lib/main.js")).href);
   const outfile = join(mkdtempSync(join(tmpdir(), "switchyard-pipeline-")), "pipeline.mjs");
@@ -22,7 +33,7 @@ export async function loadPipeline(root = ROOT) {
 
 const enc = new TextEncoder();
 /** One network read per SSE frame, as llama-server writes them. */
-const framesOf = (text) => text.split(/(?<=\n\n)/).filter(Boolean).map((f) => enc.encode(f));
+const framesOf = (/** @type {string} */ text) => text.split(/(?<=\n\n)/).filter(Boolean).map((f) => enc.encode(f));
 
 export function workloads() {
   const dir = join(ROOT, "test/fixtures/llama");
@@ -31,7 +42,14 @@ export function workloads() {
   return { recorded, synthetic, syntheticTokens: Math.round(toolText().length / 4) };
 }
 
-/** CPU ms per run (process.cpuUsage), wall p50/p99 per run, frames per run. */
+/**
+ * CPU ms per run (process.cpuUsage), wall p50/p99 per run, frames per run.
+ * @param {(stream: Uint8Array[], tools: ToolDefinition[] | undefined) => Promise<unknown>} run
+ * @param {Uint8Array[][]} streams
+ * @param {ToolDefinition[] | undefined} tools
+ * @param {number} runs
+ * @returns {Promise<Timing>}
+ */
 async function time(run, streams, tools, runs) {
   const frames = streams.reduce((n, s) => n + s.length, 0);
   for (let i = 0; i < Math.min(50, runs); i++) for (const s of streams) await run(s, tools);
@@ -51,7 +69,7 @@ async function time(run, streams, tools, runs) {
 export async function measurePipeline({ runs = 300 } = {}) {
   const { runPipeline, runPure } = await loadPipeline();
   const w = workloads();
-  const pure = async (s, tools) => runPure(s, tools);
+  const pure = async (/** @type {Uint8Array[]} */ s, /** @type {ToolDefinition[] | undefined} */ tools) => runPure(s, tools);
   return {
     purePlain: await time(pure, [w.synthetic], undefined, runs * 2),
     pureTools: await time(pure, [w.synthetic], TOOLS, runs * 2),
@@ -64,19 +82,24 @@ export async function measurePipeline({ runs = 300 } = {}) {
   };
 }
 
-/** Per workload, the run with the median CPU time among several `measurePipeline` results. */
+/**
+ * Per workload, the run with the median CPU time among several `measurePipeline` results.
+ * @param {PipelineResult[]} runs
+ * @returns {PipelineResult}
+ */
 export function pipelineMedian(runs) {
   const out = { ...runs[0] };
-  for (const [k, v] of Object.entries(runs[0])) {
+  for (const [k, v] of Object.entries(runs[0] ?? {})) {
     if (!v || typeof v !== "object" || !("cpuMs" in v)) continue;
-    const sorted = runs.map((r) => r[k]).sort((a, b) => a.cpuMs - b.cpuMs);
-    out[k] = sorted[Math.floor(sorted.length / 2)];
+    const key = /** @type {keyof PipelineResult} */ (k);
+    const sorted = runs.map((r) => /** @type {Timing} */ (r[key])).sort((a, b) => a.cpuMs - b.cpuMs);
+    Object.assign(out, { [key]: sorted[Math.floor(sorted.length / 2)] });
   }
   return out;
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const i = process.argv.indexOf("--runs");
-  const r = await measurePipeline({ runs: i > 0 ? Number(process.argv[i + 1]) : 300 });
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const { values: flags } = parseArgs({ options: { runs: { type: "string", default: "300" } } });
+  const r = await measurePipeline({ runs: Number(flags.runs) });
   console.log(JSON.stringify(r, null, 2));
 }

@@ -6,16 +6,24 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { post } from "./client.mjs";
 import { compatOf, durableObjects, freePort } from "./runtimes.mjs";
 import { startBenchUpstream } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const argv = process.argv.slice(2);
-const opt = (n, d) => (argv.includes(`--${n}`) ? argv[argv.indexOf(`--${n}`) + 1] : d);
-const stream = argv.includes("--stream");
-const N = Number(opt("requests", 2000));
+const { values: flags } = parseArgs({
+  options: { requests: { type: "string", default: "2000" }, stream: { type: "boolean", default: false }, top: { type: "string", default: "40" }, out: { type: "string" } },
+});
+const { stream } = flags;
+const N = Number(flags.requests);
+
+/**
+ * The inspector's answers this reads (Chrome DevTools Protocol: /json, Profiler.stop).
+ * @typedef {{ title?: string, webSocketDebuggerUrl: string }} InspectorTarget
+ * @typedef {{ nodes: Array<{ id: number, callFrame: { functionName: string, url: string, lineNumber: number } }>, samples: number[], timeDeltas: number[] }} CpuProfile
+ */
 
 mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
 const dir = mkdtempSync(join(ROOT, ".wrangler", "profile-"));
@@ -43,17 +51,23 @@ try {
   if (probe.status !== 200 || !probe.done) throw new Error(`the Worker did not answer: ${probe.status} ${probe.text}`);
   for (let i = 0; i < 300; i++) await post(url, body);
 
-  const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
+  const targets = /** @type {InspectorTarget[]} */ (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json());
   const target = targets.find((t) => /core:user/.test(t.title ?? ""));
+  if (!target) throw new Error(`no Worker isolate among the inspector's targets: ${targets.map((t) => t.title).join(", ")}`);
   const ws = new WebSocket(target.webSocketDebuggerUrl);
   await new Promise((res, rej) => (ws.addEventListener("open", res), ws.addEventListener("error", rej)));
   let id = 0;
+  /** @type {Map<number, (result: unknown) => void>} */
   const pending = new Map();
   ws.addEventListener("message", (m) => {
     const d = JSON.parse(m.data);
     pending.get(d.id)?.(d.result);
     pending.delete(d.id);
   });
+  /**
+   * @param {string} method
+   * @returns {Promise<unknown>}
+   */
   const call = (method, params = {}) => new Promise((res) => (pending.set(++id, res), ws.send(JSON.stringify({ id, method, params }))));
   await call("Profiler.enable");
   await call("Profiler.setSamplingInterval", { interval: 100 });
@@ -61,23 +75,26 @@ try {
   const t0 = performance.now();
   for (let i = 0; i < N; i++) await post(url, body);
   const wall = performance.now() - t0;
-  const { profile } = await call("Profiler.stop");
+  const { profile } = /** @type {{ profile: CpuProfile }} */ (await call("Profiler.stop"));
   ws.close();
-  if (argv.includes("--out")) writeFileSync(opt("out"), JSON.stringify(profile));
+  if (flags.out) writeFileSync(flags.out, JSON.stringify(profile));
 
   // Self time per function (the Worker's isolate only; "(idle)" is time spent waiting).
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  /** @type {Map<string, number>} */
   const self = new Map();
   let total = 0;
   profile.samples.forEach((nodeId, i) => {
     const dt = profile.timeDeltas[i] ?? 0;
     total += dt;
-    const f = byId.get(nodeId).callFrame;
+    const node = byId.get(nodeId);
+    if (!node) throw new Error(`a sample names node ${nodeId}, which the profile does not have`);
+    const f = node.callFrame;
     const key = `${f.functionName || "(anonymous)"} ${f.url ? `${f.url.split("/").pop()}:${f.lineNumber + 1}` : ""}`.trim();
     self.set(key, (self.get(key) ?? 0) + dt);
   });
   console.log(`${N} ${stream ? "stream" : "non-stream"} requests, ${(wall / N).toFixed(3)} ms each (client included)`);
-  for (const [k, t] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(opt("top", 40)))) console.log(`${((100 * t) / total).toFixed(1).padStart(5)} %  ${k}`);
+  for (const [k, t] of [...self].sort((a, b) => b[1] - a[1]).slice(0, Number(flags.top))) console.log(`${((100 * t) / total).toFixed(1).padStart(5)} %  ${k}`);
 } finally {
   await mf.dispose();
   await up.close();

@@ -3,15 +3,41 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { pct } from "./client.mjs";
 
+/**
+ * What bench/run.mjs measured: per path (by name), samples in ms (frames/s for the flood).
+ * @typedef {Record<string, { json: number[], first: number[] }>} LatencySets
+ * @typedef {object} Results
+ * @property {{ cpu: string, cores: number, node: string, workerd: string, wrangler: string, loadStart: string, loadEnd: string, date: string }} machine
+ * @property {number} rounds
+ * @property {number} llamaRounds
+ * @property {string[]} paths
+ * @property {{ bytes: number, gzipBytes: number }} bundle
+ * @property {LatencySets} fast
+ * @property {LatencySets} [llama] against the real llama-server (not with --no-llama)
+ * @property {Record<string, { delay: number[], gap: number[], spread: number[] }>} paced
+ * @property {Record<string, { plain: number[], tools: number[] }>} flood
+ * @property {Record<string, Record<string, { errors: number, total: number, latency: number[] }>>} concurrency by level, then path
+ * @property {Record<string, number>} [errors] failed requests by path and what
+ * @property {import("./pipeline.mjs").PipelineResult} pipeline
+ * @property {ReturnType<typeof import("./runtimes.mjs").portkeyVersions>} portkey
+ * @property {string} command
+ */
+
 const START = "<!-- proxy-overhead:start (written by npm run bench) -->";
 const END = "<!-- proxy-overhead:end -->";
-const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "—");
-const sgn = (x, d = 2) => (Number.isFinite(x) ? (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(d) : "—");
-const med = (xs) => pct(xs, 50);
+const f = (/** @type {number} */ x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "—");
+const sgn = (/** @type {number} */ x, d = 2) => (Number.isFinite(x) ? (x >= 0 ? "+" : "−") + Math.abs(x).toFixed(d) : "—");
+const med = (/** @type {number[]} */ xs) => pct(xs, 50);
 /** Like f, with a real minus sign for negatives and no plus sign. */
-const sgnless = (x, d = 2) => (x < 0 ? "−" : "") + f(Math.abs(x), d);
-const kb = (b) => `${(b / 1024).toFixed(1)} KiB`;
+const sgnless = (/** @type {number} */ x, d = 2) => (x < 0 ? "−" : "") + f(Math.abs(x), d);
+const kb = (/** @type {number} */ b) => `${(b / 1024).toFixed(1)} KiB`;
 
+/**
+ * @typedef {{ what: string, met: boolean, detail: string }} Target
+ * @typedef {"json" | "first"} Measure
+ */
+
+/** @param {LatencySets} set */
 function latencyTable(set) {
   const d = set.direct;
   const rows = ["| path | non-stream p50 | p99 | added p50 | added p99 | first frame p50 | p99 | added p50 | added p99 |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"];
@@ -23,14 +49,19 @@ function latencyTable(set) {
   return rows.join("\n");
 }
 
-/** Switchyard's own cost (minus the pass-through in the same runtime) against Portkey's added p50. */
+/**
+ * Switchyard's own cost (minus the pass-through in the same runtime) against Portkey's added p50.
+ * @param {LatencySets} set
+ * @param {string} label
+ * @param {Target[]} targets
+ */
 function ownCost(set, label, targets) {
   const d = set.direct, pk = set["Portkey gateway, Node"];
   const rows = [];
   for (const rt of ["Miniflare", "wrangler dev"]) {
     const sy = set[`Switchyard, ${rt}`], pt = set[`pass-through, ${rt}`];
     if (!sy || !pt || !pk) continue;
-    for (const [what, k] of [["non-stream", "json"], ["first frame", "first"]]) {
+    for (const [what, k] of /** @type {Array<[string, Measure]>} */ ([["non-stream", "json"], ["first frame", "first"]])) {
       const own = med(sy[k]) - med(pt[k]);
       const peer = med(pk[k]) - med(d[k]);
       const ratio = own / peer;
@@ -49,10 +80,12 @@ function ownCost(set, label, targets) {
 /**
  * 95 % bootstrap interval of `stat`, given a `median(xs)` of a resample of each sample it reads
  * (deterministic resampling from `seed`).
+ * @param {number} seed
+ * @param {(median: (xs: number[]) => number) => number} stat
  */
 function bootstrapInterval(seed, stat, n = 400) {
   const rnd = () => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) / 4294967296);
-  const median = (xs) => pct(Array.from(xs, () => xs[Math.floor(rnd() * xs.length)]), 50);
+  const median = (/** @type {number[]} */ xs) => pct(Array.from(xs, () => xs[Math.floor(rnd() * xs.length)]), 50);
   const draws = Array.from({ length: n }, () => stat(median));
   return [pct(draws, 2.5), pct(draws, 97.5)];
 }
@@ -61,13 +94,23 @@ function bootstrapInterval(seed, stat, n = 400) {
  * The own-cost ratio's interval, (median(sy) − median(pt)) ÷ (median(pk) − median(d)): each draw
  * resamples all four paths. A real llama-server's own jitter moves these medians by tenths of a
  * millisecond from run to run; the interval says how far.
+ * @param {number[]} sy
+ * @param {number[]} pt
+ * @param {number[]} pk
+ * @param {number[]} d
  */
 const ratioInterval = (sy, pt, pk, d) => bootstrapInterval(4242, (m) => (m(sy) - m(pt)) / (m(pk) - m(d)));
 
-/** The interval of median(a) − median(b). */
+/**
+ * The interval of median(a) − median(b).
+ * @param {number[]} a
+ * @param {number[]} b
+ */
 const medianDiffInterval = (a, b) => bootstrapInterval(12345, (m) => m(a) - m(b));
 
+/** @param {Results} r */
 export function renderReport(r) {
+  /** @type {Target[]} */
   const targets = [];
   const m = r.machine;
   const out = [];
@@ -120,7 +163,7 @@ export function renderReport(r) {
   const p = r.pipeline;
   const scale = 1000 / p.syntheticTokens;
   const pipe = ["| workload | frames | CPU ms per request | ns per frame | wall p50 | wall p99 |", "|---|---:|---:|---:|---:|---:|"];
-  const pr = (name, x, per = 1) => pipe.push(`| ${name} | ${x.frames} | ${f(x.cpuMs / per, 3)} | ${f(x.nsPerFrame, 0)} | ${f(x.p50 / per, 3)} | ${f(x.p99 / per, 3)} |`);
+  const pr = (/** @type {string} */ name, /** @type {import("./pipeline.mjs").Timing} */ x, per = 1) => pipe.push(`| ${name} | ${x.frames} | ${f(x.cpuMs / per, 3)} | ${f(x.nsPerFrame, 0)} | ${f(x.p50 / per, 3)} | ${f(x.p99 / per, 3)} |`);
   if (p.pureTools) {
     pr(`pure pipeline, 1,000-token answer, no tools (no streams between the stages)`, { ...p.purePlain, cpuMs: p.purePlain.cpuMs * scale, p50: p.purePlain.p50 * scale, p99: p.purePlain.p99 * scale });
     pr(`pure pipeline, 1,000-token answer with tools`, { ...p.pureTools, cpuMs: p.pureTools.cpuMs * scale, p50: p.pureTools.p50 * scale, p99: p.pureTools.p99 * scale });
@@ -144,6 +187,11 @@ export function renderReport(r) {
   return out.join("\n");
 }
 
+/**
+ * The report's Markdown, also written into `file` (docs/benchmarks.md) between its markers when given.
+ * @param {Results} r
+ * @param {string | null} file
+ */
 export function writeReport(r, file) {
   const md = renderReport(r);
   if (!file) return md;

@@ -13,7 +13,7 @@ import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The compatibility date and flags of a checkout's wrangler.toml (Miniflare does not read it): a
@@ -22,15 +22,18 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export function compatOf(root = ROOT) {
   const toml = readFileSync(join(root, "wrangler.toml"), "utf8");
   const flags = /^compatibility_flags\s*=\s*\[([^\]]*)\]/m.exec(toml)?.[1] ?? "";
-  return { compatibilityDate: /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)[1], compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((m) => m[1]) };
+  const date = /compatibility_date\s*=\s*"([^"]+)"/.exec(toml)?.[1];
+  if (!date) throw new Error(`${join(root, "wrangler.toml")} has no compatibility_date`);
+  return { compatibilityDate: date, compatibilityFlags: [...flags.matchAll(/"([^"]+)"/g)].map((m) => m[1]) };
 }
 
+/** @returns {Promise<number>} */
 export function freePort() {
   return new Promise((res, rej) => {
     const s = createServer();
     s.once("error", rej);
     s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
+      const { port } = /** @type {import("node:net").AddressInfo} */ (s.address());
       s.close(() => res(port));
     });
   });
@@ -39,6 +42,7 @@ export function freePort() {
 /** The Durable Object classes bound in wrangler.toml (Miniflare does not read it). */
 export function durableObjects() {
   const toml = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  /** @type {Record<string, { className: string, useSQLite: boolean }>} */
   const out = {};
   for (const m of toml.matchAll(/\[\[durable_objects\.bindings\]\]\s*name\s*=\s*"([^"]+)"\s*class_name\s*=\s*"([^"]+)"/g)) out[m[1]] = { className: m[2], useSQLite: true };
   return out;
@@ -47,6 +51,7 @@ export function durableObjects() {
 /**
  * `wrangler deploy --dry-run --outdir <tmp>` (minified per wrangler.toml): the Worker as deployed,
  * from this tree or from another checkout (`root`, e.g. one made by checkoutRevision).
+ * @typedef {ReturnType<typeof buildWorker>} WorkerBuild
  */
 export function buildWorker(root = ROOT) {
   mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
@@ -60,6 +65,7 @@ export function buildWorker(root = ROOT) {
 /**
  * A Worker entry of the bench's own (TypeScript importing src/) bundled like the Worker (esbuild, the
  * workerd conditions, minified) into a temporary folder under .wrangler; `cleanup` removes it.
+ * @param {string} entry
  */
 export async function bundleEntry(entry) {
   mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
@@ -73,6 +79,7 @@ export async function bundleEntry(entry) {
 /**
  * The tree of git revision `rev` in a temporary folder under .wrangler, with this checkout's
  * node_modules linked in (for builds of an older revision); `cleanup` removes it.
+ * @param {string} rev
  */
 export function checkoutRevision(rev) {
   mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
@@ -85,6 +92,10 @@ export function checkoutRevision(rev) {
 /**
  * `without`: Durable Object bindings left out (a diagnostic: the Worker skips what needs them);
  * `compat`: the build's compatOf (default: this checkout's).
+ * @param {string} script
+ * @param {Record<string, string>} vars
+ * @param {string[]} [without]
+ * @returns {Promise<Proxy>}
  */
 export async function miniflareSwitchyard(script, vars, without = [], compat = compatOf()) {
   const mf = new Miniflare(
@@ -101,6 +112,15 @@ export async function miniflareSwitchyard(script, vars, without = [], compat = c
   return { url: (await mf.ready).origin, stop: () => mf.dispose() };
 }
 
+/**
+ * A proxy under test: where it listens, and how to stop it.
+ * @typedef {{ url: string, stop(): Promise<void> }} Proxy
+ */
+
+/**
+ * @param {Record<string, string>} vars
+ * @returns {Promise<Proxy>}
+ */
 export async function miniflarePassthrough(vars) {
   const mf = new Miniflare(
     convertV4MiniflareOptions({
@@ -115,6 +135,11 @@ export async function miniflarePassthrough(vars) {
   return { url: (await mf.ready).origin, stop: () => mf.dispose() };
 }
 
+/**
+ * @param {string} url
+ * @param {import("node:child_process").ChildProcess} child
+ * @param {string} what
+ */
 async function waitUp(url, child, what) {
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
@@ -125,17 +150,26 @@ async function waitUp(url, child, what) {
   throw new Error(`${what} did not come up at ${url}`);
 }
 
-/** Stops a process group started with `detached: true`, SIGKILL after 5 s. */
+/**
+ * Stops a process group started with `detached: true`, SIGKILL after 5 s.
+ * @param {import("node:child_process").ChildProcess} child
+ * @returns {Promise<void>}
+ */
 async function stopGroup(child) {
   if (child.exitCode !== null || child.signalCode !== null) return;
+  const { pid } = child;
+  if (pid === undefined) return; // never started (spawn failed)
   const gone = new Promise((r) => child.once("exit", r));
-  try { process.kill(-child.pid, "SIGTERM"); } catch {}
-  const t = setTimeout(() => { try { process.kill(-child.pid, "SIGKILL"); } catch {} }, 5000);
+  try { process.kill(-pid, "SIGTERM"); } catch {}
+  const t = setTimeout(() => { try { process.kill(-pid, "SIGKILL"); } catch {} }, 5000);
   await gone;
   clearTimeout(t);
 }
 
-/** `wrangler dev <script> --no-bundle` with its own config, vars from an env file, state in a temp dir. */
+/**
+ * `wrangler dev <script> --no-bundle` with its own config, vars from an env file, state in a temp dir.
+ * @param {{ script: string, config: string, vars: Record<string, string>, tmp: string, name: string, probe: string }} options
+ */
 async function wranglerDev({ script, config, vars, tmp, name, probe }) {
   const port = await freePort();
   const inspectorPort = await freePort();
@@ -153,15 +187,23 @@ async function wranglerDev({ script, config, vars, tmp, name, probe }) {
     await waitUp(url + probe, child, `wrangler dev (${name})`);
   } catch (e) {
     await stopGroup(child);
-    throw new Error(`${e.message}\n${err}`);
+    throw new Error(`${e instanceof Error ? e.message : e}\n${err}`);
   }
   return { url, inspectorPort, stop: () => stopGroup(child) };
 }
 
+/**
+ * @param {{ script: string, dir: string }} build the bundle, and the folder for wrangler's state
+ * @param {Record<string, string>} vars
+ */
 export function devSwitchyard(build, vars) {
   return wranglerDev({ script: build.script, config: join(ROOT, "wrangler.toml"), vars, tmp: build.dir, name: "switchyard", probe: "/health" });
 }
 
+/**
+ * @param {{ dir: string }} build where wrangler keeps its state (a build's folder, or any temporary one)
+ * @param {Record<string, string>} vars
+ */
 export function devPassthrough(build, vars) {
   return wranglerDev({ script: join(ROOT, "bench/passthrough-worker/index.js"), config: join(ROOT, "bench/passthrough-worker/wrangler.toml"), vars, tmp: build.dir, name: "passthrough", probe: "/fast/v1/models" });
 }
@@ -179,7 +221,7 @@ export function installPortkey() {
 }
 
 export function portkeyVersions() {
-  const v = (p) => JSON.parse(readFileSync(join(PORTKEY_DIR, "node_modules", p, "package.json"), "utf8")).version;
+  const v = (/** @type {string} */ p) => JSON.parse(readFileSync(join(PORTKEY_DIR, "node_modules", p, "package.json"), "utf8")).version;
   return { gateway: v("@portkey-ai/gateway"), hono: v("hono"), nodeServer: v("@hono/node-server"), nodeWs: v("@hono/node-ws") };
 }
 
@@ -194,7 +236,7 @@ export async function startPortkey() {
     await waitUp(url + "/", child, "Portkey gateway");
   } catch (e) {
     await stopGroup(child);
-    throw new Error(`${e.message}\n${err}`);
+    throw new Error(`${e instanceof Error ? e.message : e}\n${err}`);
   }
   return { url, stop: () => stopGroup(child) };
 }

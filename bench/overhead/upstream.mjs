@@ -9,21 +9,22 @@
 import { createServer } from "node:http";
 import { performance } from "node:perf_hooks";
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 const ID = "chatcmpl-bench";
 
-const frame = (delta, finish = null) =>
+const frame = (/** @type {Record<string, unknown>} */ delta, /** @type {string | null} */ finish = null) =>
   `data: {"choices":[{"finish_reason":${finish ? `"${finish}"` : "null"},"index":0,"delta":${JSON.stringify(delta)}}],"created":1796022686,"id":"${ID}","model":"m","system_fingerprint":"b1-bench","object":"chat.completion.chunk"}\n\n`;
-const usageFrame = (n) => `data: {"choices":[],"created":1796022686,"id":"${ID}","model":"m","object":"chat.completion.chunk","usage":{"completion_tokens":${n},"prompt_tokens":12,"total_tokens":${n + 12}},"timings":{"prompt_n":12,"predicted_n":${n}}}\n\n`;
+const usageFrame = (/** @type {number} */ n) => `data: {"choices":[],"created":1796022686,"id":"${ID}","model":"m","object":"chat.completion.chunk","usage":{"completion_tokens":${n},"prompt_tokens":12,"total_tokens":${n + 12}},"timings":{"prompt_n":12,"predicted_n":${n}}}\n\n`;
 
 /** About 1,000 tokens: reasoning, prose, two calls written as text, prose (also bench/toolcalls/throughput.mjs's). */
 export function toolText() {
   const reasoning = "The user wants the weather in two cities and the local time. ".repeat(20);
   const prose = "Here is what I found so far: the forecast models disagree a little, {so} I will check <b>both</b> sources [1]. ".repeat(12);
-  const call = (city) => `<tool_call>\n{"name": "get_weather", "arguments": {"city": "${city}", "days": 3, "metric": true}}\n</tool_call>`;
+  const call = (/** @type {string} */ city) => `<tool_call>\n{"name": "get_weather", "arguments": {"city": "${city}", "days": 3, "metric": true}}\n</tool_call>`;
   return `<think>\n${reasoning}\n</think>\n\n${prose}\n${call("Paris")}\n${call("Berlin")}\n${prose}`;
 }
 
+/** @type {import("../../src/toolcalls/index.ts").ToolDefinition[]} */
 export const TOOLS = [
   {
     type: "function",
@@ -34,7 +35,10 @@ export const TOOLS = [
   },
 ];
 
-/** `text` in deltas of 1–8 characters (about 4 per token), deterministic. */
+/**
+ * `text` in deltas of 1–8 characters (about 4 per token), deterministic.
+ * @param {string} text
+ */
 export function splitDeltas(text, seed = 7) {
   const out = [];
   let s = seed >>> 0;
@@ -47,7 +51,10 @@ export function splitDeltas(text, seed = 7) {
   return out;
 }
 
-/** The SSE text of a whole stream of content deltas (role frame, deltas, finish, usage, [DONE]). */
+/**
+ * The SSE text of a whole stream of content deltas (role frame, deltas, finish, usage, [DONE]).
+ * @param {string[]} deltas
+ */
 export function sseOf(deltas) {
   return [frame({ role: "assistant", content: null }), ...deltas.map((d) => frame({ content: d })), frame({}, "stop"), usageFrame(deltas.length), "data: [DONE]\n\n"];
 }
@@ -61,22 +68,32 @@ const FAST_JSON = JSON.stringify({
 });
 const TOOL_DELTAS = splitDeltas(toolText());
 
-/** Writes `parts` respecting back-pressure (as fast as the reader takes them). */
+/**
+ * Writes `parts` respecting back-pressure (as fast as the reader takes them).
+ * @param {import("node:http").ServerResponse} res
+ * @param {string[]} parts
+ */
 async function writeAll(res, parts) {
   for (const p of parts) if (!res.write(p)) await new Promise((r) => res.once("drain", r));
   res.end();
 }
 
+/** @returns {Promise<{ port: number, sentAt: Map<string, number>, close(): Promise<void> }>} */
 export function startBenchUpstream() {
-  /** `<key>:<i>` → performance.now() when paced frame i of the request keyed `key` was written. */
+  /**
+   * `<key>:<i>` → performance.now() when paced frame i of the request keyed `key` was written.
+   * @type {Map<string, number>}
+   */
   const sentAt = new Map();
   const server = createServer(async (req, res) => {
-    const [, mode] = req.url.split("/");
+    const url = req.url ?? "/";
+    const [, mode = ""] = url.split("/");
     if (req.method === "GET") {
-      if (req.url.endsWith("/props")) return res.writeHead(200, { "content-type": "application/json" }).end('{"chat_template_caps":{"supports_tool_calls":true}}');
-      if (req.url.endsWith("/slots")) return res.writeHead(200, { "content-type": "application/json" }).end('[{"id":0,"is_processing":false}]');
+      if (url.endsWith("/props")) return res.writeHead(200, { "content-type": "application/json" }).end('{"chat_template_caps":{"supports_tool_calls":true}}');
+      if (url.endsWith("/slots")) return res.writeHead(200, { "content-type": "application/json" }).end('[{"id":0,"is_processing":false}]');
       return res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');
     }
+    /** @type {Buffer[]} */
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
@@ -112,6 +129,9 @@ export function startBenchUpstream() {
   });
   server.keepAliveTimeout = 60_000;
   return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve({ port: server.address().port, sentAt, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) })),
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
+      resolve({ port, sentAt, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) });
+    }),
   );
 }

@@ -3,9 +3,10 @@
 // advances on I/O, so it cannot measure this itself).
 import { readFileSync, readdirSync } from "node:fs";
 
+/** @param {string} pid */
 const parentOf = (pid) => {
   try {
-    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1];
+    return readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[1] ?? null;
   } catch {
     return null;
   }
@@ -27,7 +28,10 @@ export const workerdPids = () =>
       }),
   );
 
-/** Nanoseconds on CPU of all the process's threads so far (/proc/<pid>/task/<tid>/schedstat). */
+/**
+ * Nanoseconds on CPU of all the process's threads so far (/proc/<pid>/task/<tid>/schedstat).
+ * @param {string} pid
+ */
 export const cpuNs = (pid) => {
   let ns = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {

@@ -11,6 +11,10 @@
 const decoder = new TextDecoder();
 
 export default {
+  /**
+   * @param {Request} request
+   * @param {{ UPSTREAM: string, LLAMA: string }} env its [vars] (wrangler.toml)
+   */
   async fetch(request, env) {
     let { pathname } = new URL(request.url);
     const mode = pathname.startsWith("/js/") ? "js" : pathname.startsWith("/gather/") ? "gather" : "native";
@@ -27,11 +31,15 @@ export default {
   },
 };
 
+/**
+ * @param {Response} up
+ * @returns {Response}
+ */
 function relay(up) {
   const { readable, writable } = new TransformStream();
   const pump = async () => {
     const writer = writable.getWriter();
-    const reader = up.body.getReader();
+    const reader = /** @type {ReadableStream<Uint8Array>} */ (up.body).getReader(); // the upstreams here always send a body
     for (let r = await reader.read(); !r.done; r = await reader.read()) await writer.write(r.value);
     await writer.close();
   };
@@ -39,9 +47,13 @@ function relay(up) {
   return new Response(readable, { status: up.status, headers: { "content-type": up.headers.get("content-type") ?? "application/json" } });
 }
 
+/**
+ * @param {string} target
+ * @param {Record<string, unknown>} body
+ */
 async function gather(target, body) {
   const up = await fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...body, stream: true }) });
-  const reader = up.body.getReader();
+  const reader = /** @type {ReadableStream<Uint8Array>} */ (up.body).getReader();
   let text = "";
   for (let r = await reader.read(); !r.done; r = await reader.read()) text += decoder.decode(r.value, { stream: true });
   let content = "";
@@ -54,3 +66,4 @@ async function gather(target, body) {
   const answer = { id: last?.id, object: "chat.completion", created: last?.created, model: last?.model, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage: last?.usage };
   return new Response(JSON.stringify(answer), { status: up.status, headers: { "content-type": "application/json" } });
 }
+

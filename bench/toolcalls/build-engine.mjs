@@ -6,7 +6,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-/** Bundles `entry` (a TypeScript module of the repository) for Node and imports it. */
+/** @typedef {typeof import("../../src/toolcalls/index.ts")} Engine */
+
+/**
+ * Bundles `entry` (a TypeScript module of the repository) for Node and imports it.
+ * @param {string} repoRoot
+ * @param {string} entry
+ * @returns {Promise<unknown>} the module's namespace: the caller knows which module it asked for
+ */
 export async function loadBundle(repoRoot, entry) {
   const { build } = await import(pathToFileURL(join(repoRoot, "node_modules/esbuild/lib/main.js")).href);
   const outfile = join(mkdtempSync(join(tmpdir(), "switchyard-toolcalls-")), "bundle.mjs");
@@ -22,4 +29,5 @@ export async function loadBundle(repoRoot, entry) {
   return import(pathToFileURL(outfile).href);
 }
 
-export const loadEngine = (repoRoot) => loadBundle(repoRoot, "src/toolcalls/index.ts");
+/** @param {string} repoRoot */
+export const loadEngine = async (repoRoot) => /** @type {Engine} */ (await loadBundle(repoRoot, "src/toolcalls/index.ts"));

@@ -5,7 +5,17 @@
 
 import { CLEAN } from "./render-dialects.mjs";
 
-const hasLiteral = (calls) => {
+/**
+ * @typedef {import("./python-values.mjs").PyValue} PyValue
+ * @typedef {import("./render-dialects.mjs").Call} Call
+ * @typedef {import("./render-dialects.mjs").Dialect} Dialect
+ * @typedef {{ rng: { next(): number, int(n: number): number }, reasoning: string }} Context
+ * @typedef {{ text: string, content: string | null, reasoning: string | null }} Corrupted
+ * @typedef {(d: Dialect, calls: Call[], ctx: Context) => Corrupted | null} Corruption
+ */
+
+const hasLiteral = (/** @type {Call[]} */ calls) => {
+  /** @type {(x: PyValue) => boolean} */
   const walk = (x) => x.t === "bool" || x.t === "none" || (x.t === "list" && x.v.some(walk)) || (x.t === "dict" && [...x.v.values()].some(walk));
   return calls.some((c) => c.args.some(([, v]) => walk(v)));
 };
@@ -13,7 +23,10 @@ const hasLiteral = (calls) => {
 // Closing brackets, quotes-free closers and end markers that max_tokens may cut off.
 const CLOSER = /(?:<\/[\w:]+>|<\|[^|<>\s]*\|>|<｜[^｜]*｜>|```|<tool_call\|>|[}\])]|\s)$/u;
 
-/** Cuts the closing structure off the end, as max_tokens would just before the last brackets. */
+/**
+ * Cuts the closing structure off the end, as max_tokens would just before the last brackets.
+ * @param {string} text
+ */
 export function cutClosers(text) {
   let t = text;
   let cut = false;
@@ -34,16 +47,19 @@ const PROSE_BEFORE = [
 ];
 const PROSE_AFTER = ["Let me know if you need anything else.", "I'll report back with the results.", "This should give us the answer."];
 
+/** @type {Record<Dialect["family"], string>} */
 const FENCE_LANG = { json: "json", pythonic: "python", text: "xml" };
 
 /**
  * Every corruption returns the text, and what the rewriter should leave besides the calls:
  * `content` (null when nothing) and `reasoning`.
  */
-const plain = (text) => (text === null ? null : { text, content: null, reasoning: null });
+const plain = (/** @type {string | null} */ text) => (text === null ? null : { text, content: null, reasoning: null });
 
+/** @type {Partial<Record<Dialect["family"], Partial<import("./render-dialects.mjs").Style>>>} */
 const STYLE_FOR_FAMILY = { json: { q: "'", py: true, trailing: true }, pythonic: { trailing: true } };
 
+/** @type {Record<string, Corruption>} */
 export const CORRUPTIONS = {
   none: (d, calls) => plain(d.render(calls, CLEAN)),
   trailing_comma: (d, calls) => plain(d.family === "text" ? null : d.render(calls, { ...CLEAN, trailing: true })),

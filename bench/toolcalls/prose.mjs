@@ -1,8 +1,13 @@
 // Outputs that contain no call: irrelevance answers written as prose, prose that mentions a tool
 // or shows JSON, code blocks that are not calls. A rewriter must leave all of them as content.
 
-const lower = (s) => s.charAt(0).toLowerCase() + s.slice(1).replace(/\.$/, "");
+const lower = (/** @type {string} */ s) => s.charAt(0).toLowerCase() + s.slice(1).replace(/\.$/, "");
 
+/**
+ * @param {string} question
+ * @param {import("./bfcl-data.mjs").GorillaFunction[]} functions
+ * @param {{ int(n: number): number }} rng
+ */
 export function proseAnswers(question, functions, rng) {
   const f = functions[rng.int(functions.length)];
   const name = f.name;

@@ -2,8 +2,20 @@
 // (reference §1). A style carries the JSON corruptions: quote character, Python literals, a
 // trailing comma in the arguments object.
 
+/**
+ * @typedef {import("./python-values.mjs").PyValue} PyValue
+ * @typedef {{ name: string, dotted: string, args: Array<[string, PyValue]> }} Call a call: `name` as the tool is declared, `dotted` as BFCL names it
+ * @typedef {{ q: string, py: boolean, trailing: boolean }} Style
+ * @typedef {{ family: "json" | "pythonic" | "text", close?: string[], fenced?: boolean, render(calls: Call[], style: Style): string }} Dialect
+ */
+
+/** @type {Style} */
 export const CLEAN = { q: '"', py: false, trailing: false };
 
+/**
+ * @param {string} s
+ * @param {string} q the quote character
+ */
 function pyString(s, q) {
   let quote = q;
   if (q === "'" && s.includes("'") && !s.includes('"')) quote = '"';
@@ -11,9 +23,13 @@ function pyString(s, q) {
   return quote + body.split(quote).join("\\" + quote) + quote;
 }
 
-const numberText = (x) => (x.t === "float" ? (Number.isInteger(x.v) ? x.v.toFixed(1) : String(x.v)) : String(x.v));
+const numberText = (/** @type {Extract<PyValue, { t: "int" | "float" }>} */ x) => (x.t === "float" ? (Number.isInteger(x.v) ? x.v.toFixed(1) : String(x.v)) : String(x.v));
 
-/** JSON (or Python-dict-ish JSON when the style says so). */
+/**
+ * JSON (or Python-dict-ish JSON when the style says so).
+ * @param {PyValue} x
+ * @returns {string}
+ */
 export function json(x, style = CLEAN, trailing = false) {
   switch (x.t) {
     case "str":
@@ -32,10 +48,14 @@ export function json(x, style = CLEAN, trailing = false) {
       return `{${items.join(", ")}${trailing && items.length > 0 ? "," : ""}}`;
     }
   }
-  throw new Error(x.t);
+  throw new Error(/** @type {{ t: string }} */ (x).t);
 }
 
-/** Python literal, as repr() writes it. */
+/**
+ * Python literal, as repr() writes it.
+ * @param {PyValue} x
+ * @returns {string}
+ */
 export function python(x, q = "'") {
   switch (x.t) {
     case "str":
@@ -52,13 +72,17 @@ export function python(x, q = "'") {
     case "dict":
       return `{${[...x.v].map(([k, v]) => `${pyString(k, q)}: ${python(v, q)}`).join(", ")}}`;
   }
-  throw new Error(x.t);
+  throw new Error(/** @type {{ t: string }} */ (x).t);
 }
 
 /** Raw parameter text for the XML dialects: strings as they are, everything else as JSON. */
-const raw = (x) => (x.t === "str" ? x.v : json(x));
+const raw = (/** @type {PyValue} */ x) => (x.t === "str" ? x.v : json(x));
 
-/** Gemma 4: bare keys, strings between <|"|>. */
+/**
+ * Gemma 4: bare keys, strings between <|"|>.
+ * @param {PyValue} x
+ * @returns {string}
+ */
 function gemma(x) {
   switch (x.t) {
     case "str":
@@ -72,21 +96,31 @@ function gemma(x) {
   }
 }
 
+/**
+ * @param {Call} call
+ * @returns {PyValue}
+ */
 const argsDict = (call) => ({ t: "dict", v: new Map(call.args) });
-const args = (call, style) => json(argsDict(call), style, style.trailing);
-const str = (s, style) => json({ t: "str", v: s }, style);
+const args = (/** @type {Call} */ call, /** @type {Style} */ style) => json(argsDict(call), style, style.trailing);
+const str = (/** @type {string} */ s, /** @type {Style} */ style) => json({ t: "str", v: s }, style);
+/**
+ * An object of already rendered values.
+ * @param {Array<[string, string]>} pairs
+ * @param {Style} style
+ */
 const obj = (pairs, style) => `{${pairs.map(([k, v]) => `${str(k, style)}: ${v}`).join(", ")}}`;
-const nameArgs = (c, s, argKey = "arguments") => obj([["name", str(c.name, s)], [argKey, args(c, s)]], s);
-const pyCall = (c, s) => `${c.dotted}(${c.args.map(([k, v]) => `${k}=${python(v)}`).join(", ")}${s.trailing && c.args.length > 0 ? "," : ""})`;
-const mistralId = (i) => `aB3dE5gH${i % 10}`;
-const xmlQwen = (c) =>
+const nameArgs = (/** @type {Call} */ c, /** @type {Style} */ s, argKey = "arguments") => obj([["name", str(c.name, s)], [argKey, args(c, s)]], s);
+const pyCall = (/** @type {Call} */ c, /** @type {Style} */ s) => `${c.dotted}(${c.args.map(([k, v]) => `${k}=${python(v)}`).join(", ")}${s.trailing && c.args.length > 0 ? "," : ""})`;
+const mistralId = (/** @type {number} */ i) => `aB3dE5gH${i % 10}`;
+const xmlQwen = (/** @type {Call} */ c) =>
   `<function=${c.name}>\n${c.args.map(([k, v]) => `<parameter=${k}>\n${raw(v)}\n</parameter>\n`).join("")}</function>`;
 // Seed-OSS's template writes the value right between the tags (ByteDance-Seed-OSS.jinja).
-const xmlSeed = (c) => `<function=${c.name}>\n${c.args.map(([k, v]) => `<parameter=${k}>${raw(v)}</parameter>\n`).join("")}</function>`;
+const xmlSeed = (/** @type {Call} */ c) => `<function=${c.name}>\n${c.args.map(([k, v]) => `<parameter=${k}>${raw(v)}</parameter>\n`).join("")}</function>`;
 
 /**
  * family: which corruptions make sense (json: quotes, literals, trailing comma; pythonic: trailing
  * comma; text: none). close: the closing markers, for the missing-closing-tag corruption.
+ * @type {Record<string, Dialect>}
  */
 export const DIALECTS = {
   hermes: { family: "json", close: ["</tool_call>"], render: (cs, s) => cs.map((c) => `<tool_call>\n${nameArgs(c, s)}\n</tool_call>`).join("\n") },
@@ -174,7 +208,7 @@ export const DIALECTS = {
   openai_typed: {
     family: "json",
     render: (cs, s) => {
-      const one = (c) => obj([["type", str("function", s)], ["function", obj([["name", str(c.name, s)], ["arguments", str(args(c, s), s)]], s)]], s);
+      const one = (/** @type {Call} */ c) => obj([["type", str("function", s)], ["function", obj([["name", str(c.name, s)], ["arguments", str(args(c, s), s)]], s)]], s);
       return cs.length === 1 ? one(cs[0]) : `[${cs.map(one).join(", ")}]`;
     },
   },

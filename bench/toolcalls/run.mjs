@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 // Tool-call rewriting benchmark on BFCL (docs/benchmarks.md, "Tool-call rewriting").
-//   node bench/toolcalls/run.mjs [--quick] [--json out.json]
+//   node bench/toolcalls/run.mjs [--quick] [--json out.json] [--category <one BFCL category>]
 // BFCL_DIR overrides the data directory (default: ../shared/data/bfcl from the repo root).
 // Tuning categories: simple_python, multiple, parallel. Reported: parallel_multiple, irrelevance.
 
 import { writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { loadCategory } from "./bfcl-data.mjs";
 import { checkCategory } from "./bfcl-checker.mjs";
 import { loadEngine } from "./build-engine.mjs";
@@ -18,13 +19,38 @@ import { measureStreaming } from "./throughput.mjs";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const bfclDir = process.env.BFCL_DIR ?? resolve(repoRoot, "../shared/data/bfcl");
-const args = process.argv.slice(2);
-const quick = args.includes("--quick");
-const jsonOut = args.includes("--json") ? args[args.indexOf("--json") + 1] : null;
-const only = args.includes("--category") ? args[args.indexOf("--category") + 1] : null;
+const { values: flags } = parseArgs({ options: { quick: { type: "boolean", default: false }, json: { type: "string" }, category: { type: "string" } } });
+const quick = flags.quick;
+const jsonOut = flags.json ?? null;
+const only = flags.category ?? null;
 
 const engine = await loadEngine(repoRoot);
 
+/**
+ * @typedef {import("./python-values.mjs").PyValue} PyValue
+ * @typedef {import("./render-dialects.mjs").Call} Call
+ * @typedef {import("./bfcl-data.mjs").GorillaFunction} GorillaFunction
+ * @typedef {import("./bfcl-data.mjs").GorillaSchema} GorillaSchema
+ * @typedef {import("./bfcl-data.mjs").Answer} Answer
+ * @typedef {import("./bfcl-data.mjs").Question} Question
+ * @typedef {ReturnType<typeof rng>} Rng
+ * @typedef {import("../../src/toolcalls/index.ts").RewriteResult} RewriteResult
+ */
+
+/** A question's ground truth (possible_answer), which the recovery and ordering checks need. */
+function answersOf(/** @type {Question} */ q) {
+  if (!q.answers) throw new Error(`${q.category} ${q.id}: no ground truth (possible_answer/BFCL_v4_${q.category}.json) in ${bfclDir}`);
+  return q.answers;
+}
+
+/** The declaration of `name` among a question's functions (the ground truth only calls those). */
+function declared(/** @type {GorillaFunction[]} */ funcs, /** @type {string} */ name) {
+  const func = funcs.find((f) => f.name === name);
+  if (!func) throw new Error(`the ground truth calls ${name}, which the question does not declare`);
+  return func;
+}
+
+/** @param {string} seedText */
 function rng(seedText) {
   let h = 2166136261;
   for (const c of seedText) h = Math.imul(h ^ c.charCodeAt(0), 16777619);
@@ -36,18 +62,28 @@ function rng(seedText) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  return { next, int: (n) => Math.floor(next() * n) };
+  return { next, int: (/** @type {number} */ n) => Math.floor(next() * n) };
 }
 
 // ---- ground truth → one concrete call ---------------------------------------------------------
 
+/**
+ * @param {PyValue[]} alternatives
+ * @param {Rng} r
+ */
 function pick(alternatives, r) {
   const usable = alternatives.filter((a) => !isEmptyString(a));
   return usable.length === 0 ? null : usable[r.int(usable.length)];
 }
 
-/** A dict parameter's acceptable value is a dict of acceptable-value lists: choose one per key. */
+/**
+ * A dict parameter's acceptable value is a dict of acceptable-value lists: choose one per key.
+ * @param {Extract<PyValue, { t: "dict" }>} d
+ * @param {Rng} r
+ * @returns {PyValue}
+ */
 function resolveDict(d, r) {
+  /** @type {Map<string, PyValue>} */
   const out = new Map();
   for (const [k, alts] of d.v) {
     const v = alts.t === "list" ? pick(alts.v, r) : alts;
@@ -56,13 +92,22 @@ function resolveDict(d, r) {
   return { t: "dict", v: out };
 }
 
+/**
+ * @param {Answer} answer
+ * @param {GorillaFunction[]} funcs
+ * @param {Rng} r
+ * @returns {Call}
+ */
 function concreteCall(answer, funcs, r) {
-  const [name, params] = [...answer.entries()][0];
-  const func = funcs.find((f) => f.name === name);
+  const [name, params] = [...answer.entries()][0] ?? [];
+  if (name === undefined || !params) throw new Error("a ground-truth call without a function");
+  const func = declared(funcs, name);
   const props = func.parameters.properties ?? {};
   const required = new Set(func.parameters.required ?? []);
+  /** @type {Call["args"]} */
   const out = [];
   for (const [param, alts] of params) {
+    if (alts.t !== "list") throw new Error(`${name}.${param}: the ground truth is not a list of acceptable values`);
     const optional = alts.v.some(isEmptyString);
     let v = pick(alts.v, r);
     // A few answers list an optional parameter the function does not have; leave it out.
@@ -79,22 +124,38 @@ function concreteCall(answer, funcs, r) {
 
 // ---- rewriting and checking -------------------------------------------------------------------
 
+/**
+ * The rewriter's calls as the checker takes them: function name → arguments (a map; a marker when not an object).
+ * @param {RewriteResult["tool_calls"]} toolCalls
+ */
 const decode = (toolCalls) =>
   toolCalls.map((tc) => {
     const node = engine.parseJson(tc.function.arguments);
-    const args = node ? fromNode(node, engine.isFloatText).v : new Map([["__unparsable__", { t: "str", v: "" }]]);
+    const parsed = node ? fromNode(node, engine.isFloatText) : null;
+    /** @type {Map<string, PyValue>} */
+    const args = parsed?.t === "dict" ? parsed.v : new Map([["__unparsable__", { t: "str", v: "" }]]);
     return new Map([[tc.function.name, args]]);
   });
 
-/** Same text up to whitespace runs (the rewriter drops the whitespace that stood around a call). */
+/**
+ * Same text up to whitespace runs (the rewriter drops the whitespace that stood around a call).
+ * @param {string | null} a
+ * @param {string | null} b
+ */
 const sameText = (a, b) => (a === null || b === null ? a === b : a.replace(/\s+/g, " ").trim() === b.replace(/\s+/g, " ").trim());
 
-const summary = (r) => JSON.stringify({ content: r.content, calls: r.tool_calls.map((c) => [c.function.name, c.function.arguments]) });
+const summary = (/** @type {{ content: string | null, tool_calls: RewriteResult["tool_calls"] }} */ r) => JSON.stringify({ content: r.content, calls: r.tool_calls.map((c) => [c.function.name, c.function.arguments]) });
 
+/**
+ * @param {Question["tools"]} tools
+ * @param {string} text
+ * @param {Rng} r
+ */
 function streamed(tools, text, r) {
   const rw = new engine.ToolCallStreamRewriter(tools, { startInReasoning: engine.startsInsideReasoning(text) });
   let content = "";
   let pos = 0;
+  /** @type {ReturnType<typeof rw.flush>} */
   const events = [];
   while (pos < text.length) {
     const n = 1 + r.int(8);
@@ -106,23 +167,33 @@ function streamed(tools, text, r) {
   return summary({ content: content === "" ? null : content, tool_calls: rw.toolCalls });
 }
 
+/** @param {string} category */
 function recovery(category) {
   const questions = loadCategory(bfclDir, category, engine);
+  /** @type {Map<string, { pass: number, total: number }>} */
   const cells = new Map();
+  /** @type {Map<string, Array<{ id: string, error: string, text: string, result: RewriteResult }>>} */
   const failures = new Map();
   let selfTestFailures = 0;
   let textSkipped = 0;
-  const surroundings = { pass: 0, total: 0, examples: [] };
+  const surroundings = {
+    pass: 0,
+    total: 0,
+    /** @type {Array<{ id: string, key: string, text: string, content: string | null, reasoning: string | undefined }>} */
+    examples: [],
+  };
   let bytes = 0;
   let ms = 0;
   let streamChecks = 0;
   let streamMismatches = 0;
+  /** @type {Array<{ id: string, key: string, text: string }>} */
   const streamExamples = [];
   for (const q of quick ? questions.slice(0, 40) : questions) {
     const r = rng(q.id);
-    const calls = q.answers.map((a) => concreteCall(a, q.functions, r));
+    const answers = answersOf(q);
+    const calls = answers.map((a) => concreteCall(a, q.functions, r));
     const direct = calls.map((c) => new Map([[c.name, new Map(c.args)]]));
-    const selfError = checkCategory(category, q.functions, direct, q.answers, true);
+    const selfError = checkCategory(category, q.functions, direct, answers, true);
     if (selfError !== null) {
       selfTestFailures++;
       console.error(`ground truth ${q.id} fails the checker itself (${selfError}); skipped`);
@@ -131,7 +202,7 @@ function recovery(category) {
     // A value of the wrong type (BFCL has `true` for a string parameter) cannot be written in a
     // dialect where every value is text: those cells are not applicable for this question.
     const fitsSchema = calls.every((c) => {
-      const func = q.functions.find((f) => f.name === c.dotted);
+      const func = declared(q.functions, c.dotted);
       return c.args.every(([k, v]) => conforms(v, func.parameters.properties?.[k]));
     });
     if (!fitsSchema) textSkipped++;
@@ -146,7 +217,7 @@ function recovery(category) {
         const result = engine.rewriteToolCalls({ tools: q.tools, text });
         ms += performance.now() - t0;
         bytes += Buffer.byteLength(text);
-        const error = checkCategory(category, q.functions, decode(result.tool_calls), q.answers, true);
+        const error = checkCategory(category, q.functions, decode(result.tool_calls), answers, true);
         const key = `${dialectName}|${corruptionName}`;
         const cell = cells.get(key) ?? { pass: 0, total: 0 };
         cell.total++;
@@ -169,10 +240,12 @@ function recovery(category) {
   return { category, cells, failures, selfTestFailures, textSkipped, surroundings, bytes, ms, streamChecks, streamMismatches, streamExamples };
 }
 
+/** @param {string} category */
 function falseCalls(category) {
   const questions = loadCategory(bfclDir, category, engine);
   let total = 0;
   let calls = 0;
+  /** @type {Array<{ id: string, text: string, calls: Array<RewriteResult["tool_calls"][number]["function"]> }>} */
   const examples = [];
   for (const q of quick ? questions.slice(0, 60) : questions) {
     const r = rng(`prose-${q.id}`);
@@ -192,47 +265,65 @@ function falseCalls(category) {
 
 const PAIR_DIALECTS = ["hermes", "mistral_args", "qwen3_coder", "pythonic_list", "function_eq", "kimi_k2", "gemma4", "llama_json"];
 
+/**
+ * @param {Call} call
+ * @param {GorillaFunction} func
+ */
 function invalidVariants(call, func) {
   const props = func.parameters.properties ?? {};
   const required = (func.parameters.required ?? []).filter((p) => call.args.some(([k]) => k === p));
+  /** @type {Array<[string, Call["args"]]>} */
   const out = [];
   if (required.length > 0) out.push(["missing_required", call.args.filter(([k]) => k !== required[0])]);
   const typed = call.args.find(([k]) => props[k]?.type);
   if (typed) {
     const [k] = typed;
-    const t = props[k].type;
+    const t = props[k]?.type;
+    /** @type {PyValue} */
     const wrong = t === "string" || t === "any" ? { t: "dict", v: new Map([["x", { t: "int", v: 1 }]]) } : { t: "str", v: "not a value" };
     out.push(["wrong_type", call.args.map(([a, v]) => [a, a === k ? wrong : v])]);
   }
   out.push(["unknown_property", [...call.args, ["unexpected_extra", { t: "int", v: 1 }]]]);
-  const enumParam = call.args.find(([k]) => Array.isArray(props[k]?.enum) && props[k].type === "string");
+  const enumParam = call.args.find(([k]) => Array.isArray(props[k]?.enum) && props[k]?.type === "string");
   if (enumParam) out.push(["enum_mismatch", call.args.map(([a, v]) => [a, a === enumParam[0] ? { t: "str", v: "zz_not_in_enum" } : v])]);
   return out;
 }
 
+/** @type {Record<string, PyValue["t"][]>} */
 const GORILLA_TYPES = { string: ["str"], any: ["str"], integer: ["int"], float: ["int", "float"], boolean: ["bool"], array: ["list"], tuple: ["list"], dict: ["dict"] };
 
-/** The ground truth itself fits the declared types (BFCL has a few answers that do not). */
+/**
+ * The ground truth itself fits the declared types (BFCL has a few answers that do not).
+ * @param {PyValue} value
+ * @param {GorillaSchema | undefined} schema
+ * @returns {boolean}
+ */
 function conforms(value, schema) {
-  const allowed = GORILLA_TYPES[schema?.type];
+  const allowed = GORILLA_TYPES[schema?.type ?? ""];
   if (!allowed) return true;
   if (!allowed.includes(value.t)) return false;
-  if (value.t === "list" && schema.items) return value.v.every((item) => conforms(item, schema.items));
+  const items = schema?.items;
+  if (value.t === "list" && items) return value.v.every((item) => conforms(item, items));
   return true;
 }
 
+/** @param {string[]} categories */
 function ordering(categories) {
   let pairs = 0;
   let skipped = 0;
   let ordered = 0;
+  /** @type {Map<string, { pairs: number, ordered: number }>} */
   const byKind = new Map();
+  /** @type {Array<{ id: string, kind: string, good: number, bad: number }>} */
   const examples = [];
   for (const category of categories) {
     const questions = loadCategory(bfclDir, category, engine);
     for (const q of quick ? questions.slice(0, 40) : questions) {
       const r = rng(`pairs-${q.id}`);
-      const call = concreteCall(q.answers[0], q.functions, r);
-      const func = q.functions.find((f) => f.name === call.dotted);
+      const [answer] = answersOf(q);
+      if (!answer) throw new Error(`${category} ${q.id}: no ground-truth call`);
+      const call = concreteCall(answer, q.functions, r);
+      const func = declared(q.functions, call.dotted);
       if (!call.args.every(([k, v]) => conforms(v, func.parameters.properties?.[k]))) {
         skipped++;
         continue;
@@ -241,7 +332,7 @@ function ordering(categories) {
         let dialect = DIALECTS[PAIR_DIALECTS[r.int(PAIR_DIALECTS.length)]];
         // In a text dialect every value of a string parameter is a string: no wrong type to see.
         if (kind === "wrong_type" && dialect.family === "text") dialect = DIALECTS.hermes;
-        const score = (c) => engine.rewriteToolCalls({ tools: q.tools, text: dialect.render([c], CLEAN) }).tool_calls[0]?.score ?? 0;
+        const score = (/** @type {Call} */ c) => engine.rewriteToolCalls({ tools: q.tools, text: dialect.render([c], CLEAN) }).tool_calls[0]?.score ?? 0;
         const good = score(call);
         const bad = score({ ...call, args: badArgs });
         pairs++;
@@ -260,8 +351,9 @@ function ordering(categories) {
 
 // ---- report -----------------------------------------------------------------------------------
 
-const pct = (a, b) => (b === 0 ? "n/a" : `${((100 * a) / b).toFixed(2)} %`);
+const pct = (/** @type {number} */ a, /** @type {number} */ b) => (b === 0 ? "n/a" : `${((100 * a) / b).toFixed(2)} %`);
 
+/** @param {Array<ReturnType<typeof recovery>>} results */
 function recoveryTable(results) {
   const dialects = Object.keys(DIALECTS);
   const corruptions = Object.keys(CORRUPTIONS);
@@ -284,6 +376,7 @@ function recoveryTable(results) {
   return lines.join("\n");
 }
 
+/** @param {ReturnType<typeof recovery>} result */
 function totals(result) {
   let pass = 0;
   let total = 0;

@@ -4,13 +4,17 @@
 // The same answer, tools and delta split as the proxy-overhead benchmark's upstream.
 import { TOOLS, splitDeltas as split, toolText as sampleResponse } from "../overhead/upstream.mjs";
 
+/**
+ * @param {import("./build-engine.mjs").Engine} engine
+ * @param {boolean} quick
+ */
 export function measureStreaming(engine, quick) {
   const text = sampleResponse();
   const tokens = Math.round(text.length / 4);
   const chunked = split(text, 7);
   const perChar = [...text];
   const runs = quick ? 200 : 2000;
-  const time = (chunks) => {
+  const time = (/** @type {string[]} */ chunks) => {
     for (let i = 0; i < 100; i++) {
       const rw = new engine.ToolCallStreamRewriter(TOOLS);
       for (const c of chunks) rw.push(c);
@@ -36,7 +40,7 @@ export function measureStreaming(engine, quick) {
   };
   const tokenDeltas = time(chunked);
   const charDeltas = time(perChar);
-  const f = (x) => x.toFixed(3);
+  const f = (/** @type {number} */ x) => x.toFixed(3);
   return {
     figures: { tokens, chars: text.length, deltas: chunked.length, tokenDeltas, charDeltas },
     lines: [

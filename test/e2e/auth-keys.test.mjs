@@ -12,12 +12,23 @@ import { startSwitchyard } from "../support/switchyard-dev.mjs";
 const run = promisify(execFile);
 const ADMIN_TOKEN = `adm-${randomBytes(24).toString("base64url")}`;
 const secrets = [ADMIN_TOKEN];
+/** @type {string[]} */
 const bodies = [];
-let fixtures, proxy;
+/** @type {Awaited<ReturnType<typeof startFixtureUpstream>>} */
+let fixtures;
+/** @type {import("../support/switchyard-dev.mjs").Switchyard} */
+let proxy;
+
+/**
+ * What `npm run keys -- … --json` prints, and the usage the API reports (src/routes/admin.ts).
+ * @typedef {import("../../scripts/keys.mjs").PublicKey & { key: string }} CreatedKey
+ * @typedef {{ totals: { requests: number, prompt_tokens: number, completion_tokens: number }, usage: Array<{ model: string, backend: string }> }} Usage
+ * @typedef {{ status: number, retryAfter: string | null, text: string }} Settled
+ */
 
 before(async () => {
   fixtures = await startFixtureUpstream();
-  const f = (path) => ({ targets: [{ kind: "llama", url: `${fixtures.url}/${path}` }] });
+  const f = (/** @type {string} */ path) => ({ targets: [{ kind: "llama", url: `${fixtures.url}/${path}` }] });
   proxy = await startSwitchyard({
     vars: {
       ADMIN_TOKEN,
@@ -33,6 +44,7 @@ after(async () => {
   await fixtures?.close();
 });
 
+/** @param {string[]} args */
 async function keys(...args) {
   const { stdout } = await run("npm", ["run", "--silent", "keys", "--", ...args], {
     env: { ...process.env, SWITCHYARD_URL: proxy.url, SWITCHYARD_ADMIN_TOKEN: ADMIN_TOKEN },
@@ -42,6 +54,10 @@ async function keys(...args) {
   return stdout;
 }
 
+/**
+ * @param {string} path
+ * @param {{ key?: string, body?: unknown, method?: string, signal?: AbortSignal }} [options]
+ */
 async function send(path, { key, body, method, signal } = {}) {
   const res = await fetch(`${proxy.url}${path}`, {
     method: method ?? (body ? "POST" : "GET"),
@@ -52,6 +68,10 @@ async function send(path, { key, body, method, signal } = {}) {
   return res;
 }
 
+/**
+ * @param {Response} res
+ * @returns {Promise<Settled>}
+ */
 async function settle(res) {
   const text = await res.text();
   bodies.push(text);
@@ -59,9 +79,14 @@ async function settle(res) {
 }
 
 const chat = (model = "m", stream = false) => ({ model, stream, messages: [{ role: "user", content: "hello" }] });
-const count = (results, status) => results.filter((r) => r.status === status).length;
+const count = (/** @type {Settled[]} */ results, /** @type {number} */ status) => results.filter((r) => r.status === status).length;
 
-/** Polls until `check` holds (keys are cached per isolate for a few seconds). */
+/**
+ * Polls until `check` holds (keys are cached per isolate for a few seconds).
+ * @template T
+ * @param {() => Promise<T>} check
+ * @returns {Promise<T>}
+ */
 async function eventually(check, ms = 8000) {
   const deadline = Date.now() + ms;
   for (;;) {
@@ -73,10 +98,11 @@ async function eventually(check, ms = 8000) {
 }
 
 describe("team keys against wrangler dev", () => {
+  /** @type {CreatedKey} */
   let alice;
 
   it("with no keys, dev serves without keys (any Authorization ignored) and says so on /health", async () => {
-    const health = await (await fetch(`${proxy.url}/health`)).json();
+    const health = /** @type {{ auth: string, note: string }} */ (await (await fetch(`${proxy.url}/health`)).json());
     assert.equal(health.auth, "open");
     assert.match(health.note, /without keys/);
     assert.match(proxy.logs(), /dev mode serves without keys/);
@@ -90,7 +116,7 @@ describe("team keys against wrangler dev", () => {
     assert.match(alice.key, /^sy-[A-Za-z0-9_-]{43}$/);
     assert.equal(alice.name, "alice");
     assert.deepEqual(alice.scopes, ["chat", "serve"]);
-    assert.equal((await (await fetch(`${proxy.url}/health`)).json()).auth, "keys");
+    assert.equal(/** @type {{ auth: string }} */ (await (await fetch(`${proxy.url}/health`)).json()).auth, "keys");
     assert.ok(await eventually(async () => (await settle(await send("/v1/chat/completions", { body: chat() }))).status === 401));
     const ok = await settle(await send("/v1/chat/completions", { body: chat(), key: alice.key }));
     assert.equal(ok.status, 200);
@@ -139,10 +165,13 @@ describe("team keys against wrangler dev", () => {
     const k = JSON.parse(await keys("create", "--name", "tpd", "--scopes", "chat", "--tokens-per-day", "5", "--json"));
     secrets.push(k.key);
     assert.equal((await settle(await send("/v1/chat/completions", { body: chat(), key: k.key }))).status, 200);
-    const used = await eventually(async () => {
-      const u = JSON.parse((await settle(await send("/v1/usage", { key: k.key }))).text);
-      return u.totals.requests === 1 ? u : null;
-    });
+    const used = /** @type {Usage} */ (
+      await eventually(async () => {
+        /** @type {Usage} */
+        const u = JSON.parse((await settle(await send("/v1/usage", { key: k.key }))).text);
+        return u.totals.requests === 1 ? u : null;
+      })
+    );
     assert.equal(used.totals.prompt_tokens + used.totals.completion_tokens, 8);
     const results = await Promise.all(Array.from({ length: 200 }, () => send("/v1/chat/completions", { body: chat(), key: k.key }).then(settle)));
     console.log(`# tokens/day 5 (8 used): ${count(results, 200)} of 200 let through`);
@@ -151,8 +180,9 @@ describe("team keys against wrangler dev", () => {
   });
 
   it("usage and revoke through the CLI; a revoked key is refused", async () => {
+    /** @type {Array<Usage & { key: { name: string } }>} */
     const usage = JSON.parse(await keys("usage", "--json"));
-    const mine = usage.find((d) => d.key.name === "alice");
+    const mine = /** @type {(typeof usage)[number]} */ (usage.find((d) => d.key.name === "alice"));
     assert.ok(mine.totals.requests >= 2);
     assert.ok(mine.usage.some((r) => r.model === "m" && r.backend.startsWith("llama:")));
     assert.match(await keys("usage"), /alice/);
@@ -161,7 +191,7 @@ describe("team keys against wrangler dev", () => {
   });
 
   it("client credentials never reach the upstream", async () => {
-    const received = await (await fetch(`${fixtures.url}/_requests`)).json();
+    const received = /** @type {Array<{ headers: Record<string, string | undefined> }>} */ (await (await fetch(`${fixtures.url}/_requests`)).json());
     assert.ok(received.length > 0);
     for (const r of received) {
       assert.equal(r.headers.authorization, undefined);

@@ -18,7 +18,10 @@ const EMBED = "snowflake-arctic-embed-s-q0f32-MLC-b4";
 const TOKEN = "page-serve-token";
 const FAKE = new URL("../fakes/fake-web-llm.mjs", import.meta.url).pathname;
 const SHOTS = process.env.SWITCHYARD_SCREENSHOTS ?? "/tmp";
-let proxy, browser;
+/** @type {import("../support/switchyard-dev.mjs").Switchyard} */
+let proxy;
+/** @type {import("playwright-core").Browser} */
+let browser;
 
 before(async () => {
   const dead = `http://127.0.0.1:${await freePort()}`;
@@ -40,7 +43,7 @@ describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chro
     const page = await context.newPage();
     await page.goto(`${proxy.url}/#serve=${TOKEN}`);
     await page.waitForSelector("#gpu.ok");
-    const sentences = await page.textContent("#gpu-sentences");
+    const sentences = /** @type {string} */ (await page.textContent("#gpu-sentences"));
     assert.match(sentences, /WebGPU works here, with google swiftshader/);
     assert.match(sentences, /does not support 16-bit shaders \(shader-f16\), so only q4f32 models are listed/);
     assert.equal(new URL(page.url()).hash, "", "the token leaves the address bar");
@@ -50,7 +53,7 @@ describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chro
     await page.click("#load");
     await page.waitForSelector("#loaded:has-text('Loaded:')");
     assert.equal(await page.$eval("#progress", (p) => p.value), 1);
-    assert.match(await page.textContent("#progress-text"), /Finish loading on WebGPU/);
+    assert.match(/** @type {string} */ (await page.textContent("#progress-text")), /Finish loading on WebGPU/);
 
     await page.fill("#prompt", "echo: The chat box streams.");
     await page.click("#chat-form button");
@@ -118,7 +121,7 @@ describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chro
     await page.fill("#custom-model", "bogus-model-id");
     await page.click("#load");
     await page.waitForSelector("#load-error:has-text('ModelNotFoundError')");
-    const error = await page.textContent("#load-error");
+    const error = /** @type {string} */ (await page.textContent("#load-error"));
     assert.match(error, /^That did not work: web-llm does not know this model id; pick one from the list\. \(ModelNotFoundError: Cannot find model record in appConfig for bogus-model-id/);
     assert.doesNotMatch(error, /\n\s+at /);
     await page.screenshot({ path: `${SHOTS}/switchyard-page-bogus-model.png`, fullPage: true });
@@ -129,11 +132,12 @@ describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chro
     const context = await browser.newContext({ viewport: { width: 900, height: 600 } });
     await context.addInitScript(() => delete Object.getPrototypeOf(navigator).gpu);
     const page = await context.newPage();
+    /** @type {string[]} */
     const fetched = [];
     page.on("request", (r) => fetched.push(new URL(r.url()).pathname));
     await page.goto(proxy.url);
     await page.waitForSelector("#gpu.bad");
-    assert.match(await page.textContent("#gpu-sentences"), /does not offer WebGPU/);
+    assert.match(/** @type {string} */ (await page.textContent("#gpu-sentences")), /does not offer WebGPU/);
     assert.equal(await page.isHidden("#models-panel"), true);
     assert.ok(!fetched.includes("/vendor/web-llm/index.js"), "web-llm is not even fetched");
     await page.screenshot({ path: `${SHOTS}/switchyard-page-no-webgpu.png`, fullPage: true });

@@ -11,7 +11,19 @@ import { FakeEngine, fakeEmbedding } from "../fakes/fake-web-llm.mjs";
 
 const MODEL = "SmolLM2-360M-Instruct-q4f32_1-MLC";
 const TOKEN = "e2e-serve-token";
-let proxy, client, sessions = [];
+/**
+ * @typedef {import("openai/resources/chat/completions").ChatCompletionMessageParam} ChatCompletionMessageParam
+ * @typedef {import("openai/resources/chat/completions").ChatCompletionCreateParams} ChatCompletionCreateParams
+ * @typedef {Awaited<ReturnType<typeof startRelayClient>>} RelayClient
+ * @typedef {import("../support/switchyard-dev.mjs").ErrorBody} ErrorBody
+ */
+
+/** @type {import("../support/switchyard-dev.mjs").Switchyard} */
+let proxy;
+/** @type {OpenAI} */
+let client;
+/** @type {RelayClient[]} */
+let sessions = [];
 
 before(async () => {
   const dead = `http://127.0.0.1:${await freePort()}`;
@@ -37,7 +49,14 @@ async function session(tokenDelayMs = 5) {
   return s;
 }
 
-const ask = (content, extra = {}) => ({ model: "team", messages: [{ role: "system", content: "Be brief." }, { role: "user", content }], ...extra });
+/**
+ * A chat request for the team model, with `extra` fields.
+ * @template {Partial<ChatCompletionCreateParams>} E
+ * @param {string} content
+ * @param {E} [extra]
+ * @returns {{ model: string, messages: ChatCompletionMessageParam[] } & E}
+ */
+const ask = (content, extra = /** @type {E} */ ({})) => ({ model: "team", messages: [{ role: "system", content: "Be brief." }, { role: "user", content }], ...extra });
 
 describe("a browser session serves the team when llama.cpp is down", () => {
   it("refuses anonymous and wrong credentials before the upgrade", async () => {
@@ -52,7 +71,7 @@ describe("a browser session serves the team when llama.cpp is down", () => {
     const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ask("hi")) });
     assert.equal(res.status, 503);
     assert.ok(res.headers.get("retry-after"));
-    assert.equal((await res.json()).error.code, "no_capacity");
+    assert.equal(/** @type {ErrorBody} */ (await res.json()).error.code, "no_capacity");
   });
 
   it("the openai client streams its answer from the session, target named", async () => {
@@ -64,16 +83,18 @@ describe("a browser session serves the team when llama.cpp is down", () => {
     let text = "", finish, usage, ext;
     for await (const chunk of stream) {
       text += chunk.choices[0]?.delta?.content ?? "";
-      if (chunk.choices[0]?.finish_reason) { finish = chunk.choices[0].finish_reason; ext = chunk.x_switchyard; }
+      // Switchyard's own extension of the final chunk (docs/api.md).
+      if (chunk.choices[0]?.finish_reason) { finish = chunk.choices[0].finish_reason; ext = /** @type {{ x_switchyard?: { target: string } }} */ (chunk).x_switchyard; }
       if (chunk.usage) usage = chunk.usage;
     }
     assert.equal(text, "Served from a browser tab.");
     assert.equal(finish, "stop");
-    assert.equal(ext.target, `browser:${MODEL}`);
-    assert.equal(usage.completion_tokens, 5);
+    assert.equal(ext?.target, `browser:${MODEL}`);
+    assert.equal(usage?.completion_tokens, 5);
     // What the page received was adapted for web-llm.
-    assert.deepEqual(s.stats.requests.at(-1).body.messages[0], { role: "system", content: "Be brief." });
-    assert.equal(s.stats.requests.at(-1).body.model, MODEL);
+    const adapted = /** @type {{ model: string, messages: unknown[] }} */ (s.stats.requests.at(-1)?.body);
+    assert.deepEqual(adapted.messages[0], { role: "system", content: "Be brief." });
+    assert.equal(adapted.model, MODEL);
   });
 
   it("non-stream through the openai client", async () => {
@@ -104,7 +125,7 @@ describe("a browser session serves the team when llama.cpp is down", () => {
     const words = Array.from({ length: 80 }, (_, i) => `w${i}`).join(" ");
     const ac = new AbortController();
     const res = await fetch(`${proxy.url}/v1/chat/completions`, { method: "POST", signal: ac.signal, headers: { "content-type": "application/json" }, body: JSON.stringify(ask(`echo: ${words}`, { stream: true })) });
-    const reader = res.body.getReader();
+    const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader();
     await reader.read();
     ac.abort();
     const deadline = Date.now() + 5000;
@@ -132,7 +153,11 @@ describe("a browser session serves the team when llama.cpp is down", () => {
 
 describe("completions and embeddings from browser sessions when llama.cpp is down", () => {
   const EMBED = "snowflake-arctic-embed-s-q0f32-MLC-b4";
-  let proxy2, client2;
+  /** @type {import("../support/switchyard-dev.mjs").Switchyard} */
+  let proxy2;
+  /** @type {OpenAI} */
+  let client2;
+  /** @type {RelayClient[]} */
   const mine = [];
 
   before(async () => {
@@ -170,8 +195,8 @@ describe("completions and embeddings from browser sessions when llama.cpp is dow
     assert.equal(data.object, "text_completion");
     assert.equal(data.choices[0].text, "Text from a tab.");
     assert.equal(data.choices[0].finish_reason, "stop");
-    assert.equal(data.usage.completion_tokens, 4);
-    assert.equal(mine[0].stats.requests.at(-1).endpoint, "completions");
+    assert.equal(data.usage?.completion_tokens, 4);
+    assert.equal(mine[0].stats.requests.at(-1)?.endpoint, "completions");
 
     const stream = await client2.completions.create({ model: "team", prompt: "echo: Streamed text here.", stream: true, stream_options: { include_usage: true } });
     let text = "", finish, usage;
@@ -182,7 +207,7 @@ describe("completions and embeddings from browser sessions when llama.cpp is dow
     }
     assert.equal(text, "Streamed text here.");
     assert.equal(finish, "stop");
-    assert.equal(usage.completion_tokens, 3);
+    assert.equal(usage?.completion_tokens, 3);
   });
 
   it("openai embeddings.create from the session with an embedding model", async () => {
@@ -197,8 +222,8 @@ describe("completions and embeddings from browser sessions when llama.cpp is dow
     data.data[0].embedding.forEach((x, i) => assert.ok(Math.abs(x - expected[i]) < 1e-6));
     assert.deepEqual(data.usage, { prompt_tokens: 4, total_tokens: 4 });
     const req = mine[1].stats.requests.at(-1);
-    assert.equal(req.endpoint, "embeddings");
-    assert.deepEqual(req.body, { model: EMBED, input: ["first text", "second text"] });
+    assert.equal(req?.endpoint, "embeddings");
+    assert.deepEqual(req?.body, { model: EMBED, input: ["first text", "second text"] });
 
     const floats = await client2.embeddings.create({ model: "embed", input: "first text", encoding_format: "float" });
     assert.deepEqual(floats.data[0].embedding, expected);
@@ -208,6 +233,6 @@ describe("completions and embeddings from browser sessions when llama.cpp is dow
     const res = await fetch(`${proxy2.url}/v1/embeddings`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "chat-only-embed", input: "x" }) });
     assert.equal(res.status, 503);
     assert.equal(res.headers.get("x-switchyard-attempts"), "0");
-    assert.equal((await res.json()).error.code, "no_capacity");
+    assert.equal(/** @type {ErrorBody} */ (await res.json()).error.code, "no_capacity");
   });
 });

@@ -4,6 +4,7 @@ import { after, before, it } from "node:test";
 import assert from "node:assert/strict";
 import { startSwitchyard } from "../support/switchyard-dev.mjs";
 
+/** @type {import("../support/switchyard-dev.mjs").Switchyard} */
 let proxy;
 before(async () => {
   proxy = await startSwitchyard({ env: { SERVE_TOKEN: "" } });
@@ -17,7 +18,7 @@ it("prints the page link with a generated serve token that gets a ticket", async
   assert.equal(proxy.logs().split(token).length - 1, 1, "the token is printed once, in the link only");
   const ok = await fetch(`${proxy.url}/v1/sessions/ticket`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
   assert.equal(ok.status, 200);
-  assert.match((await ok.json()).ticket, /^tk_/);
+  assert.match(/** @type {{ ticket: string }} */ (await ok.json()).ticket, /^tk_/);
   const wrong = await fetch(`${proxy.url}/v1/sessions/ticket`, { method: "POST", headers: { authorization: "Bearer guess" } });
   assert.equal(wrong.status, 403);
   const page = await fetch(`${proxy.url}/`);

@@ -24,7 +24,14 @@ import { runClaude, runCodex } from "../support/coding-agents.mjs";
 import { startLlamaServer } from "../support/llama-server.mjs";
 import { startSwitchyard } from "../support/switchyard-dev.mjs";
 
-let llama, upstream, proxy, tap;
+/** @type {import("../support/llama-server.mjs").LlamaServer} */
+let llama;
+/** @type {import("../support/agent-report.mjs").AgentUpstream} */
+let upstream;
+/** @type {import("../support/switchyard-dev.mjs").Switchyard} */
+let proxy;
+/** @type {import("../support/agent-report.mjs").Tap} */
+let tap;
 
 before(async () => {
   // The agents' prompts are long (Codex's first is ≈ 8k tokens, Claude Code's ≈ 11k): two slots of
@@ -43,6 +50,11 @@ after(async () => {
   await llama?.stop();
 });
 
+/**
+ * @param {import("node:test").TestContext} t
+ * @param {string} name
+ * @param {(opts: import("../support/coding-agents.mjs").AgentRunOptions) => Promise<import("../support/coding-agents.mjs").AgentOutcome>} client
+ */
 async function exercise(t, name, client) {
   const out = await exerciseAgent({ name, client, upstream, proxy, tap, model: "agent-llama", timeoutMs: 180_000, logs: { "llama-server log": () => llama.logs() } });
   t.diagnostic(out.summary);
@@ -50,9 +62,9 @@ async function exercise(t, name, client) {
 }
 
 describe("Codex CLI, real llama-server", () => {
-  it("prompt-mode tool calls", (t) => exercise(t, "codex llama", runCodex));
+  it("prompt-mode tool calls", async (t) => { await exercise(t, "codex llama", runCodex); });
 });
 
 describe("Claude Code, real llama-server", () => {
-  it("prompt-mode tool calls", (t) => exercise(t, "claude llama", runClaude));
+  it("prompt-mode tool calls", async (t) => { await exercise(t, "claude llama", runClaude); });
 });

@@ -19,9 +19,20 @@ import { exerciseAgent } from "../support/agent-report.mjs";
 import { runAgentsSdk, runClaude, runCodex, runContinue, runOpencode, runQwen } from "../support/coding-agents.mjs";
 import { startSwitchyard } from "../support/switchyard-dev.mjs";
 
+/**
+ * @typedef {import("../support/agent-report.mjs").AgentUpstream} AgentUpstream
+ * @typedef {import("../support/coding-agents.mjs").AgentRunOptions} AgentRunOptions
+ * @typedef {import("../support/coding-agents.mjs").AgentOutcome} AgentOutcome
+ */
+
+/** @type {Array<"native" | "text">} */
 const MODES = ["native", "text"];
+/** @type {Record<string, AgentUpstream>} */
 const upstreams = {};
-let proxy, tap;
+/** @type {import("../support/switchyard-dev.mjs").Switchyard} */
+let proxy;
+/** @type {import("../support/agent-report.mjs").Tap} */
+let tap;
 
 before(async () => {
   [upstreams.native, upstreams.text] = await Promise.all(MODES.map((mode) => startAgentUpstream({ mode })));
@@ -36,6 +47,16 @@ after(async () => {
   await Promise.all(Object.values(upstreams).map((u) => u.close()));
 });
 
+/**
+ * @template {object} O
+ * @template {AgentOutcome} R
+ * @param {import("node:test").TestContext} t
+ * @param {string} name
+ * @param {(opts: AgentRunOptions & O) => Promise<R>} client
+ * @param {"native" | "text"} mode
+ * @param {O} [options]
+ * @param {{ sandbox?: import("../support/agent-client.mjs").Sandbox, minChatRequests?: number }} [more]
+ */
 async function exercise(t, name, client, mode, options, more = {}) {
   const out = await exerciseAgent({ name, client, upstream: upstreams[mode], proxy, tap, model: `agent-${mode}`, options, ...more });
   t.diagnostic(out.summary);
@@ -43,19 +64,20 @@ async function exercise(t, name, client, mode, options, more = {}) {
 }
 
 describe("Codex CLI", () => {
-  for (const mode of MODES) it(`${mode} tool calls`, (t) => exercise(t, `codex ${mode}`, runCodex, mode));
+  for (const mode of MODES) it(`${mode} tool calls`, async (t) => { await exercise(t, `codex ${mode}`, runCodex, mode); });
 });
 
 describe("Claude Code", () => {
-  for (const mode of MODES) it(`${mode} tool calls`, (t) => exercise(t, `claude ${mode}`, runClaude, mode));
+  for (const mode of MODES) it(`${mode} tool calls`, async (t) => { await exercise(t, `claude ${mode}`, runClaude, mode); });
 });
 
 describe("OpenAI Agents SDK", () => {
   for (const mode of MODES) {
-    for (const api of ["responses", "chat"]) {
+    for (const api of /** @type {const} */ (["responses", "chat"])) {
       for (const stream of [true, false]) {
-        it(`${mode} tool calls, ${api === "responses" ? "Responses" : "Chat Completions"} model, ${stream ? "streamed" : "not streamed"}`, (t) =>
-          exercise(t, `agents-sdk ${mode} ${api} ${stream ? "stream" : "nostream"}`, runAgentsSdk, mode, { api, stream }));
+        it(`${mode} tool calls, ${api === "responses" ? "Responses" : "Chat Completions"} model, ${stream ? "streamed" : "not streamed"}`, async (t) => {
+          await exercise(t, `agents-sdk ${mode} ${api} ${stream ? "stream" : "nostream"}`, runAgentsSdk, mode, { api, stream });
+        });
       }
     }
   }
@@ -65,6 +87,7 @@ describe("OpenAI Agents SDK", () => {
     const sandbox = makeSandbox("agents-sdk-chain");
     const first = await exercise(t, "agents-sdk chain first", runAgentsSdk, "native", { api: "responses", stream: false }, { sandbox });
     const second = await exercise(t, "agents-sdk chain second", runAgentsSdk, "native", { api: "responses", stream: true, previousResponseId: first.lastResponseId, input: "What did the file say?" }, { sandbox, minChatRequests: 1 });
+    /** @type {Array<{ role: string, content?: unknown }>} */
     const history = JSON.parse(second.chats[0].body).messages;
     assert.ok(history.some((m) => m.role === "tool" && JSON.stringify(m.content).includes(PROOF_TEXT)), `the chained request's history lacks the tool result: ${JSON.stringify(history.map((m) => m.role))}`);
     sandbox.remove();
@@ -72,17 +95,17 @@ describe("OpenAI Agents SDK", () => {
 });
 
 describe("opencode", () => {
-  for (const mode of MODES) it(`${mode} tool calls`, (t) => exercise(t, `opencode ${mode}`, runOpencode, mode));
+  for (const mode of MODES) it(`${mode} tool calls`, async (t) => { await exercise(t, `opencode ${mode}`, runOpencode, mode); });
 });
 
 describe("Qwen Code", () => {
   for (const mode of MODES) {
     for (const authType of ["openai", "openai-responses", "anthropic"]) {
-      it(`${mode} tool calls, --auth-type ${authType}`, (t) => exercise(t, `qwen ${mode} ${authType}`, runQwen, mode, { authType }));
+      it(`${mode} tool calls, --auth-type ${authType}`, async (t) => { await exercise(t, `qwen ${mode} ${authType}`, runQwen, mode, { authType }); });
     }
   }
 });
 
 describe("Continue CLI", () => {
-  for (const mode of MODES) it(`${mode} tool calls`, (t) => exercise(t, `continue ${mode}`, runContinue, mode));
+  for (const mode of MODES) it(`${mode} tool calls`, async (t) => { await exercise(t, `continue ${mode}`, runContinue, mode); });
 });

@@ -9,12 +9,16 @@ import { freePort } from "../support/llama-server.mjs";
 
 const childEnv = { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" };
 
-/** Holds `port` on 127.0.0.1 (a bare TCP server, as another program would); resolves to its closer, or null if it is already taken. */
+/**
+ * Holds `port` on 127.0.0.1 (a bare TCP server, as another program would); resolves to its closer, or null if it is already taken.
+ * @param {number} port
+ * @returns {Promise<(() => Promise<void>) | null>}
+ */
 function occupy(port) {
   return new Promise((resolve) => {
     const server = createServer((socket) => socket.destroy());
     server.once("error", () => resolve(null));
-    server.listen(port, "127.0.0.1", () => resolve(() => new Promise((r) => server.close(r))));
+    server.listen(port, "127.0.0.1", () => resolve(() => new Promise((r) => server.close(() => r()))));
   });
 }
 
@@ -38,6 +42,7 @@ it("8787 taken and no --port: the link names the port the server really listens 
   child.stdout.setEncoding("utf8").on("data", (s) => (logs += s));
   child.stderr.setEncoding("utf8").on("data", (s) => (logs += s));
   const exited = new Promise((r) => child.once("exit", r));
+  const group = -(/** @type {number} */ (child.pid)); // the launcher's process group (it spawned: process.execPath)
   try {
     const deadline = Date.now() + 60_000;
     let link;
@@ -58,11 +63,11 @@ it("8787 taken and no --port: the link names the port the server really listens 
     assert.equal(ticket.status, 200, "the printed link's server is this launcher's (its token works)");
   } finally {
     try {
-      process.kill(-child.pid, "SIGTERM");
+      process.kill(group, "SIGTERM");
     } catch {}
     const kill = setTimeout(() => {
       try {
-        process.kill(-child.pid, "SIGKILL");
+        process.kill(group, "SIGKILL");
       } catch {}
     }, 4000);
     await exited;

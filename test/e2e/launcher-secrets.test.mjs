@@ -12,7 +12,11 @@ import { startSwitchyard } from "../support/switchyard-dev.mjs";
 
 const SECRETS = { SERVE_TOKEN: "s3rve-Tok_en", ADMIN_TOKEN: "adm1n-Tok_en" };
 
-/** What wrangler loads for a config in `dir`: by itself, and with the plan's --env-file list and environment. */
+/**
+ * What wrangler loads for a config in `dir`: by itself, and with the plan's --env-file list and environment.
+ * @param {string} dir
+ * @param {string} [env]
+ */
 function loaded(dir, env) {
   const configPath = join(dir, "wrangler.toml");
   const own = unstable_getVarsForDev(configPath, undefined, { PLAIN: "p" }, env, true);
@@ -28,7 +32,7 @@ function loaded(dir, env) {
   }
 }
 
-const secret = (value) => ({ type: "secret_text", value });
+const secret = (/** @type {string} */ value) => ({ type: "secret_text", value });
 
 describe("the plan keeps what wrangler would load by itself", () => {
   const tricky = [

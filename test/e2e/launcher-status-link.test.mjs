@@ -8,6 +8,7 @@ import { chromium } from "playwright-core";
 import { startSwitchyard } from "../support/switchyard-dev.mjs";
 
 const CHROMIUM = "/usr/bin/chromium";
+/** @type {import("../support/switchyard-dev.mjs").Switchyard} */
 let proxy;
 
 before(async () => {
@@ -35,6 +36,7 @@ it("the status page opened from the link shows the status and clears the fragmen
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless=new", "--no-sandbox", "--disable-background-networking", "--no-first-run"] });
   try {
     const page = await browser.newPage();
+    /** @type {Array<string | undefined>} */
     const asked = [];
     page.on("request", (r) => {
       if (new URL(r.url()).pathname === "/v1/admin/status") asked.push(r.headers().authorization);

@@ -3,6 +3,8 @@ import { it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 
+/** @typedef {import("openai/resources/chat/completions").ChatCompletion} ChatCompletion */
+
 it("npm start refuses an invalid SWITCHYARD_CONFIG and says where", () => {
   const r = spawnSync(process.execPath, ["scripts/start.mjs", "--var", 'SWITCHYARD_CONFIG:{"models":{"m":{"targets":[{"kind":"llama","url":"nope"}]}}}'], { encoding: "utf8", timeout: 30_000 });
   assert.equal(r.status, 1);
@@ -41,7 +43,7 @@ it("npm start with LLAMA_MODEL runs a local llama-server and stops it with itsel
       assert.ok([502, 503].includes(res.status), `unexpected ${res.status}`);
       await new Promise((r) => setTimeout(r, 200));
     }
-    assert.equal((await res.json()).choices[0].message.content, "launched");
+    assert.equal(/** @type {ChatCompletion} */ (await res?.json()).choices[0].message.content, "launched");
   } finally {
     await proxy.stop();
   }

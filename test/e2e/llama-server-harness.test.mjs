@@ -11,6 +11,14 @@ import {
   startLlamaServer,
 } from "../support/llama-server.mjs";
 
+/**
+ * llama-server's answers, as far as these checks read them.
+ * @typedef {{ object: string, choices: Array<{ message: { content: string, tool_calls?: unknown }, finish_reason: string }>, usage: { completion_tokens: number } }} LlamaCompletion
+ * @typedef {{ chat_template_caps: { supports_tool_calls: boolean, supports_tools: boolean }, total_slots: number, chat_template: string }} LlamaProps
+ * @typedef {{ data: Array<{ meta: { n_ctx: number } }> }} LlamaModels
+ * @typedef {{ error: { type: string, message: string } }} LlamaError
+ */
+
 const TEXTS = {
   ascii: "Hello from Switchyard! The quick brown fox jumps over the lazy dog.",
   // ≈130 tokens as a tokenizer would split it; the grammar-constrained random model picks shorter
@@ -24,6 +32,10 @@ const TEXTS = {
   toolMarkup: '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
 };
 
+/**
+ * @param {string} text
+ * @param {Record<string, unknown>} [extra]
+ */
 function chatBody(text, extra = {}) {
   return {
     messages: [{ role: "user", content: "Say the text." }],
@@ -34,6 +46,10 @@ function chatBody(text, extra = {}) {
   };
 }
 
+/**
+ * @param {string} url
+ * @param {Record<string, unknown>} body
+ */
 async function post(url, body) {
   return fetch(`${url}/v1/chat/completions`, {
     method: "POST",
@@ -42,7 +58,11 @@ async function post(url, body) {
   });
 }
 
-/** Streams a chat completion; returns the parsed events plus per-chunk arrival times. */
+/**
+ * Streams a chat completion; returns the parsed events plus per-chunk arrival times.
+ * @param {string} url
+ * @param {Record<string, unknown>} body
+ */
 async function streamChat(url, body) {
   const t0 = performance.now();
   const res = await post(url, { ...body, stream: true, stream_options: { include_usage: true } });
@@ -50,8 +70,9 @@ async function streamChat(url, body) {
   assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
   const decoder = new TextDecoder();
   let raw = "";
+  /** @type {number[]} */
   const contentTimes = [];
-  for await (const chunk of res.body) {
+  for await (const chunk of /** @type {ReadableStream<Uint8Array>} */ (res.body)) {
     raw += decoder.decode(chunk, { stream: true });
     // count content deltas as they arrive
     const n = (raw.match(/"content":"/g) ?? []).length;
@@ -68,6 +89,7 @@ async function streamChat(url, body) {
 describe("llama-server harness", () => {
   /** @type {Awaited<ReturnType<typeof startLlamaServer>>} */
   let srv;
+  /** @type {number[]} */
   const speeds = [];
 
   before(async () => {
@@ -90,12 +112,12 @@ describe("llama-server harness", () => {
     const health = await fetch(`${srv.url}/health`);
     assert.equal(health.status, 200);
     assert.deepEqual(await health.json(), { status: "ok" });
-    const props = await (await fetch(`${srv.url}/props`)).json();
+    const props = /** @type {LlamaProps} */ (await (await fetch(`${srv.url}/props`)).json());
     assert.equal(props.chat_template_caps.supports_tool_calls, true);
     assert.equal(props.chat_template_caps.supports_tools, true);
     assert.equal(props.total_slots, 4);
     assert.match(props.chat_template, /<tool_call>/);
-    const models = await (await fetch(`${srv.url}/v1/models`)).json();
+    const models = /** @type {LlamaModels} */ (await (await fetch(`${srv.url}/v1/models`)).json());
     assert.equal(models.data.length, 1);
     assert.equal(models.data[0].meta.n_ctx, 512, "-c 2048 -np 4 gives 512 per slot");
   });
@@ -106,7 +128,7 @@ describe("llama-server harness", () => {
     it(`returns the literal exactly, non-stream: ${name}`, async () => {
       const res = await post(srv.url, chatBody(text, { max_tokens: maxTokens }));
       assert.equal(res.status, 200);
-      const body = await res.json();
+      const body = /** @type {LlamaCompletion} */ (await res.json());
       assert.equal(body.object, "chat.completion");
       assert.equal(body.choices[0].message.content, text);
       assert.equal(body.choices[0].finish_reason, "stop");
@@ -118,7 +140,7 @@ describe("llama-server harness", () => {
       const r = await streamChat(srv.url, chatBody(text, { max_tokens: maxTokens }));
       assert.equal(r.content, text);
       assert.deepEqual(r.finish, ["stop"]);
-      assert.equal(r.events.at(-1).data, "[DONE]");
+      assert.equal(r.events.at(-1)?.data, "[DONE]");
       assert.deepEqual(r.usage.choices, []);
       const first = r.data[0].json;
       assert.deepEqual(first.choices[0].delta, { role: "assistant", content: null });
@@ -130,7 +152,7 @@ describe("llama-server harness", () => {
       // the generated tokens are t.predicted_n; with the grammar, the literal's own tokens
       assert.ok(n >= 1);
       if (name === "long") {
-        const spread = r.contentTimes.at(-1) - r.contentTimes[0];
+        const spread = /** @type {number} */ (r.contentTimes.at(-1)) - r.contentTimes[0];
         const perSec = ((r.contentTimes.length - 1) / spread) * 1000;
         speeds.push(perSec);
         console.log(
@@ -145,12 +167,12 @@ describe("llama-server harness", () => {
   it("is deterministic in chunk boundaries at temperature 0", async () => {
     const a = await streamChat(srv.url, chatBody(TEXTS.toolMarkup));
     const b = await streamChat(srv.url, chatBody(TEXTS.toolMarkup));
-    const pieces = (r) => r.data.map((e) => e.json.choices?.[0]?.delta?.content).filter((c) => typeof c === "string");
+    const pieces = (/** @type {Awaited<ReturnType<typeof streamChat>>} */ r) => r.data.map((e) => e.json.choices?.[0]?.delta?.content).filter((c) => typeof c === "string");
     assert.deepEqual(pieces(a), pieces(b));
   });
 
   it("cuts with finish_reason length when max_tokens is smaller than the literal", async () => {
-    const body = await (await post(srv.url, chatBody(TEXTS.ascii, { max_tokens: 3 }))).json();
+    const body = /** @type {LlamaCompletion} */ (await (await post(srv.url, chatBody(TEXTS.ascii, { max_tokens: 3 }))).json());
     assert.equal(body.choices[0].finish_reason, "length");
     assert.equal(body.usage.completion_tokens, 3);
     const content = body.choices[0].message.content;
@@ -169,7 +191,7 @@ describe("llama-server harness", () => {
       temperature: 0,
       max_tokens: 16,
     });
-    const body = await res.json();
+    const body = /** @type {LlamaCompletion} */ (await res.json());
     assert.equal(body.choices[0].finish_reason, "length");
     assert.equal(body.usage.completion_tokens, 16);
   });
@@ -177,7 +199,7 @@ describe("llama-server harness", () => {
   it("answers errors as plain HTTP JSON before streaming", async () => {
     const res = await post(srv.url, { ...chatBody("x"), stream: true, tools: [{ type: "function", function: { name: "f", parameters: { type: "object" } } }], tool_choice: "bogus" });
     assert.equal(res.status, 400);
-    const body = await res.json();
+    const body = /** @type {LlamaError} */ (await res.json());
     assert.equal(body.error.type, "invalid_request_error");
     assert.match(body.error.message, /Invalid tool_choice: bogus/);
   });
@@ -192,7 +214,7 @@ describe("startLlamaServer lifecycle", () => {
     const allowed = await fetch(`${srv.url}/v1/models`, { headers: { authorization: "Bearer k1" } });
     assert.equal(allowed.status, 200);
     await srv.stop();
-    assert.throws(() => process.kill(srv.pid, 0), { code: "ESRCH" });
+    assert.throws(() => process.kill(/** @type {number} */ (srv.pid), 0), { code: "ESRCH" });
     await assert.rejects(fetch(`${srv.url}/health`));
     assert.match(srv.logs(), /server is listening|listening on/i);
   });
@@ -200,7 +222,7 @@ describe("startLlamaServer lifecycle", () => {
   it("rejects with the server log when the model cannot load", async () => {
     await assert.rejects(
       startLlamaServer({ model: "/nonexistent/model.gguf", readyTimeoutMs: 20_000 }),
-      (err) => {
+      (/** @type {Error} */ err) => {
         assert.match(err.message, /exited .* before it was ready/);
         assert.match(err.message, /nonexistent\/model\.gguf/);
         return true;
@@ -244,10 +266,10 @@ describe("llama fixtures (test/fixtures/llama)", async () => {
 
   it("the mid-stream error ends without [DONE] and the old error line is an `error:` field", () => {
     const mid = parseSse(readFileSync(new URL("stream-midstream-error-no-done.sse", dir), "utf8"));
-    assert.equal(mid.at(-1).json.error.type, "server_error");
+    assert.equal(mid.at(-1)?.json.error.type, "server_error");
     assert.ok(!mid.some((e) => e.data === "[DONE]"));
     const old = parseSse(readFileSync(new URL("stream-old-error-line.sse", dir), "utf8"));
-    assert.equal(old.at(-2).error !== undefined && old.at(-2).json.code, 500);
-    assert.equal(old.at(-1).data, "[DONE]");
+    assert.equal(old.at(-2)?.error !== undefined && old.at(-2)?.json.code, 500);
+    assert.equal(old.at(-1)?.data, "[DONE]");
   });
 });

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 const FILES = ["app.js", "llm-worker.js", "status.js", "vendor/web-llm/index.js"];
-const buildInto = (dir) => execFileSync(process.execPath, ["worker/build.mjs", "--out", dir], { stdio: "pipe" });
+const buildInto = (/** @type {string} */ dir) => execFileSync(process.execPath, ["worker/build.mjs", "--out", dir], { stdio: "pipe" });
 
 it("a second build leaves every output file untouched; a changed one is rewritten", () => {
   const dir = mkdtempSync(join(tmpdir(), "page-build-"));
@@ -34,7 +34,7 @@ it("a second build leaves every output file untouched; a changed one is rewritte
 });
 
 it("building public/ again (what every `npm start` does) leaves the files a running dev server serves alone", () => {
-  const pub = (f) => join("public", f);
+  const pub = (/** @type {string} */ f) => join("public", f);
   execFileSync(process.execPath, ["worker/build.mjs"], { stdio: "pipe" });
   const before = Object.fromEntries(FILES.map((f) => [f, statSync(pub(f)).mtimeMs]));
   execFileSync(process.execPath, ["worker/build.mjs"], { stdio: "pipe" });

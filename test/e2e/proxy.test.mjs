@@ -7,7 +7,22 @@ import { startLlamaServer } from "../support/llama-server.mjs";
 import { startFixtureUpstream } from "../support/fixture-upstream.mjs";
 import { grammar, readSse, startSwitchyard } from "../support/switchyard-dev.mjs";
 
-let llama, victim, fixtures, proxy, client;
+/**
+ * @typedef {import("openai/resources/chat/completions").ChatCompletionMessageParam} ChatCompletionMessageParam
+ * @typedef {import("openai/resources/chat/completions").ChatCompletionCreateParams} ChatCompletionCreateParams
+ * @typedef {import("../support/llama-server.mjs").LlamaServer} LlamaServer
+ */
+
+/** @type {LlamaServer} */
+let llama;
+/** @type {LlamaServer} */
+let victim;
+/** @type {Awaited<ReturnType<typeof startFixtureUpstream>>} */
+let fixtures;
+/** @type {import("../support/switchyard-dev.mjs").Switchyard} */
+let proxy;
+/** @type {OpenAI} */
+let client;
 
 before(async () => {
   [llama, victim, fixtures] = await Promise.all([
@@ -15,7 +30,7 @@ before(async () => {
     startLlamaServer({ parallel: 1, args: ["-t", "1"] }),
     startFixtureUpstream(),
   ]);
-  const f = (path) => ({ targets: [{ kind: "llama", url: `${fixtures.url}/${path}` }] });
+  const f = (/** @type {string} */ path) => ({ targets: [{ kind: "llama", url: `${fixtures.url}/${path}` }] });
   proxy = await startSwitchyard({
     vars: {
       SWITCHYARD_CONFIG: {
@@ -36,7 +51,13 @@ after(async () => {
   await Promise.all([llama?.stop(), victim?.stop(), fixtures?.close()]);
 });
 
-const base = (extra = {}) => ({ model: "tiny", messages: [{ role: "user", content: "Say it." }], temperature: 0, max_tokens: 120, ...extra });
+/**
+ * A request for the tiny model, with `extra` fields (llama-server's `grammar` passes through).
+ * @template {Partial<ChatCompletionCreateParams> & { grammar?: string }} E
+ * @param {E} [extra]
+ * @returns {{ model: string, messages: ChatCompletionMessageParam[], temperature: number, max_tokens: number } & E}
+ */
+const base = (extra = /** @type {E} */ ({})) => ({ model: "tiny", messages: [{ role: "user", content: "Say it." }], temperature: 0, max_tokens: 120, ...extra });
 
 describe("the official openai client", () => {
   it("non-stream: exact text, usage, target named", async () => {
@@ -44,14 +65,15 @@ describe("the official openai client", () => {
     assert.equal(data.choices[0].message.content, "The proxy works end to end.");
     assert.equal(data.choices[0].finish_reason, "stop");
     assert.equal(data.model, "tiny");
-    assert.ok(data.usage.completion_tokens > 0);
-    assert.match(response.headers.get("x-switchyard-target"), /^llama:127\.0\.0\.1:\d+$/);
+    assert.ok(/** @type {NonNullable<typeof data.usage>} */ (data.usage).completion_tokens > 0);
+    assert.match(/** @type {string} */ (response.headers.get("x-switchyard-target")), /^llama:127\.0\.0\.1:\d+$/);
   });
 
   it("stream: deltas add up to the exact text, usage last", async () => {
     const want = "Streaming through wrangler dev: ünïcödé ✓";
     const stream = await client.chat.completions.create(base({ stream: true, stream_options: { include_usage: true }, grammar: grammar(want) }));
     let got = "";
+    /** @type {import("openai/resources/completions").CompletionUsage | undefined} */
     let usage;
     let finish;
     let chunks = 0;
@@ -63,7 +85,7 @@ describe("the official openai client", () => {
     }
     assert.equal(got, want);
     assert.equal(finish, "stop");
-    assert.ok(usage.completion_tokens > 0);
+    assert.ok(/** @type {NonNullable<typeof usage>} */ (usage).completion_tokens > 0);
     assert.ok(chunks > 5);
   });
 
@@ -77,6 +99,7 @@ describe("the official openai client", () => {
   });
 
   it("typed errors: a bad request → BadRequestError with param", async () => {
+    // @ts-expect-error: `messages` is deliberately a string, which the proxy must refuse
     await assert.rejects(client.chat.completions.create({ model: "tiny", messages: "hello" }), (e) => {
       assert.ok(e instanceof OpenAI.BadRequestError);
       assert.equal(e.code, "invalid_type");
@@ -115,9 +138,13 @@ describe("under load", () => {
 });
 
 describe("a client that leaves", () => {
+  /**
+   * @param {string} requestId
+   * @param {number} abortedAt
+   */
   async function closedWithin(requestId, abortedAt) {
     for (let i = 0; i < 40; i++) {
-      const closed = await (await fetch(`${fixtures.url}/_closed`)).json();
+      const closed = /** @type {Array<{ requestId: string, at: number }>} */ (await (await fetch(`${fixtures.url}/_closed`)).json());
       const hit = closed.find((c) => c.requestId === requestId);
       if (hit) return hit.at - abortedAt;
       await new Promise((r) => setTimeout(r, 100));
@@ -137,7 +164,7 @@ describe("a client that leaves", () => {
       });
       if (stream) {
         const r = await res;
-        const reader = r.body.getReader();
+        const reader = /** @type {ReadableStream<Uint8Array>} */ (r.body).getReader();
         await reader.read();
       } else {
         res.catch(() => {});
@@ -160,16 +187,17 @@ describe("a client that leaves", () => {
       body: JSON.stringify({ ...base({ stream: true, max_tokens: 1000, grammar: grammar(long) }), model: "victim" }),
       signal: ac.signal,
     });
-    const reader = res.body.getReader();
+    const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader();
     await reader.read();
     await reader.read();
-    const busy = await (await fetch(`${victim.url}/slots`)).json();
+    /** @typedef {Array<{ is_processing: boolean }>} Slots llama-server's GET /slots */
+    const busy = /** @type {Slots} */ (await (await fetch(`${victim.url}/slots`)).json());
     assert.equal(busy.some((s) => s.is_processing), true);
     const abortedAt = Date.now();
     ac.abort();
     let freedAfter = Infinity;
     for (let i = 0; i < 50; i++) {
-      const slots = await (await fetch(`${victim.url}/slots`)).json();
+      const slots = /** @type {Slots} */ (await (await fetch(`${victim.url}/slots`)).json());
       if (!slots.some((s) => s.is_processing)) {
         freedAfter = Date.now() - abortedAt;
         break;
@@ -190,7 +218,7 @@ describe("llama-server killed mid-stream", () => {
       body: JSON.stringify({ ...base({ stream: true, max_tokens: 1000, grammar: grammar(long) }), model: "victim" }),
     });
     assert.equal(res.status, 200);
-    const reader = res.body.getReader();
+    const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader();
     const first = await reader.read();
     victim.kill("SIGKILL");
     let raw = new TextDecoder().decode(first.value);
@@ -201,7 +229,7 @@ describe("llama-server killed mid-stream", () => {
     }
     const frames = raw.split("\n\n").filter((b) => b.startsWith("data: ")).map((b) => b.slice(6));
     assert.ok(!frames.includes("[DONE]"));
-    const last = JSON.parse(frames.at(-1));
+    const last = JSON.parse(/** @type {string} */ (frames.at(-1)));
     assert.equal(last.error.code, "upstream_error");
     assert.ok(!frames.some((f) => f !== "[DONE]" && JSON.parse(f).choices?.[0]?.finish_reason));
   });
@@ -213,6 +241,6 @@ describe("llama-server killed mid-stream", () => {
       body: JSON.stringify(base({ model: "victim" })),
     });
     assert.equal(res.status, 502);
-    assert.equal((await res.json()).error.code, "upstream_unreachable");
+    assert.equal(/** @type {import("../support/switchyard-dev.mjs").ErrorBody} */ (await res.json()).error.code, "upstream_unreachable");
   });
 });

@@ -15,7 +15,12 @@ const state = mkdtempSync(join(tmpdir(), "switchyard-state-"));
 const fixtures = await startFixtureUpstream();
 const vars = { SWITCHYARD_CONFIG: { models: { m: { targets: [{ kind: "llama", url: `${fixtures.url}/behave/say/${encodeURIComponent("Kept across restarts.")}` }] } } } };
 const start = () => startSwitchyard({ vars, args: ["--persist-to", state] });
-const client = (proxy, apiKey = "sk-dev-alice") => new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey, maxRetries: 0 });
+/**
+ * A stored response as Switchyard answers it (`store` is part of the API; the SDK's type leaves it out).
+ * @typedef {import("openai/resources/responses/responses").Response & { store?: boolean }} StoredResponse
+ */
+
+const client = (/** @type {import("../support/switchyard-dev.mjs").Switchyard} */ proxy, apiKey = "sk-dev-alice") => new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey, maxRetries: 0 });
 
 after(async () => {
   await fixtures.close();
@@ -25,6 +30,7 @@ after(async () => {
 describe("stored responses across a restart", () => {
   it("a response stored before the restart is retrieved, listed and continued after it", async () => {
     let proxy = await start();
+    /** @type {StoredResponse} */
     let first;
     try {
       first = await client(proxy).responses.create({ model: "m", input: "Remember me." });
@@ -38,12 +44,13 @@ describe("stored responses across a restart", () => {
       const got = await client(proxy).responses.retrieve(first.id);
       assert.equal(got.id, first.id);
       assert.equal(got.output_text, "Kept across restarts.");
+      /** @type {Array<{ content?: Array<{ text?: string }> }>} */
       const items = [];
-      for await (const item of client(proxy).responses.inputItems.list(first.id)) items.push(item);
+      for await (const item of client(proxy).responses.inputItems.list(first.id)) items.push(/** @type {{ content?: Array<{ text?: string }> }} */ (item));
       assert.deepEqual(items.map((i) => i.content?.[0]?.text), ["Remember me."]);
 
       const next = await client(proxy).responses.create({ model: "m", input: "Still there?", previous_response_id: first.id });
-      assert.ok(next.usage.input_tokens >= 0);
+      assert.ok(/** @type {NonNullable<typeof next.usage>} */ (next.usage).input_tokens >= 0);
       assert.equal(next.previous_response_id, first.id);
 
       // Another credential sees none of it.

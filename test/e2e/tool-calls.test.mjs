@@ -7,7 +7,18 @@ import OpenAI from "openai";
 import { startLlamaServer } from "../support/llama-server.mjs";
 import { grammar, startSwitchyard } from "../support/switchyard-dev.mjs";
 
-let llama, proxy, client;
+/**
+ * @typedef {import("openai/resources/chat/completions").ChatCompletionMessageParam} ChatCompletionMessageParam
+ * @typedef {import("openai/resources/chat/completions").ChatCompletionMessageFunctionToolCall} FunctionToolCall
+ * @typedef {Omit<import("openai/resources/chat/completions").ChatCompletionCreateParamsBase, "stream"> & { grammar: string }} ChatBody llama-server's `grammar` passes through
+ */
+
+/** @type {import("../support/llama-server.mjs").LlamaServer} */
+let llama;
+/** @type {import("../support/switchyard-dev.mjs").Switchyard} */
+let proxy;
+/** @type {OpenAI} */
+let client;
 
 before(async () => {
   llama = await startLlamaServer({ parallel: 2, args: ["-t", "1"] });
@@ -20,6 +31,7 @@ after(async () => {
   await llama?.stop();
 });
 
+/** @type {import("openai/resources/chat/completions").ChatCompletionTool[]} */
 const tools = [
   {
     type: "function",
@@ -30,7 +42,7 @@ const tools = [
     },
   },
 ];
-const execute = { get_weather: ({ city }) => `18°C and sunny in ${city}` };
+const execute = { get_weather: (/** @type {{ city: string }} */ { city }) => `18°C and sunny in ${city}` };
 
 const DIALECTS = {
   hermes: '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
@@ -41,7 +53,13 @@ const DIALECTS = {
   "broken json in a fence": '```json\n{"name": "get_weather", "arguments": {"city": "Paris",}}\n```',
 };
 
+/**
+ * @param {ChatCompletionMessageParam[]} messages
+ * @param {string} literal what the model writes (a one-sentence grammar)
+ * @param {boolean} stream
+ */
 async function turn(messages, literal, stream) {
+  /** @type {ChatBody} */
   const body = { model: "agent", messages, tools, temperature: 0, max_tokens: 300, grammar: grammar(literal) };
   if (!stream) return (await client.chat.completions.create(body)).choices[0];
   const s = client.chat.completions.stream(body);
@@ -56,10 +74,11 @@ for (const stream of [false, true]) {
   describe(`agent loop (${stream ? "stream" : "non-stream"})`, () => {
     for (const [name, literal] of Object.entries(DIALECTS)) {
       it(name, async () => {
+        /** @type {ChatCompletionMessageParam[]} */
         const messages = [{ role: "user", content: "What is the weather in Paris?" }];
         const first = await turn(messages, literal, stream);
         assert.equal(first.finish_reason, "tool_calls");
-        const calls = first.message.tool_calls;
+        const calls = /** @type {FunctionToolCall[]} */ (first.message.tool_calls);
         assert.equal(calls.length, 1);
         assert.equal(calls[0].function.name, "get_weather");
         const args = JSON.parse(calls[0].function.arguments);

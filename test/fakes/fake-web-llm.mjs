@@ -17,6 +17,23 @@
 //   model, usage:{prompt_tokens, total_tokens, extra:{prefill_tokens_per_s}}}`).
 // Usable in Node, workerd and the browser (Playwright serves it in place of the vendored module).
 
+/**
+ * A web-llm model record, as much of it as the fake reads.
+ * @typedef {{ model_id: string, vram_required_MB?: number, required_features?: string[], overrides?: { context_window_size?: number }, model_type?: number }} ModelRecord
+ * @typedef {{ model_list: ModelRecord[] }} AppConfig
+ * @typedef {(report: { progress: number, timeElapsed: number, text: string }) => void} InitProgressCallback
+ */
+
+/**
+ * The request fields the fake reads, as the relay passes web-llm's requests on (other fields are
+ * ignored, as web-llm ignores them).
+ * @typedef {{ model?: string | null, stream?: boolean | null, stream_options?: { include_usage?: boolean } | null, max_tokens?: number | null, n?: number | null }} RequestCommon
+ * @typedef {RequestCommon & { messages?: Array<{ role: string, content?: unknown }> }} ChatRequest
+ * @typedef {RequestCommon & { prompt?: unknown }} CompletionRequest
+ * @typedef {{ model?: string | null, input: string | number[] | Array<string | number[]>, encoding_format?: string | null }} EmbeddingRequest
+ */
+
+/** @type {AppConfig} */
 export const prebuiltAppConfig = {
   model_list: [
     { model_id: "SmolLM2-360M-Instruct-q4f16_1-MLC", vram_required_MB: 376.06, required_features: ["shader-f16"], overrides: { context_window_size: 4096 } },
@@ -27,13 +44,20 @@ export const prebuiltAppConfig = {
   ],
 };
 
+/**
+ * @param {string} name
+ * @param {string} message
+ */
 function webLlmError(name, message) {
   const e = new Error(message);
   e.name = name;
   return e;
 }
 
-/** The reply the fake gives: the text after "echo:" in the last user message, else a fixed sentence. */
+/**
+ * The reply the fake gives: the text after "echo:" in the last user message, else a fixed sentence.
+ * @param {Array<{ role: string, content?: unknown }>} messages
+ */
 export function fakeReply(messages) {
   const last = [...messages].reverse().find((m) => m.role === "user");
   const text = typeof last?.content === "string" ? last.content : "";
@@ -41,7 +65,11 @@ export function fakeReply(messages) {
   return at >= 0 ? text.slice(at + 5).trim() : "Hello from the fake engine.";
 }
 
-/** A deterministic unit vector for a text (the same text always gives the same embedding). */
+/**
+ * A deterministic unit vector for a text (the same text always gives the same embedding).
+ * @param {string} text
+ * @param {number} dims
+ */
 export function fakeEmbedding(text, dims) {
   let h = 2166136261;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619) >>> 0;
@@ -54,38 +82,64 @@ export function fakeEmbedding(text, dims) {
   return v.map((x) => x / norm);
 }
 
-/** Splits text into token-like pieces (a word with its leading space). */
+/**
+ * Splits text into token-like pieces (a word with its leading space).
+ * @param {string} text
+ */
 export function fakeTokens(text) {
   return text.match(/\s*\S+/g) ?? [];
 }
 
+/**
+ * An embedding input that is one token array (rather than a list of inputs).
+ * @param {EmbeddingRequest["input"]} input
+ * @returns {input is number[]}
+ */
+const isTokenArray = (input) => Array.isArray(input) && typeof input[0] === "number";
+
+/** @param {number} ms */
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export class FakeEngine {
+  /**
+   * @param {{ tokenDelayMs?: number, contextWindow?: number, appConfig?: AppConfig, initProgressCallback?: InitProgressCallback }} [options]
+   */
   constructor({ tokenDelayMs = 0, contextWindow = 4096, appConfig = prebuiltAppConfig, initProgressCallback } = {}) {
     this.tokenDelayMs = tokenDelayMs;
     this.contextWindow = contextWindow;
     this.appConfig = appConfig;
     this.initProgressCallback = initProgressCallback;
+    /** @type {string | null} */
     this.loaded = null;
     this.interruptSignal = false;
+    /** @type {Promise<void>} */
     this.lockTail = Promise.resolve();
+    /**
+     * Every request that passed the checks, oldest first.
+     * @type {Array<ChatRequest | CompletionRequest | EmbeddingRequest>}
+     */
     this.requests = [];
-    this.chat = { completions: { create: (req) => this.create(req) } };
-    this.completions = { create: (req) => this.createCompletion(req) };
-    this.embeddings = { create: (req) => this.embedding(req) };
+    this.chat = { completions: { create: (/** @type {ChatRequest} */ req) => this.create(req) } };
+    this.completions = { create: (/** @type {CompletionRequest} */ req) => this.createCompletion(req) };
+    this.embeddings = { create: (/** @type {EmbeddingRequest} */ req) => this.embedding(req) };
   }
 
+  /** @param {InitProgressCallback} cb */
   setInitProgressCallback(cb) {
     this.initProgressCallback = cb;
   }
 
+  /** @param {string | string[]} modelId */
   async reload(modelId) {
     const id = Array.isArray(modelId) ? modelId[0] : modelId;
     if (!this.appConfig.model_list.some((r) => r.model_id === id)) {
       throw webLlmError("ModelNotFoundError", `Cannot find model record in appConfig for ${id}. Please check if the model ID is correct and included in the model_list configuration.`);
     }
     const N = 4;
+    /**
+     * @param {number} progress
+     * @param {string} text
+     */
     const report = (progress, text) => this.initProgressCallback?.({ progress, timeElapsed: 0, text });
     report(0, "Start to fetch params");
     for (let i = 1; i <= N; i++) {
@@ -115,14 +169,26 @@ export class FakeEngine {
     return this.appConfig.model_list.find((r) => r.model_id === id)?.model_type === 1;
   }
 
+  /**
+   * The loaded model's id, or the error web-llm throws for `req`.
+   * @param {{ model?: string | null }} req
+   * @param {string} requestName
+   * @param {boolean} wantEmbedding
+   * @returns {string}
+   */
   checkLoaded(req, requestName, wantEmbedding) {
     if (!this.loaded) throw webLlmError("ModelNotLoadedError", "Model not loaded before trying to complete ChatCompletionRequest. Please ensure you have called `MLCEngine.reload(model)` to load the model before initiating chat operations, or initialize your engine using `CreateMLCEngine()` with a valid model configuration.");
     if (req.model != null && req.model !== this.loaded) throw webLlmError("SpecifiedModelNotFoundError", `Specified model ${req.model} is not found in loaded models. Loaded models: ${this.loaded}`);
     if (this.isEmbeddingModel() !== wantEmbedding) {
       throw webLlmError("IncorrectPipelineLoadedError", `${requestName} expects model to be loaded with ${wantEmbedding ? "EmbeddingPipeline" : "LLMChatPipeline"}. However, ${this.loaded} is not loaded with this pipeline.`);
     }
+    return this.loaded;
   }
 
+  /**
+   * The prompt's token count, or the error web-llm throws for `req`.
+   * @param {ChatRequest} req
+   */
   check(req) {
     this.checkLoaded(req, "ChatCompletionRequest", false);
     if (req.stream_options && !req.stream) throw webLlmError("InvalidStreamOptionsError", "Only specify stream_options when stream=True.");
@@ -143,6 +209,7 @@ export class FakeEngine {
     return promptTokens;
   }
 
+  /** @param {ChatRequest} req */
   async create(req) {
     const promptTokens = this.check(req);
     this.requests.push(req);
@@ -150,6 +217,7 @@ export class FakeEngine {
     return this.generate(req, promptTokens);
   }
 
+  /** @param {CompletionRequest} req */
   async createCompletion(req) {
     this.checkLoaded(req, "CompletionCreateParams", false);
     const unsupported = ["suffix", "user", "best_of"].filter((f) => f in req);
@@ -166,18 +234,20 @@ export class FakeEngine {
     return this.generate(req, promptTokens, "text_completion");
   }
 
+  /** @param {EmbeddingRequest} req */
   async embedding(req) {
-    this.checkLoaded(req, "EmbeddingCreateParams", true);
+    const loaded = this.checkLoaded(req, "EmbeddingCreateParams", true);
     const unsupported = ["dimensions", "user"].filter((f) => f in req);
     if (unsupported.length) throw webLlmError("UnsupportedFieldsError", `The following fields in EmbeddingCreateParams are not yet supported: \n${unsupported.join(", ")}`);
     if (req.encoding_format == "base64") throw webLlmError("EmbeddingUnsupportedEncodingFormatError", "Embedding in base64 format is currently not supported.");
     const input = req.input;
     const empty = () => webLlmError("EmbeddingInputEmptyError", "Embedding input cannot be empty string or empty token array.");
     if (typeof input === "string" ? input === "" : input.length === 0 || input.some((x) => typeof x !== "number" && x.length === 0)) throw empty();
-    const inputs = typeof input === "string" ? [input] : typeof input[0] === "number" ? [input] : input;
+    const inputs = typeof input === "string" || isTokenArray(input) ? [input] : input;
     this.requests.push(req);
     // One embedding request at a time on the model's lock, like a generation.
-    let unlock;
+    /** @type {() => void} */
+    let unlock = () => {};
     const prev = this.lockTail;
     this.lockTail = new Promise((r) => (unlock = r));
     await prev;
@@ -187,17 +257,23 @@ export class FakeEngine {
       const data = inputs.map((x, index) => {
         const text = typeof x === "string" ? x : x.join(" ");
         promptTokens += typeof x === "string" ? fakeTokens(x).length : x.length;
-        return { embedding: fakeEmbedding(text, this.loaded.includes("-m-") ? 768 : 384), index, object: "embedding" };
+        return { embedding: fakeEmbedding(text, loaded.includes("-m-") ? 768 : 384), index, object: "embedding" };
       });
-      return { data, model: this.loaded, object: "list", usage: { prompt_tokens: promptTokens, total_tokens: promptTokens, extra: { prefill_tokens_per_s: promptTokens / 0.01 } } };
+      return { data, model: loaded, object: "list", usage: { prompt_tokens: promptTokens, total_tokens: promptTokens, extra: { prefill_tokens_per_s: promptTokens / 0.01 } } };
     } finally {
       unlock();
     }
   }
 
+  /**
+   * @param {ChatRequest & CompletionRequest} req
+   * @param {number} promptTokens
+   * @param {"chat.completion.chunk" | "text_completion"} [object]
+   */
   async *generate(req, promptTokens, object = "chat.completion.chunk") {
     // FIFO lock: one generation at a time; taking it clears a stale interrupt.
-    let unlock;
+    /** @type {() => void} */
+    let unlock = () => {};
     const prev = this.lockTail;
     this.lockTail = new Promise((r) => (unlock = r));
     await prev;
@@ -208,8 +284,8 @@ export class FakeEngine {
       const model = this.loaded;
       const base = { id, model, object, created };
       const text = object === "text_completion";
-      const delta = (content) => (text ? { text: content, finish_reason: null, index: 0, logprobs: null } : { delta: { content, role: "assistant" }, finish_reason: null, index: 0, logprobs: null });
-      const tokens = fakeTokens(text ? fakeReply([{ role: "user", content: String(req.prompt ?? "") }]) : fakeReply(req.messages));
+      const delta = (/** @type {string} */ content) => (text ? { text: content, finish_reason: null, index: 0, logprobs: null } : { delta: { content, role: "assistant" }, finish_reason: null, index: 0, logprobs: null });
+      const tokens = fakeTokens(text ? fakeReply([{ role: "user", content: String(req.prompt ?? "") }]) : fakeReply(req.messages ?? []));
       const max = req.max_tokens ?? Infinity;
       const t0 = Date.now();
       await sleep(this.tokenDelayMs); // prefill (not interruptible)
@@ -258,13 +334,24 @@ export class FakeEngine {
   }
 }
 
-/** The page-facing factories web-llm exports, backed by the fake. */
+/**
+ * The page-facing factories web-llm exports, backed by the fake. A test page may set
+ * `globalThis.__fakeTokenDelayMs` before loading a model.
+ * @param {string | string[]} modelId
+ * @param {{ initProgressCallback?: InitProgressCallback, appConfig?: AppConfig }} [engineConfig]
+ */
 export async function CreateMLCEngine(modelId, engineConfig = {}) {
-  const engine = new FakeEngine({ tokenDelayMs: globalThis.__fakeTokenDelayMs ?? 20, initProgressCallback: engineConfig.initProgressCallback, appConfig: engineConfig.appConfig ?? prebuiltAppConfig });
+  const { __fakeTokenDelayMs } = /** @type {{ __fakeTokenDelayMs?: number }} */ (globalThis);
+  const engine = new FakeEngine({ tokenDelayMs: __fakeTokenDelayMs ?? 20, initProgressCallback: engineConfig.initProgressCallback, appConfig: engineConfig.appConfig ?? prebuiltAppConfig });
   await engine.reload(modelId);
   return engine;
 }
 
+/**
+ * @param {unknown} _worker
+ * @param {string | string[]} modelId
+ * @param {{ initProgressCallback?: InitProgressCallback, appConfig?: AppConfig }} [engineConfig]
+ */
 export async function CreateWebWorkerMLCEngine(_worker, modelId, engineConfig = {}) {
   return CreateMLCEngine(modelId, engineConfig);
 }

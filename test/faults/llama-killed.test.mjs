@@ -7,7 +7,15 @@ import assert from "node:assert/strict";
 import { startLlamaServer } from "../support/llama-server.mjs";
 import { grammar, startSwitchyard } from "../support/switchyard-dev.mjs";
 
-let stream, nonStream, spare, proxy;
+/** @typedef {import("../support/llama-server.mjs").LlamaServer} LlamaServer */
+/** @type {LlamaServer} */
+let stream;
+/** @type {LlamaServer} */
+let nonStream;
+/** @type {LlamaServer} */
+let spare;
+/** @type {import("../support/switchyard-dev.mjs").Switchyard} */
+let proxy;
 
 before(async () => {
   [stream, nonStream, spare] = await Promise.all([1, 2, 3].map(() => startLlamaServer({ parallel: 1, args: ["-t", "1"] })));
@@ -30,7 +38,7 @@ after(async () => {
 });
 
 const long = Array.from({ length: 150 }, (_, i) => `k${i}`).join(" ");
-const ask = (model, streamIt, text = long) => ({
+const ask = (/** @type {string} */ model, /** @type {boolean} */ streamIt, text = long) => ({
   method: "POST",
   headers: { "content-type": "application/json" },
   body: JSON.stringify({ model, stream: streamIt, messages: [{ role: "user", content: "go" }], temperature: 0, max_tokens: 1000, grammar: grammar(text) }),
@@ -40,7 +48,7 @@ describe("the real llama-server killed mid-answer", () => {
   it("stream: text so far, one error frame, no [DONE], no finish_reason; then 502 at once", async () => {
     const res = await fetch(`${proxy.url}/v1/chat/completions`, ask("victim-s", true));
     assert.equal(res.status, 200);
-    const reader = res.body.getReader();
+    const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader();
     let raw = new TextDecoder().decode((await reader.read()).value);
     stream.kill("SIGKILL");
     const killedAt = Date.now();
@@ -58,7 +66,7 @@ describe("the real llama-server killed mid-answer", () => {
     assert.ok(endedAfter < 1000, `stream ended ${endedAfter} ms after the kill`);
     const again = await fetch(`${proxy.url}/v1/chat/completions`, ask("victim-s", true, "x"));
     assert.equal(again.status, 502);
-    assert.equal((await again.json()).error.code, "upstream_unreachable");
+    assert.equal(/** @type {import("../support/switchyard-dev.mjs").ErrorBody} */ (await again.json()).error.code, "upstream_unreachable");
   });
 
   it("non-stream: a committed 200 whose body is the error envelope; the next request goes to the spare", async () => {
@@ -76,6 +84,6 @@ describe("the real llama-server killed mid-answer", () => {
     const next = await fetch(`${proxy.url}/v1/chat/completions`, ask("victim-n", false, "spare answers"));
     assert.equal(next.status, 200);
     assert.equal(next.headers.get("x-switchyard-attempts"), "2");
-    assert.equal((await next.json()).choices[0].message.content, "spare answers");
+    assert.equal(/** @type {import("openai/resources/chat/completions").ChatCompletion} */ (await next.json()).choices[0].message.content, "spare answers");
   });
 });

@@ -12,11 +12,19 @@ export const REPO = join(dirname(fileURLToPath(import.meta.url)), "../..");
 // The agent CLIs live in a package of their own (test/agents/package.json says why).
 export const BIN = join(REPO, "test/agents/node_modules/.bin");
 
-/** Fresh directories for one client run: home, tmp, XDG config/data/cache/state, work (the cwd). */
+/** @typedef {ReturnType<typeof makeSandbox>} Sandbox */
+
+/**
+ * Fresh directories for one client run: home, tmp, XDG config/data/cache/state, work (the cwd).
+ * @param {string} name
+ */
 export function makeSandbox(name) {
   const root = mkdtempSync(join(tmpdir(), `switchyard-${name}-`));
-  const dirs = { root };
-  for (const d of ["home", "tmp", "config", "data", "cache", "state", "work"]) mkdirSync((dirs[d] = join(root, d)), { recursive: true });
+  const dir = (/** @type {string} */ d) => {
+    mkdirSync(join(root, d), { recursive: true });
+    return join(root, d);
+  };
+  const dirs = { root, home: dir("home"), tmp: dir("tmp"), config: dir("config"), data: dir("data"), cache: dir("cache"), state: dir("state"), work: dir("work") };
   return {
     ...dirs,
     /** The base environment: Node 22 first on PATH, the sandbox's HOME, TMPDIR and XDG dirs. */
@@ -48,7 +56,10 @@ export function makeSandbox(name) {
  * Spawns `cmd args` in its own process group; resolves when it exits or `timeoutMs` passes (then the
  * group gets SIGTERM, and SIGKILL 3 s later). The group is killed after a normal exit too, so nothing
  * the client started survives it.
- * @returns {Promise<{ code: number|null, signal: string|null, timedOut: boolean, ms: number, stdout: string, stderr: string }>}
+ * @param {string} cmd
+ * @param {string[]} args
+ * @param {{ cwd?: string, env?: NodeJS.ProcessEnv, timeoutMs?: number, stdin?: string }} [options]
+ * @returns {Promise<ClientRun>}
  */
 export function runClient(cmd, args, { cwd, env, timeoutMs = 120_000, stdin = "" } = {}) {
   const started = Date.now();
@@ -59,12 +70,13 @@ export function runClient(cmd, args, { cwd, env, timeoutMs = 120_000, stdin = ""
   child.stderr.setEncoding("utf8").on("data", (s) => (stderr += s));
   child.stdin.on("error", () => {});
   child.stdin.end(stdin);
-  const killGroup = (signal) => {
+  const killGroup = (/** @type {NodeJS.Signals} */ signal) => {
     try {
-      process.kill(-child.pid, signal);
+      if (child.pid !== undefined) process.kill(-child.pid, signal);
     } catch {}
   };
   let timedOut = false;
+  /** @type {NodeJS.Timeout | undefined} */
   let hard;
   const timer = setTimeout(() => {
     timedOut = true;
@@ -73,6 +85,11 @@ export function runClient(cmd, args, { cwd, env, timeoutMs = 120_000, stdin = ""
   }, timeoutMs);
   return new Promise((resolve) => {
     let done = false;
+    /**
+     * @param {number | null} code
+     * @param {NodeJS.Signals | null} signal
+     * @param {Error} [error]
+     */
     const finish = (code, signal, error) => {
       if (done) return;
       done = true;
@@ -96,5 +113,13 @@ export function runClient(cmd, args, { cwd, env, timeoutMs = 120_000, stdin = ""
   });
 }
 
-/** The last `n` characters of a text, marked when cut. */
+/**
+ * What a client run came to (`signal`: the one that ended it).
+ * @typedef {{ code: number | null, signal: string | null, timedOut: boolean, ms: number, stdout: string, stderr: string }} ClientRun
+ */
+
+/**
+ * The last `n` characters of a text, marked when cut.
+ * @param {string} s
+ */
 export const tail = (s, n = 4000) => (s.length > n ? `…${s.slice(-n)}` : s);

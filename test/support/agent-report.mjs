@@ -8,18 +8,28 @@ import { makeSandbox, tail } from "./agent-client.mjs";
 import { PROOF_TEXT } from "./agent-upstream.mjs";
 
 /**
- * @param {{ name: string, client: (opts: object) => Promise<{run, answer, succeeded}>, upstream, proxy,
- *           tap, model: string, timeoutMs?: number, options?: object, minChatRequests?: number,
- *           sandbox?: object, logs?: Record<string, () => string> }} opts
+ * @typedef {import("./agent-client.mjs").Sandbox} Sandbox
+ * @typedef {import("./coding-agents.mjs").AgentRunOptions} AgentRunOptions
+ * @typedef {import("./coding-agents.mjs").AgentOutcome} AgentOutcome
+ * @typedef {Awaited<ReturnType<typeof import("./agent-upstream.mjs").startAgentUpstream>>} AgentUpstream
+ * @typedef {Awaited<ReturnType<typeof import("./http-tap.mjs").startTap>>} Tap
+ */
+
+/**
+ * @template {object} O what the client takes besides AgentRunOptions
+ * @template {AgentOutcome} R
+ * @param {{ name: string, client: (opts: AgentRunOptions & O) => Promise<R>, upstream: AgentUpstream, proxy: { logs(): string },
+ *           tap: Tap, model: string, timeoutMs?: number, options?: O, minChatRequests?: number,
+ *           sandbox?: Sandbox, logs?: Record<string, () => string> }} opts
  *   `sandbox`: run in this one (kept afterwards) instead of a fresh one. `logs`: more logs for a
  *   failure's report, as {title: () => text}.
  */
-export async function exerciseAgent({ name, client, upstream, proxy, tap, model, timeoutMs = 120_000, options = {}, minChatRequests = 2, sandbox: given, logs = {} }) {
+export async function exerciseAgent({ name, client, upstream, proxy, tap, model, timeoutMs = 120_000, options, minChatRequests = 2, sandbox: given, logs = {} }) {
   upstream.reset();
   tap.reset();
   const logsFrom = proxy.logs().length;
   const sandbox = given ?? makeSandbox(name.replace(/[^a-z0-9]+/gi, "-").toLowerCase());
-  const out = await client({ base: tap.url, model, sandbox, timeoutMs, ...options });
+  const out = await client(/** @type {AgentRunOptions & O} */ ({ base: tap.url, model, sandbox, timeoutMs, ...options }));
   const problems = [];
   if (!out.succeeded) problems.push(`the client did not succeed (exit ${out.run.code}${out.run.signal ? `, ${out.run.signal}` : ""}${out.run.timedOut ? `, killed after ${timeoutMs} ms` : ""})`);
   const proof = sandbox.proof();
@@ -61,12 +71,20 @@ export async function exerciseAgent({ name, client, upstream, proxy, tap, model,
   return { ...out, chats, exchanges, summary };
 }
 
+/**
+ * @param {string} title
+ * @param {string} body
+ */
 function section(title, body) {
   return `\n--- ${title} ---\n${body}`;
 }
 
-/** Each distinct refusal once (clients retry the same request), with how often it came. */
+/**
+ * Each distinct refusal once (clients retry the same request), with how often it came.
+ * @param {import("./http-tap.mjs").Exchange[]} refused
+ */
 function describeRefusals(refused) {
+  /** @type {Map<string, { e: import("./http-tap.mjs").Exchange, times: number }>} */
   const seen = new Map();
   for (const e of refused) {
     const key = `${e.method} ${e.path} ${e.status} ${e.response}`;
@@ -79,8 +97,12 @@ function describeRefusals(refused) {
     .join("\n\n");
 }
 
-/** One line per chat request: stream, tools, message roles, what the scripted model did. */
+/**
+ * One line per chat request: stream, tools, message roles, what the scripted model did.
+ * @param {import("./agent-upstream.mjs").Received} r
+ */
 export function describeChat(r) {
+  /** @type {{ tools?: Array<{ type?: string, function?: { name?: string } }>, messages?: Array<{ role: string, tool_calls?: unknown }>, stream?: unknown, grammar?: unknown }} */
   let body = {};
   try {
     body = JSON.parse(r.body);
@@ -91,14 +113,22 @@ export function describeChat(r) {
   return `${r.path} stream=${body.stream} tools=[${tools}] grammar=${body.grammar ? "yes" : "no"} messages=[${roles}] → ${turn}`;
 }
 
-/** A JSON body with long strings cut, so that its shape shows in a report. */
+/**
+ * A JSON body with long strings cut, so that its shape shows in a report.
+ * @param {string} text
+ */
 export function abbreviate(text, max = 200) {
+  /** @type {unknown} */
   let value;
   try {
     value = JSON.parse(text);
   } catch {
     return tail(text, 2000);
   }
+  /**
+   * @param {unknown} v
+   * @returns {unknown}
+   */
   const cut = (v) => {
     if (typeof v === "string") return v.length > max ? `${v.slice(0, max)}…(${v.length} chars)` : v;
     if (Array.isArray(v)) return v.map(cut);

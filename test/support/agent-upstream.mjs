@@ -45,26 +45,50 @@ const COMMAND_PROPERTIES = ["command", "cmd"];
 
 // ---- Reading the conversation --------------------------------------------------------------------
 
-/** The text of a message's content: a string, or the text of its parts. */
+/**
+ * The parts of a chat request body the scripted model reads (a client's JSON: anything may be missing).
+ * @typedef {{ role?: string, content?: unknown, tool_calls?: unknown }} Message
+ * @typedef {{ type?: string | string[], properties?: Record<string, JsonSchema>, required?: string[], anyOf?: JsonSchema[], oneOf?: JsonSchema[],
+ *   const?: unknown, default?: unknown, enum?: unknown[], minimum?: number, maximum?: number }} JsonSchema
+ * @typedef {{ type?: string, function?: { name?: string, description?: string, parameters?: JsonSchema } } | null} DeclaredTool
+ * @typedef {{ messages?: unknown, tools?: DeclaredTool[], grammar?: unknown, stream?: boolean }} ChatBody
+ * @typedef {{ name: string, description: string, parameters: JsonSchema | null }} Tool
+ * @typedef {{ kind: "call", tool: string, args: Record<string, unknown> } | { kind: "answer" | "side", text: string }} Turn
+ * @typedef {{ method: string | undefined, path: string, headers: import("node:http").IncomingHttpHeaders, body: string, at: number, turn?: Turn }} Received
+ */
+
+/**
+ * The text of a message's content: a string, or the text of its parts.
+ * @param {unknown} content
+ * @returns {string}
+ */
 export function textOf(content) {
   if (typeof content === "string") return content;
   if (Array.isArray(content)) return content.map((p) => (typeof p === "string" ? p : (p?.text ?? p?.content ?? ""))).map(textOf).join("\n");
-  if (content && typeof content === "object") return textOf(content.text ?? content.content ?? "");
+  if (content && typeof content === "object") {
+    const part = /** @type {{ text?: unknown, content?: unknown }} */ (content);
+    return textOf(part.text ?? part.content ?? "");
+  }
   return "";
 }
 
 /**
  * A tool's result in the history: a `tool` message (native), or the user message prompt mode writes
  * for it ("Tool result from <name>: …"). Null when there is none yet.
+ * @param {Message[]} messages
  */
 function toolResultOf(messages) {
   const results = messages.filter((m) => m.role === "tool" || m.role === "function" || (m.role === "user" && /^Tool result\b/.test(textOf(m.content))));
   return results.length ? results.map((m) => textOf(m.content)).join("\n") : null;
 }
 
-/** Tools as [{name, description, parameters}] from an OpenAI chat `tools` array. */
+/**
+ * Tools as [{name, description, parameters}] from an OpenAI chat `tools` array.
+ * @param {DeclaredTool[] | undefined} tools
+ * @returns {Tool[]}
+ */
 function declaredTools(tools) {
-  return (tools ?? []).filter((t) => t?.type === "function" && t.function?.name).map((t) => ({ name: t.function.name, description: t.function.description ?? "", parameters: t.function.parameters ?? {} }));
+  return (tools ?? []).flatMap((t) => (t?.type === "function" && t.function?.name ? [{ name: t.function.name, description: t.function.description ?? "", parameters: t.function.parameters ?? {} }] : []));
 }
 
 /**
@@ -72,6 +96,9 @@ function declaredTools(tools) {
  * "# Tools", then per tool "## <name>", its description, "Parameters: <JSON Schema on one line>".
  * Descriptions may hold markdown headings of their own, so a heading counts as a tool only when the
  * grammar names it (when there is a grammar) and its section ends with a Parameters line.
+ * @param {Message[]} messages
+ * @param {unknown} grammar
+ * @returns {Tool[]}
  */
 function promptedTools(messages, grammar) {
   const system = messages.filter((m) => m.role === "system" || m.role === "developer").map((m) => textOf(m.content)).join("\n");
@@ -80,11 +107,13 @@ function promptedTools(messages, grammar) {
   const end = system.indexOf("\n# Reply format", at);
   const section = system.slice(at, end < 0 ? undefined : end);
   const named = grammarToolNames(grammar);
+  /** @type {Tool[]} */
   const tools = [];
+  /** @type {Tool | null} */
   let current = null;
   for (const line of section.split("\n")) {
     const heading = /^## (.+)$/.exec(line);
-    if (heading && (!named || named.has(heading[1]))) {
+    if (heading?.[1] !== undefined && (!named || named.has(heading[1]))) {
       current = { name: heading[1], description: "", parameters: null };
       tools.push(current);
       continue;
@@ -101,11 +130,15 @@ function promptedTools(messages, grammar) {
   return tools.filter((t) => t.parameters);
 }
 
-/** The tool names a prompt-mode grammar allows (its `name ::= "\"a\"" | …` rule), or null. */
+/**
+ * The tool names a prompt-mode grammar allows (its `name ::= "\"a\"" | …` rule), or null.
+ * @param {unknown} grammar
+ */
 function grammarToolNames(grammar) {
   if (typeof grammar !== "string") return null;
   const rule = /^name ::= (.+)$/m.exec(grammar);
-  if (!rule) return null;
+  if (rule?.[1] === undefined) return null;
+  /** @type {Set<string>} */
   const names = new Set();
   for (const m of rule[1].matchAll(/"((?:[^"\\]|\\.)*)"/g)) {
     try {
@@ -115,12 +148,16 @@ function grammarToolNames(grammar) {
   return names.size ? names : null;
 }
 
+/** @param {JsonSchema | null | undefined} parameters */
 function commandProperty(parameters) {
   const props = parameters?.properties ?? {};
   return COMMAND_PROPERTIES.find((p) => p in props) ?? null;
 }
 
-/** The client's shell tool: by name, else the first tool whose schema has a command property. */
+/**
+ * The client's shell tool: by name, else the first tool whose schema has a command property.
+ * @param {Tool[]} tools
+ */
 export function findShellTool(tools) {
   for (const name of SHELL_TOOL_NAMES) {
     const t = tools.find((x) => x.name === name && commandProperty(x.parameters));
@@ -129,11 +166,16 @@ export function findShellTool(tools) {
   return tools.find((t) => commandProperty(t.parameters)) ?? null;
 }
 
-/** Arguments for the shell tool from its JSON Schema: the command, and a value for each other required property. */
+/**
+ * Arguments for the shell tool from its JSON Schema: the command, and a value for each other required property.
+ * @param {Tool} tool one that findShellTool chose (its schema has a command property)
+ */
 export function shellArguments(tool, command = SHELL_COMMAND) {
   const schema = tool.parameters ?? {};
   const props = schema.properties ?? {};
   const key = commandProperty(schema);
+  if (key === null) throw new Error(`${tool.name} has no command property (${COMMAND_PROPERTIES.join(", ")})`);
+  /** @type {Record<string, unknown>} */
   const args = {};
   args[key] = typeOf(props[key]) === "array" ? ["bash", "-lc", command] : command;
   for (const name of schema.required ?? []) {
@@ -143,6 +185,10 @@ export function shellArguments(tool, command = SHELL_COMMAND) {
   return args;
 }
 
+/**
+ * @param {JsonSchema | undefined} schema
+ * @returns {string}
+ */
 function typeOf(schema) {
   const t = schema?.type;
   if (Array.isArray(t)) return t.find((x) => x !== "null") ?? "string";
@@ -152,6 +198,10 @@ function typeOf(schema) {
   return "string";
 }
 
+/**
+ * @param {string} name
+ * @param {JsonSchema} schema
+ */
 function sampleValue(name, schema) {
   if (schema.const !== undefined) return schema.const;
   if (schema.default !== undefined) return schema.default;
@@ -174,6 +224,8 @@ function sampleValue(name, schema) {
 /**
  * What the scripted model does with a chat body: `{kind: "call", tool, args}`, `{kind: "answer",
  * text}` (after the tool's result) or `{kind: "side", text}` (no shell tool to call).
+ * @param {ChatBody} body
+ * @returns {Turn}
  */
 export function decideTurn(body) {
   const messages = Array.isArray(body.messages) ? body.messages : [];
@@ -187,22 +239,33 @@ export function decideTurn(body) {
   return { kind: "call", tool: tool.name, args: shellArguments(tool) };
 }
 
-/** The prompt-mode text of a call, as a Hermes-style model writes it. */
+/**
+ * The prompt-mode text of a call, as a Hermes-style model writes it.
+ * @param {string} name
+ * @param {unknown} args
+ */
 export function toolCallText(name, args) {
   return `<tool_call>\n${JSON.stringify({ name, arguments: args })}\n</tool_call>`;
 }
 
 // ---- llama-server's wire format ------------------------------------------------------------------
 
-const randomId = (n) => Array.from({ length: n }, () => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"[Math.floor(Math.random() * 62)]).join("");
+const randomId = (/** @type {number} */ n) => Array.from({ length: n }, () => "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"[Math.floor(Math.random() * 62)]).join("");
 
-/** Text in pieces of 2–6 characters, as sampled tokens come. */
+/**
+ * Text in pieces of 2–6 characters, as sampled tokens come.
+ * @param {string} text
+ */
 function pieces(text) {
   const out = [];
   for (let i = 0, n = 3; i < text.length; i += n, n = 2 + ((i * 7) % 5)) out.push(text.slice(i, i + n));
   return out;
 }
 
+/**
+ * @param {number} promptChars
+ * @param {number} completionChars
+ */
 function usage(promptChars, completionChars) {
   const prompt = Math.ceil(promptChars / 4);
   const completion = Math.max(1, Math.ceil(completionChars / 4));
@@ -212,19 +275,35 @@ function usage(promptChars, completionChars) {
   };
 }
 
-/** The assistant message of a turn (`content` or `tool_calls`) and its finish reason. */
+/**
+ * A turn's answer: an assistant message (`content` or `tool_calls`) and its finish reason.
+ * @typedef {{ type: "function", function: { name: string, arguments: string }, id: string }} ToolCall
+ * @typedef {{ message: { role: "assistant", content: string, tool_calls?: undefined } | { role: "assistant", content: null, tool_calls: ToolCall[] }, finish: string }} Reply
+ */
+
+/**
+ * @param {Turn} turn
+ * @param {string} mode
+ * @returns {Reply}
+ */
 function replyOf(turn, mode) {
   if (turn.kind !== "call") return { message: { role: "assistant", content: turn.text }, finish: "stop" };
   if (mode === "text") return { message: { role: "assistant", content: toolCallText(turn.tool, turn.args) }, finish: "stop" };
+  /** @type {ToolCall} */
   const call = { type: "function", function: { name: turn.tool, arguments: JSON.stringify(turn.args) }, id: randomId(32) };
   return { message: { role: "assistant", content: null, tool_calls: [call] }, finish: "tool_calls" };
 }
 
+/**
+ * @param {import("node:http").ServerResponse} res
+ * @param {Reply} reply
+ * @param {number} promptChars
+ */
 function streamReply(res, reply, promptChars) {
   const id = `chatcmpl-${randomId(32)}`;
   const created = Math.floor(Date.now() / 1000);
-  const frame = (choices, extra = {}) => `data: ${JSON.stringify({ choices, created, id, model: MODEL, system_fingerprint: FINGERPRINT, object: "chat.completion.chunk", ...extra })}\n\n`;
-  const delta = (d, finish = null) => frame([{ finish_reason: finish, index: 0, delta: d }]);
+  const frame = (/** @type {unknown[]} */ choices, extra = {}) => `data: ${JSON.stringify({ choices, created, id, model: MODEL, system_fingerprint: FINGERPRINT, object: "chat.completion.chunk", ...extra })}\n\n`;
+  const delta = (/** @type {Record<string, unknown>} */ d, /** @type {string | null} */ finish = null) => frame([{ finish_reason: finish, index: 0, delta: d }]);
   res.writeHead(200, { "content-type": "text/event-stream", server: "llama.cpp" });
   res.write(delta({ role: "assistant", content: null }));
   let chars = 0;
@@ -247,12 +326,18 @@ function streamReply(res, reply, promptChars) {
   res.end("data: [DONE]\n\n");
 }
 
+/**
+ * @param {import("node:http").ServerResponse} res
+ * @param {Reply} reply
+ * @param {number} promptChars
+ */
 function plainReply(res, reply, promptChars) {
-  const chars = reply.message.content?.length ?? reply.message.tool_calls[0].function.arguments.length;
+  const chars = reply.message.tool_calls ? reply.message.tool_calls[0].function.arguments.length : reply.message.content.length;
   const body = { choices: [{ finish_reason: reply.finish, index: 0, message: reply.message }], created: Math.floor(Date.now() / 1000), model: MODEL, system_fingerprint: FINGERPRINT, object: "chat.completion", ...usage(promptChars, chars), id: `chatcmpl-${randomId(32)}` };
   json(res, body);
 }
 
+/** @param {string} mode */
 function props(mode) {
   return {
     default_generation_settings: { id: 0, id_task: -1, n_ctx: N_CTX, speculative: false, is_processing: false, params: { n_predict: -1, temperature: 0.8, top_k: 40, top_p: 0.95, stream: true } },
@@ -286,36 +371,39 @@ function models() {
 
 /**
  * @param {{ mode?: "native"|"text"|"llama", llamaUrl?: string }} [opts]
- * @returns {Promise<{ url: string, port: number, mode: string, requests(): object[], chatRequests(): object[],
+ * @returns {Promise<{ url: string, port: number, mode: string, requests(): Received[], chatRequests(): Received[],
  *           reset(): void, close(): Promise<void> }>}
  */
 export async function startAgentUpstream({ mode = "native", llamaUrl } = {}) {
   if (mode === "llama" && !llamaUrl) throw new Error("mode llama needs llamaUrl");
+  /** @type {Received[]} */
   const received = [];
   const server = createServer(async (req, res) => {
-    const url = new URL(req.url, "http://x");
+    const url = new URL(req.url ?? "/", "http://x");
     const path = url.pathname;
     if (path === "/_requests") return json(res, received);
     if (path === "/_reset") {
       received.length = 0;
       return json(res, { ok: true });
     }
+    /** @type {Buffer[]} */
     const chunks = [];
     for await (const part of req) chunks.push(part);
     const raw = Buffer.concat(chunks);
     const body = raw.toString("utf8");
+    /** @type {Received} */
     const entry = { method: req.method, path, headers: req.headers, body, at: Date.now() };
     received.push(entry);
     try {
-      if (mode === "llama") return await forward(req, res, raw, entry, llamaUrl);
+      if (mode === "llama") return await forward(req, res, raw, entry, /** @type {string} */ (llamaUrl));
       return answer(req, res, path, body, mode, entry);
     } catch (e) {
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { code: 500, message: String(e?.stack ?? e), type: "server_error" } }));
+      res.end(JSON.stringify({ error: { code: 500, message: String((e instanceof Error && e.stack) || e), type: "server_error" } }));
     }
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
+  const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
   return {
     port,
     mode,
@@ -326,11 +414,19 @@ export async function startAgentUpstream({ mode = "native", llamaUrl } = {}) {
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
-        server.close(resolve);
+        server.close(() => resolve());
       }),
   };
 }
 
+/**
+ * @param {import("node:http").IncomingMessage} req
+ * @param {import("node:http").ServerResponse} res
+ * @param {string} path
+ * @param {string} body
+ * @param {string} mode
+ * @param {Received} entry
+ */
 function answer(req, res, path, body, mode, entry) {
   const p = path.replace(/^\/v1(?=\/(models|chat|completions|embeddings)\b)/, "");
   if (req.method === "GET" && p === "/health") return json(res, { status: "ok" });
@@ -361,7 +457,14 @@ function answer(req, res, path, body, mode, entry) {
   return json(res, { error: { code: 404, message: "File Not Found", type: "not_found_error" } }, 404);
 }
 
-/** llama mode: the request to the real server unchanged, but for the literal grammar on chat turns. */
+/**
+ * llama mode: the request to the real server unchanged, but for the literal grammar on chat turns.
+ * @param {import("node:http").IncomingMessage} req
+ * @param {import("node:http").ServerResponse} res
+ * @param {Buffer} raw
+ * @param {Received} entry
+ * @param {string} llamaUrl
+ */
 async function forward(req, res, raw, entry, llamaUrl) {
   let out = raw;
   if (req.method === "POST" && /\/chat\/completions$/.test(entry.path)) {
@@ -372,7 +475,7 @@ async function forward(req, res, raw, entry, llamaUrl) {
     parsed.grammar = `root ::= ${JSON.stringify(text)}`;
     out = Buffer.from(JSON.stringify(parsed));
   }
-  const target = new URL(req.url, llamaUrl);
+  const target = new URL(req.url ?? "/", llamaUrl);
   const headers = { ...req.headers, host: target.host };
   delete headers["content-length"];
   delete headers["transfer-encoding"];
@@ -390,6 +493,10 @@ async function forward(req, res, raw, entry, llamaUrl) {
   });
 }
 
+/**
+ * @param {import("node:http").ServerResponse} res
+ * @param {unknown} value
+ */
 function json(res, value, status = 200) {
   res.writeHead(status, { "content-type": "application/json; charset=utf-8", server: "llama.cpp" });
   res.end(JSON.stringify(value));

@@ -13,7 +13,17 @@ export const PROMPT = "Use your shell tool to run a command that writes agent-pr
 /** Keys are not needed in dev open mode; clients that insist on one get this. */
 const API_KEY = "sk-switchyard-dev";
 
-/** Codex CLI: CODEX_HOME/config.toml with a Responses-API model provider; `codex exec`. */
+/**
+ * What every `run*` gets: Switchyard's base URL (no /v1), the model, the sandbox, the time limit.
+ * @typedef {{ base: string, model: string, sandbox: import("./agent-client.mjs").Sandbox, timeoutMs: number }} AgentRunOptions
+ * @typedef {{ run: import("./agent-client.mjs").ClientRun, answer: string | null, succeeded: boolean }} AgentOutcome
+ */
+
+/**
+ * Codex CLI: CODEX_HOME/config.toml with a Responses-API model provider; `codex exec`.
+ * @param {AgentRunOptions} options
+ * @returns {Promise<AgentOutcome>}
+ */
 export async function runCodex({ base, model, sandbox, timeoutMs }) {
   const codexHome = join(sandbox.home, ".codex");
   const lastMessage = join(sandbox.root, "last-message.txt");
@@ -41,7 +51,11 @@ export async function runCodex({ base, model, sandbox, timeoutMs }) {
   return { run, answer, succeeded: run.code === 0 };
 }
 
-/** Claude Code: the ANTHROPIC_* environment, every model slot set to `model`; `claude -p --output-format json`. */
+/**
+ * Claude Code: the ANTHROPIC_* environment, every model slot set to `model`; `claude -p --output-format json`.
+ * @param {AgentRunOptions} options
+ * @returns {Promise<AgentOutcome>}
+ */
 export async function runClaude({ base, model, sandbox, timeoutMs }) {
   const run = await runClient(join(BIN, "claude"), ["-p", PROMPT, "--dangerously-skip-permissions", "--output-format", "json"], {
     cwd: sandbox.work,
@@ -67,7 +81,11 @@ export async function runClaude({ base, model, sandbox, timeoutMs }) {
   return { run, answer: typeof result?.result === "string" ? result.result : null, succeeded: run.code === 0 && result?.is_error === false && result?.subtype === "success" };
 }
 
-/** opencode: opencode.json in the working directory with an @ai-sdk/openai-compatible provider; `opencode run`. */
+/**
+ * opencode: opencode.json in the working directory with an @ai-sdk/openai-compatible provider; `opencode run`.
+ * @param {AgentRunOptions} options
+ * @returns {Promise<AgentOutcome>}
+ */
 export async function runOpencode({ base, model, sandbox, timeoutMs }) {
   writeFileSync(
     join(sandbox.work, "opencode.json"),
@@ -92,7 +110,11 @@ export async function runOpencode({ base, model, sandbox, timeoutMs }) {
   return { run, answer: texts.length ? texts.join("\n") : null, succeeded: run.code === 0 && errors.length === 0 };
 }
 
-/** Qwen Code in one of its auth modes: openai (Chat Completions), openai-responses, anthropic. */
+/**
+ * Qwen Code in one of its auth modes: openai (Chat Completions), openai-responses, anthropic.
+ * @param {AgentRunOptions & { authType: string }} options
+ * @returns {Promise<AgentOutcome>}
+ */
 export async function runQwen({ base, model, sandbox, timeoutMs, authType }) {
   const endpoint = authType === "anthropic" ? { ANTHROPIC_BASE_URL: base, ANTHROPIC_API_KEY: API_KEY, ANTHROPIC_MODEL: model } : { OPENAI_BASE_URL: `${base}/v1`, OPENAI_API_KEY: API_KEY, OPENAI_MODEL: model };
   const run = await runClient(join(BIN, "qwen"), ["--auth-type", authType, "-m", model, "--yolo", "-o", "json", PROMPT], {
@@ -107,6 +129,8 @@ export async function runQwen({ base, model, sandbox, timeoutMs, authType }) {
 /**
  * Continue CLI: a config.yaml (schema v1) with one `openai` provider model on Switchyard; `cn -p
  * --config`. Headless, its default permission policy allows the Bash tool, so no --auto.
+ * @param {AgentRunOptions} options
+ * @returns {Promise<AgentOutcome>}
  */
 export async function runContinue({ base, model, sandbox, timeoutMs }) {
   const continueHome = join(sandbox.home, ".continue");
@@ -143,6 +167,8 @@ export async function runContinue({ base, model, sandbox, timeoutMs }) {
  * OpenAI Agents SDK (JS), in process: an `openai` client on Switchyard, the SDK's OpenAIProvider
  * (Responses model, or Chat Completions with `useResponses: false`), one function tool that runs
  * the command with bash in the sandbox's working directory.
+ * @param {AgentRunOptions & { api?: "responses" | "chat", stream?: boolean, previousResponseId?: string, input?: string }} options
+ * @returns {Promise<AgentOutcome & { lastResponseId?: string }>}
  */
 export async function runAgentsSdk({ base, model, sandbox, timeoutMs, api, stream, previousResponseId, input = PROMPT }) {
   const [{ default: OpenAI }, { Agent, Runner, tool }, { OpenAIProvider }] = await Promise.all([import("openai"), import("@openai/agents"), import("@openai/agents-openai")]);
@@ -154,8 +180,9 @@ export async function runAgentsSdk({ base, model, sandbox, timeoutMs, api, strea
     description: "Run a shell command with bash in the working directory; returns its standard output and error.",
     parameters: { type: "object", properties: { command: { type: "string", description: "The command line" } }, required: ["command"], additionalProperties: false },
     strict: true,
-    execute: ({ command }) =>
-      new Promise((resolve) => execFile("bash", ["-lc", command], { cwd: sandbox.work, timeout: 30_000 }, (err, stdout, stderr) => resolve(`${stdout}${stderr}${err ? `\n(exit ${err.code ?? err.signal})` : ""}`))),
+    // A JSON-Schema tool's input is unknown to the SDK's types; the strict schema above is what it checked.
+    execute: (input) =>
+      new Promise((resolve) => execFile("bash", ["-lc", /** @type {{ command: string }} */ (input).command], { cwd: sandbox.work, timeout: 30_000 }, (err, stdout, stderr) => resolve(`${stdout}${stderr}${err ? `\n(exit ${err.code ?? err.signal})` : ""}`))),
   });
   const agent = new Agent({ name: "Switchyard proof", instructions: "You are a coding agent. Use the shell tool to act; answer briefly.", model, tools: [shell] });
   const started = Date.now();
@@ -176,12 +203,17 @@ export async function runAgentsSdk({ base, model, sandbox, timeoutMs, api, strea
     const summary = { items: result.newItems.map((i) => i.type), lastResponseId: result.lastResponseId, streamEvents: events };
     return { run: { code: 0, signal: null, timedOut: false, ms: Date.now() - started, stdout: JSON.stringify(summary, null, 2), stderr: "" }, answer, succeeded: true, lastResponseId: result.lastResponseId };
   } catch (e) {
-    const detail = [e?.stack ?? String(e), e?.status ? `status ${e.status}` : "", e?.error ? JSON.stringify(e.error) : ""].filter(Boolean).join("\n");
+    // The SDK's errors (openai's APIError) carry the status and the answer's error object.
+    const err = /** @type {{ stack?: string, status?: number, error?: unknown } | null | undefined} */ (e);
+    const detail = [err?.stack ?? String(e), err?.status ? `status ${err.status}` : "", err?.error ? JSON.stringify(err.error) : ""].filter(Boolean).join("\n");
     return { run: { code: 1, signal: null, timedOut: signal.aborted, ms: Date.now() - started, stdout: "", stderr: detail }, answer: null, succeeded: false };
   }
 }
 
-/** The last line of a text that parses as a JSON object. */
+/**
+ * The last line of a text that parses as a JSON object (a client's output: read as the client writes it).
+ * @param {string} text
+ */
 function lastJson(text) {
   const lines = text.trim().split("\n").reverse();
   for (const line of lines) {
@@ -197,6 +229,7 @@ function lastJson(text) {
   }
 }
 
+/** @param {string} text */
 function jsonLines(text) {
   const out = [];
   for (const line of text.split("\n")) {
@@ -208,7 +241,10 @@ function jsonLines(text) {
   return out;
 }
 
-/** Qwen Code's `-o json`: an array of events whose last is {type: "result", …}, or one result object. */
+/**
+ * Qwen Code's `-o json`: an array of events whose last is {type: "result", …}, or one result object.
+ * @param {string} text
+ */
 function qwenResult(text) {
   let v;
   try {

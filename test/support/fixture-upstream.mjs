@@ -24,13 +24,30 @@ import { fileURLToPath } from "node:url";
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), "../fixtures/llama");
 
+/** @param {number} ms */
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * One chat.completion.chunk frame.
+ * @param {string} id
+ * @param {Record<string, unknown>} delta
+ * @param {string | null} [finish]
+ */
 function chunk(id, delta, finish = null) {
   return `data: ${JSON.stringify({ choices: [{ finish_reason: finish, index: 0, delta }], created: 1796022686, id, model: "m", system_fingerprint: "b1-80fb11a", object: "chat.completion.chunk" })}\n\n`;
 }
 
-/** Scripted behaviours: each gets (req, res, arg, state). */
+/**
+ * A scripted behaviour: `arg` is the path segment after its name, `body` the request's, `counter` how
+ * many requests this exact path has had (this one included).
+ * @typedef {(req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse, arg: string | undefined,
+ *   state: { closed: boolean }, body: string, counter: number) => Promise<unknown>} Behaviour
+ */
+
+/**
+ * Scripted behaviours: each gets (req, res, arg, state, body, counter).
+ * @type {Record<string, Behaviour>}
+ */
 const BEHAVIOURS = {
   // Streams the URL-encoded text `arg` as content, a few characters per frame, then finishes.
   async say(req, res, arg) {
@@ -44,16 +61,18 @@ const BEHAVIOURS = {
   },
   // A server whose chat template allows a system message only first (Mistral Nemo's): a system message
   // after the conversation began gets the recorded refusal; otherwise it says `arg`, like `say`.
-  async "system-first-template"(req, res, arg, state, body) {
+  async "system-first-template"(req, res, arg, state, body, counter) {
     let begun = false;
-    const late = (JSON.parse(body).messages ?? []).some((m) => (m.role === "system" ? begun : ((begun = true), false)));
-    if (!late) return BEHAVIOURS.say(req, res, arg);
+    /** @type {Array<{ role: string }>} */
+    const messages = JSON.parse(body).messages ?? [];
+    const late = messages.some((m) => (m.role === "system" ? begun : ((begun = true), false)));
+    if (!late) return BEHAVIOURS.say(req, res, arg, state, body, counter);
     res.writeHead(400, { "content-type": "application/json; charset=utf-8", server: "llama.cpp" });
     res.end(readFileSync(join(FIXTURES, "error-template-late-system-400.body.json")));
   },
   // A server whose template cannot call tools (its /props says so): answers like `paced`.
-  async "no-tool-template"(req, res, arg, state) {
-    return BEHAVIOURS.paced(req, res, arg, state);
+  async "no-tool-template"(req, res, arg, state, body, counter) {
+    return BEHAVIOURS.paced(req, res, arg, state, body, counter);
   },
   // Streams `arg` tokens ("tok0 tok1 …"), 20 ms apart, then finishes normally.
   async paced(req, res, arg, state) {
@@ -139,10 +158,10 @@ const BEHAVIOURS = {
     res.end();
   },
   // Headers only after `arg` ms, then a normal answer (a slow prefill or queue that is within time).
-  async "slow-headers"(req, res, arg, state) {
+  async "slow-headers"(req, res, arg, state, body, counter) {
     const until = Date.now() + Number(arg ?? 500);
     while (!state.closed && Date.now() < until) await sleep(10);
-    if (!state.closed) return BEHAVIOURS.say(req, res, "slow%20but%20fine");
+    if (!state.closed) return BEHAVIOURS.say(req, res, "slow%20but%20fine", state, body, counter);
   },
   // Frames that are not JSON.
   async garbage(req, res) {
@@ -160,7 +179,7 @@ const BEHAVIOURS = {
   // Content with bytes that are not UTF-8 (0xFF 0xFE) inside a frame.
   async "invalid-utf8"(req, res) {
     res.writeHead(200, { "content-type": "text/event-stream" });
-    const [before, after] = chunk("chatcmpl-bad-utf8", { content: "A__B" }).split("__");
+    const [before = "", after = ""] = chunk("chatcmpl-bad-utf8", { content: "A__B" }).split("__");
     res.write(Buffer.concat([Buffer.from(before), Buffer.from([0xff, 0xfe]), Buffer.from(after)]));
     res.write(chunk("chatcmpl-bad-utf8", {}, "stop"));
     res.end("data: [DONE]\n\n");
@@ -213,7 +232,7 @@ const BEHAVIOURS = {
       res.writeHead(500, { "content-type": "application/json" });
       return res.end(JSON.stringify({ error: { code: 500, message: "std::bad_alloc", type: "server_error" } }));
     }
-    return BEHAVIOURS.say(req, res, "recovered");
+    return BEHAVIOURS.say(req, res, "recovered", state, body, counter);
   },
   // The first request to this path: 503 no slot available with Retry-After: `arg` s; then normal.
   async "busy-then-ok"(req, res, arg, state, body, counter) {
@@ -221,7 +240,7 @@ const BEHAVIOURS = {
       res.writeHead(503, { "content-type": "application/json", "retry-after": String(arg ?? 1) });
       return res.end(JSON.stringify({ error: { code: 503, message: "no slot available", type: "unavailable_error" } }));
     }
-    return BEHAVIOURS.say(req, res, "slot%20freed");
+    return BEHAVIOURS.say(req, res, "slot%20freed", state, body, counter);
   },
   // 429 with Retry-After: `arg` seconds, always.
   async "rate-limited"(req, res, arg) {
@@ -243,6 +262,7 @@ const BEHAVIOURS = {
   // An empty input is refused with 400 invalid_request_error, as llama-server does.
   async embed(req, res, arg, state, body) {
     const parsed = JSON.parse(body || "{}");
+    /** @type {unknown[]} */
     const inputs = Array.isArray(parsed.input) && typeof parsed.input[0] !== "number" ? parsed.input : [parsed.input];
     if (inputs.some((i) => i === "" || (Array.isArray(i) && i.length === 0))) {
       res.writeHead(400, { "content-type": "application/json; charset=utf-8" });
@@ -258,7 +278,7 @@ const BEHAVIOURS = {
       res.writeHead(503, { "content-type": "application/json", "retry-after": String(arg ?? 1) });
       return res.end(JSON.stringify({ error: { code: 503, message: "no slot available", type: "unavailable_error" } }));
     }
-    return BEHAVIOURS.embed(req, res, arg, state, body);
+    return BEHAVIOURS.embed(req, res, arg, state, body, counter);
   },
   // A misbehaving proxy in front of llama-server: 400 whose message quotes the request's Authorization
   // header (the target's key), on any endpoint.
@@ -269,12 +289,16 @@ const BEHAVIOURS = {
 };
 
 export async function startFixtureUpstream() {
+  /** @type {Array<{ method: string | undefined, path: string, headers: import("node:http").IncomingHttpHeaders, body: string, at: number }>} */
   const received = [];
+  /** @type {Array<{ requestId: string | string[], at: number, finished: boolean }>} */
   const closed = [];
+  /** @type {Array<{ path: string, at: number }>} */
   const probes = [];
+  /** @type {Map<string | undefined, number>} */
   const counters = new Map();
   const server = createServer(async (req, res) => {
-    const url = new URL(req.url, "http://x");
+    const url = new URL(req.url ?? "/", "http://x");
     if (url.pathname === "/_requests") return json(res, received);
     if (url.pathname === "/_closed") return json(res, closed);
     if (url.pathname === "/_probes") return json(res, probes);
@@ -316,7 +340,7 @@ export async function startFixtureUpstream() {
     try {
       if (parts[0] === "fixture") return await replay(res, parts.slice(1), state);
       if (parts[0] === "behave") {
-        const fn = BEHAVIOURS[parts[1]];
+        const fn = BEHAVIOURS[parts[1] ?? ""];
         const arg = parts[2] === "v1" ? undefined : parts[2];
         if (fn) return await fn(req, res, arg, state, body, counter);
       }
@@ -327,8 +351,8 @@ export async function startFixtureUpstream() {
       res.end(String(e));
     }
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
+  const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
   return {
     port,
     url: `http://127.0.0.1:${port}`,
@@ -340,6 +364,11 @@ export async function startFixtureUpstream() {
   };
 }
 
+/**
+ * @param {import("node:http").ServerResponse} res
+ * @param {string[]} parts the path after /fixture/: the name, then bytes-<n> and gap-<ms>
+ * @param {{ closed: boolean }} state
+ */
 async function replay(res, parts, state) {
   const name = parts[0];
   let bytes = Infinity;
@@ -363,6 +392,10 @@ async function replay(res, parts, state) {
   res.end();
 }
 
+/**
+ * @param {import("node:http").ServerResponse} res
+ * @param {unknown} value
+ */
 function json(res, value) {
   res.writeHead(200, { "content-type": "application/json" });
   res.end(JSON.stringify(value));

@@ -11,9 +11,15 @@ import zlib from "node:zlib";
 
 const KEEP = 64 * 1024;
 
-/** A kept answer as text, uncompressed when it can be (a cut-off compressed answer may not be). */
+/**
+ * A kept answer as text, uncompressed when it can be (a cut-off compressed answer may not be).
+ * @param {Buffer} bytes
+ * @param {string | undefined} encoding its content-encoding
+ */
 function decode(bytes, encoding) {
-  const unpack = { gzip: zlib.gunzipSync, deflate: zlib.inflateSync, br: zlib.brotliDecompressSync, zstd: zlib.zstdDecompressSync }[encoding];
+  /** @type {Record<string, (bytes: Buffer) => Buffer>} */
+  const unpackers = { gzip: zlib.gunzipSync, deflate: zlib.inflateSync, br: zlib.brotliDecompressSync, zstd: zlib.zstdDecompressSync };
+  const unpack = encoding === undefined ? undefined : unpackers[encoding];
   try {
     return (unpack ? unpack(bytes) : bytes).toString("utf8");
   } catch {
@@ -21,19 +27,28 @@ function decode(bytes, encoding) {
   }
 }
 
+/**
+ * One request through the tap: `request` is its body, `response` the answer's (the first 64 KiB).
+ * @typedef {{ method: string | undefined, path: string | undefined, at: number, request: string, status: number, response: string }} Exchange
+ */
+
+/** @param {string} targetUrl */
 export async function startTap(targetUrl) {
+  /** @type {Exchange[]} */
   const exchanges = [];
   const server = createServer(async (req, res) => {
+    /** @type {Buffer[]} */
     const chunks = [];
     for await (const part of req) chunks.push(part);
     const body = Buffer.concat(chunks);
     const entry = { method: req.method, path: req.url, at: Date.now(), request: body.toString("utf8"), status: 0, response: "" };
     exchanges.push(entry);
-    const target = new URL(req.url, targetUrl);
+    const target = new URL(req.url ?? "/", targetUrl);
     const headers = { ...req.headers, host: target.host };
     const up = httpRequest(target, { method: req.method, headers }, (upRes) => {
       entry.status = upRes.statusCode ?? 0;
       res.writeHead(entry.status, upRes.headers);
+      /** @type {Buffer[]} */
       const kept = [];
       let size = 0;
       upRes.on("data", (b) => {
@@ -56,8 +71,8 @@ export async function startTap(targetUrl) {
     res.on("close", () => up.destroy());
     up.end(body);
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address();
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
+  const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
   return {
     url: `http://127.0.0.1:${port}`,
     exchanges: () => exchanges.slice(),

@@ -16,6 +16,7 @@ import { makeTestModel, testModelPath } from "../../scripts/make-test-model.mjs"
 
 const HINT = "run `npm test` (its pretest builds llama-server and the test model, ≈10 min once) or `node scripts/pretest.mjs`, or set LLAMA_SERVER_BIN";
 
+/** @param {string} p */
 function isExecutable(p) {
   try {
     accessSync(p, constants.X_OK);
@@ -55,18 +56,21 @@ export function ensureTestModel() {
   try {
     return makeTestModel();
   } catch (e) {
-    throw new Error(`test model ${p} is missing and could not be written (${e.message}): ${HINT}`);
+    throw new Error(`test model ${p} is missing and could not be written (${e instanceof Error ? e.message : e}): ${HINT}`);
   }
 }
 
-/** A free TCP port on 127.0.0.1 (bind port 0, close, reuse). */
+/**
+ * A free TCP port on 127.0.0.1 (bind port 0, close, reuse).
+ * @returns {Promise<number>}
+ */
 export function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.unref();
     s.on("error", reject);
     s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
+      const { port } = /** @type {import("node:net").AddressInfo} */ (s.address());
       s.close(() => resolve(port));
     });
   });
@@ -74,17 +78,20 @@ export function freePort() {
 
 /** Keeps the last `max` characters of a process's output. */
 class RingLog {
+  /** @param {number} max */
   constructor(max) {
     this.max = max;
+    /** @type {string[]} */
     this.parts = [];
     this.size = 0;
     this.dropped = 0;
   }
+  /** @param {string} s */
   push(s) {
     this.parts.push(s);
     this.size += s.length;
     while (this.size > this.max && this.parts.length > 1) {
-      const p = this.parts.shift();
+      const p = /** @type {string} */ (this.parts.shift());
       this.size -= p.length;
       this.dropped += p.length;
     }
@@ -96,6 +103,7 @@ class RingLog {
 }
 
 // Children still running when the test process exits are killed, so no llama-server is orphaned.
+/** @type {Set<import("node:child_process").ChildProcess>} */
 const live = new Set();
 process.once("exit", () => {
   for (const c of live) {
@@ -110,6 +118,7 @@ function hermeticEnv() {
   return Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^LLAMA_(ARG_|API_KEY)/.test(k)));
 }
 
+/** @param {number} ms */
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -124,9 +133,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  *   `args` are appended to the defaults (a later flag wins in llama.cpp's parser).
  *   `waitReady: false` returns right after spawning (to observe the 503 "Loading model" phase);
  *   then await `server.ready` yourself.
- * @returns {Promise<{ url: string, port: number, pid: number, argv: string[], ready: Promise<void>,
- *           logs(): string, exited: Promise<{code: number|null, signal: string|null}>,
- *           stop(): Promise<void>, kill(signal?: NodeJS.Signals): void }>}
+ * @returns {Promise<LlamaServer>}
  */
 export async function startLlamaServer({
   bin,
@@ -164,6 +171,19 @@ export async function startLlamaServer({
   throw lastError;
 }
 
+/**
+ * A started llama-server. `pid` is undefined when the binary could not be spawned (`exited` then
+ * carries the error).
+ * @typedef {{ url: string, port: number, pid: number | undefined, argv: string[], ready: Promise<void>,
+ *           logs(): string, exited: Promise<ExitInfo>, stop(): Promise<void>, kill(signal?: NodeJS.Signals): void }} LlamaServer
+ * @typedef {{ code: number | null, signal: NodeJS.Signals | null, error?: Error }} ExitInfo
+ */
+
+/**
+ * @param {{ bin: string, model: string, port: number, ctx: number, parallel: number, threads: number, args: string[],
+ *           apiKey?: string, readyTimeoutMs: number, logLimit: number, env?: Record<string, string> }} options
+ * @returns {LlamaServer}
+ */
 function launch({ bin, model, port, ctx, parallel, threads, args, apiKey, readyTimeoutMs, logLimit, env }) {
   const argv = [
     "-m", model,
@@ -185,7 +205,9 @@ function launch({ bin, model, port, ctx, parallel, threads, args, apiKey, readyT
   live.add(child);
   child.stdout.setEncoding("utf8").on("data", (s) => log.push(s));
   child.stderr.setEncoding("utf8").on("data", (s) => log.push(s));
-  let exitInfo = null;
+  /** Set by the exit handlers below. */
+  let exitInfo = /** @type {ExitInfo | null} */ (null);
+  /** @type {Promise<ExitInfo>} */
   const exited = new Promise((resolve) => {
     child.once("exit", (code, signal) => {
       exitInfo = { code, signal };
@@ -239,7 +261,7 @@ function launch({ bin, model, port, ctx, parallel, threads, args, apiKey, readyT
     exited,
     logs: () => log.toString(),
     stop,
-    kill: (signal = "SIGTERM") => {
+    kill: (/** @type {NodeJS.Signals} */ signal = "SIGTERM") => {
       if (!exitInfo) child.kill(signal);
     },
   };
@@ -248,6 +270,7 @@ function launch({ bin, model, port, ctx, parallel, threads, args, apiKey, readyT
 /**
  * A GBNF grammar whose only sentence is `text`: even a random-weight model then emits exactly
  * `text` and stops (reference llama-server §10). U+0008 and U+000C are not accepted by GBNF.
+ * @param {string} text
  */
 export function literalGrammar(text) {
   if (/[\b\f]/.test(text)) throw new Error("GBNF literals cannot contain U+0008 or U+000C");
@@ -255,14 +278,26 @@ export function literalGrammar(text) {
 }
 
 /**
+ * One event of an SSE body.
+ * @typedef {object} SseEvent
+ * @property {string[]} comments
+ * @property {Record<string, string>} fields
+ * @property {string} [data]
+ * @property {string} [error] old builds' `error:` field
+ * @property {any} [json] the parsed payload: wire JSON, which the tests read as they assert on it
+ */
+
+/**
  * Splits an SSE body into events: `{ data?, error?, comments[], fields }` per blank-line-separated
  * block; `json` is the parsed `data:` (or old builds' `error:`) payload when it is JSON.
  * @param {string} text
  */
 export function parseSse(text) {
+  /** @type {SseEvent[]} */
   const events = [];
   for (const block of text.replace(/\r\n?/g, "\n").split(/\n\n+/)) {
     if (!block.trim()) continue;
+    /** @type {SseEvent} */
     const ev = { comments: [], fields: {} };
     for (const line of block.split("\n")) {
       if (line.startsWith(":")) {

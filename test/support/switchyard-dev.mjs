@@ -4,7 +4,15 @@
 import { spawn } from "node:child_process";
 import { freePort } from "./llama-server.mjs";
 
-/** `args`: more `wrangler dev` arguments (e.g. `--inspector-port`). */
+/**
+ * @typedef {Awaited<ReturnType<typeof startSwitchyard>>} Switchyard
+ * @typedef {import("../../src/errors/error-envelope.ts").ErrorEnvelope} ErrorBody Switchyard's error envelope (docs/api.md)
+ */
+
+/**
+ * `args`: more `wrangler dev` arguments (e.g. `--inspector-port`); `vars`: `--var` values (objects as JSON).
+ * @param {{ vars?: Record<string, unknown>, env?: Record<string, string>, args?: string[], readyTimeoutMs?: number }} [options]
+ */
 export async function startSwitchyard({ vars = {}, env = {}, args: more = [], readyTimeoutMs = 60_000 } = {}) {
   const port = await freePort();
   const args = ["scripts/start.mjs", "--port", String(port), "--ip", "127.0.0.1", ...more];
@@ -18,6 +26,8 @@ export async function startSwitchyard({ vars = {}, env = {}, args: more = [], re
   child.stdout.setEncoding("utf8").on("data", (s) => (logs += s));
   child.stderr.setEncoding("utf8").on("data", (s) => (logs += s));
   const exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
+  /** Signals the launcher's whole process group (wrangler and its workerd children). */
+  const signalGroup = (/** @type {NodeJS.Signals} */ signal) => child.pid !== undefined && process.kill(-child.pid, signal);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
@@ -27,7 +37,7 @@ export async function startSwitchyard({ vars = {}, env = {}, args: more = [], re
       if (res.status === 200) break;
     } catch {}
     if (Date.now() > deadline) {
-      process.kill(-child.pid, "SIGKILL");
+      signalGroup("SIGKILL");
       throw new Error(`switchyard did not become ready in ${readyTimeoutMs} ms:\n${logs}`);
     }
     await new Promise((r) => setTimeout(r, 200));
@@ -39,11 +49,11 @@ export async function startSwitchyard({ vars = {}, env = {}, args: more = [], re
     async stop() {
       if (child.exitCode !== null) return;
       try {
-        process.kill(-child.pid, "SIGTERM");
+        signalGroup("SIGTERM");
       } catch {}
       const timer = setTimeout(() => {
         try {
-          process.kill(-child.pid, "SIGKILL");
+          signalGroup("SIGKILL");
         } catch {}
       }, 4000);
       await exited;
@@ -52,7 +62,10 @@ export async function startSwitchyard({ vars = {}, env = {}, args: more = [], re
   };
 }
 
-/** Reads an SSE response body: frames (parsed), whether [DONE] came, and the raw text. */
+/**
+ * Reads an SSE response body: frames (parsed), whether [DONE] came, and the raw text.
+ * @param {Response} res
+ */
 export async function readSse(res) {
   const raw = await res.text();
   const frames = [];
@@ -66,4 +79,5 @@ export async function readSse(res) {
   return { frames, done, raw };
 }
 
+/** @param {string} text */
 export const grammar = (text) => `root ::= ${JSON.stringify(text)}`;
