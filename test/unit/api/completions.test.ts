@@ -3,7 +3,7 @@ import { appendLegacyLogprobs, emptyLegacyLogprobs } from "../../../src/api/comp
 import { TextCompletionEncoder } from "../../../src/api/completions/text-completion-encoder.ts";
 import { adaptCompletionForWebLlm } from "../../../src/upstreams/browser/browser-completions-upstream.ts";
 import { completionChunkAsChat } from "../../../src/upstreams/llama/completion-chunk-as-chat.ts";
-import { readLlamaSse } from "../llama/read-llama-sse.ts";
+import { readLlamaSse } from "../upstreams/llama/read-llama-sse.ts";
 import type { UpstreamEvent } from "../../../src/stream/events.ts";
 
 const ext = () => ({ target: "llama:h:1", attempts: 1 });

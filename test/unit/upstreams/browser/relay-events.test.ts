@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { UpstreamEvent } from "../../../src/stream/events.ts";
-import { relayEvents } from "../../../src/upstreams/browser/relay-events.ts";
+import type { UpstreamEvent } from "../../../../src/stream/events.ts";
+import { relayEvents } from "../../../../src/upstreams/browser/relay-events.ts";
 
 const enc = new TextEncoder();
 const chunk = (content: string, finish: string | null = null) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseLlamaProps } from "../../../src/upstreams/llama/read-llama-props.ts";
+import { parseLlamaProps } from "../../../../src/upstreams/llama/read-llama-props.ts";
 
 describe("parseLlamaProps", () => {
   it("context from default_generation_settings.n_ctx (per slot), vision from modalities, reasoning from caps or the template", () => {

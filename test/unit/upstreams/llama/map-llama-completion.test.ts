@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mapLlamaCompletion } from "../../../src/upstreams/llama/map-llama-completion.ts";
+import { mapLlamaCompletion } from "../../../../src/upstreams/llama/map-llama-completion.ts";
 
 describe("mapLlamaCompletion", () => {
   it("keeps the answer's logprobs on its text, without the end-of-generation token's empty entry", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { validateChatRequest } from "../../../src/api/chat/validate-chat-request.ts";
-import { ProxyError } from "../../../src/errors/proxy-error.ts";
+import { validateChatRequest } from "../../../../src/api/chat/validate-chat-request.ts";
+import { ProxyError } from "../../../../src/errors/proxy-error.ts";
 
 function fail(body: unknown): ProxyError {
   try {

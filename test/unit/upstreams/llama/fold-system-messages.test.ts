@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { foldSystemMessages, hasLateSystemMessage, isTemplateRefusal } from "../../../src/upstreams/llama/fold-system-messages.ts";
-import templateRefusal from "../../fixtures/llama/error-template-late-system-400.body.json";
+import { foldSystemMessages, hasLateSystemMessage, isTemplateRefusal } from "../../../../src/upstreams/llama/fold-system-messages.ts";
+import templateRefusal from "../../../fixtures/llama/error-template-late-system-400.body.json";
 
 describe("late system messages", () => {
   it("finds a system message after the conversation began, not leading ones", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CompletionAggregator } from "../../../src/api/chat/completion-aggregator.ts";
+import { CompletionAggregator } from "../../../../src/api/chat/completion-aggregator.ts";
 
 const meta = { id: "chatcmpl-abc", created: 1700000000, model: "my-model", includeUsage: false };
 const ext = () => ({ target: "llama:h:1", attempts: 2 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { mapLlamaError, parseContextLengthMessage } from "../../../src/upstreams/llama/map-llama-error.ts";
-import { anthropicErrorBody } from "../../../src/api/messages/anthropic-error.ts";
-import contextExceeded from "../../fixtures/llama/error-context-exceeded.body.json";
+import { mapLlamaError, parseContextLengthMessage } from "../../../../src/upstreams/llama/map-llama-error.ts";
+import { anthropicErrorBody } from "../../../../src/api/messages/anthropic-error.ts";
+import contextExceeded from "../../../fixtures/llama/error-context-exceeded.body.json";
 
 const up = "llama:127.0.0.1:8080";
 const body = (error: object) => JSON.stringify({ error });

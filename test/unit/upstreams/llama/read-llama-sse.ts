@@ -1,5 +1,5 @@
-import type { UpstreamEvent } from "../../../src/stream/events.ts";
-import { llamaSseReader, type ChunkAdapter } from "../../../src/upstreams/llama/parse-llama-sse.ts";
+import type { UpstreamEvent } from "../../../../src/stream/events.ts";
+import { llamaSseReader, type ChunkAdapter } from "../../../../src/upstreams/llama/parse-llama-sse.ts";
 
 /** The events llama-server's SSE body gives, pushed in `parts` as they would arrive (bytes or text). */
 export function readLlamaSse(parts: Array<string | Uint8Array>, upstream = "llama:test", asChat?: ChunkAdapter): UpstreamEvent[] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createSealer, openField, sealField } from "../../../src/api/responses/sealer.ts";
+import { createSealer, openField, sealField } from "../../../../src/api/responses/sealer.ts";
 
 const ours = createSealer(new Uint8Array(32).fill(7));
 const theirs = createSealer(new Uint8Array(32).fill(8));

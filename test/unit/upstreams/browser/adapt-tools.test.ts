@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { adaptForWebLlm } from "../../../src/upstreams/browser/adapt-for-web-llm.ts";
-import { validateChatRequest } from "../../../src/api/chat/validate-chat-request.ts";
-import { normalizeWebLlmChunk } from "../../../src/upstreams/browser/normalize-web-llm-chunk.ts";
+import { adaptForWebLlm } from "../../../../src/upstreams/browser/adapt-for-web-llm.ts";
+import { validateChatRequest } from "../../../../src/api/chat/validate-chat-request.ts";
+import { normalizeWebLlmChunk } from "../../../../src/upstreams/browser/normalize-web-llm-chunk.ts";
 
 const tools = [
   { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_QUEUE_PER_MODEL, RelayQueue, type Queued } from "../../../src/upstreams/browser/relay-queue.ts";
+import { MAX_QUEUE_PER_MODEL, RelayQueue, type Queued } from "../../../../src/upstreams/browser/relay-queue.ts";
 
 const relay = (id: string, sessionId: string, model = "m"): Queued => ({ id, sessionId, model, state: "queued" });
 
