@@ -108,6 +108,20 @@ const ratioInterval = (sy, pt, pk, d) => bootstrapInterval(4242, (m) => (m(sy) -
  */
 const medianDiffInterval = (a, b) => bootstrapInterval(12345, (m) => m(a) - m(b));
 
+/**
+ * The report's paragraphs (bench/overhead/report-prose.md): markdown kept in markdown, by `## key`.
+ * @type {Record<string, string>}
+ */
+const PROSE = Object.fromEntries(
+  readFileSync(new URL("./report-prose.md", import.meta.url), "utf8")
+    .split(/^## /m)
+    .slice(1)
+    .map((section) => {
+      const nl = section.indexOf("\n");
+      return [section.slice(0, nl).trim(), section.slice(nl).trim()];
+    }),
+);
+
 /** @param {Results} r */
 export function renderReport(r) {
   /** @type {Target[]} */
@@ -117,7 +131,7 @@ export function renderReport(r) {
   out.push("## Proxy overhead", "", START, "");
   out.push(`\`${r.command}\` — ${m.date}; ${m.cores} × ${m.cpu}, Node ${m.node}, workerd ${m.workerd} (wrangler ${m.wrangler}), Portkey gateway ${r.portkey.gateway} (hono ${r.portkey.hono}, @hono/node-server ${r.portkey.nodeServer}, @hono/node-ws ${r.portkey.nodeWs}); load average ${m.loadStart} at the start, ${m.loadEnd} at the end (1, 5, 15 min; the cores are shared with other engineers' test runs).`);
   out.push("");
-  out.push("All paths ran side by side in one session, round-robin per request, in a new shuffled order every round, each Worker path in a workerd process of its own (a path run right after another in the same process finds it just woken: with a fixed order and the pass-through's three modes in one process, \"gathering in JS\" came out 0.4 ms faster than the bare pass-through). Times are ms from the client sending the request: to the whole body (non-stream) or to the first SSE frame that carries a token (stream; llama-server opens with a role-only chunk, which Switchyard folds into the first token's frame, so that chunk is not counted for anyone). \"Added\" is the path's percentile minus the same percentile going straight to the upstream. The pass-through is a Worker that returns `fetch(upstream).body` (bench/passthrough-worker): what the runtime itself costs; under wrangler dev it is deployed like Switchyard (static assets, the Worker first), so both pass the dev assets router Worker that runs in front of a Worker with assets (about 1.5 ms of CPU per request here: `npx node bench/overhead/ab-worker.mjs --a passthrough --runtime dev` with and without the pass-through's `[assets]`). \"Reading in JS\" is the same Worker handing every upstream chunk through JavaScript (reader → TransformStream writer), which is the floor for any Worker that looks at a stream; \"gathering in JS\" parses a non-stream request, asks the upstream for a stream and gathers its text into one chat completion, the floor for a Worker that answers non-stream requests from a stream (as Switchyard does, for its idle timeout: docs/architecture.md). The own-cost table gives these as \"JS floor\" (gathering for non-stream, reading for the first frame). The diagnostic row runs Switchyard without its HEALTH_HUB binding: no health snapshot reads and no batched health reports (Durable Object calls about once a second per isolate, which under Miniflare run on the same thread). Switchyard runs the bundle `wrangler deploy --dry-run` builds (minified); Portkey's gateway runs on Node (it has no Miniflare/wrangler dev variant here, so its rows are the same process in both runtimes' comparisons).");
+  out.push(PROSE.method);
   out.push("");
   out.push(`### Added latency, fast upstream (a Node server speaking llama-server's protocol, 16 tokens; ${r.rounds} rounds)`, "", latencyTable(r.fast), "");
   if (r.llama) out.push(`### Added latency, real llama-server (tiny test model, max_tokens 4; ${r.llamaRounds} rounds)`, "", latencyTable(r.llama), "");
@@ -133,7 +147,7 @@ export function renderReport(r) {
     const isD = name === "direct";
     paced.push(`| ${name} | ${f(pct(v.delay, 50), 3)} | ${f(pct(v.delay, 99), 3)} | ${isD ? "—" : sgn(pct(v.delay, 50) - pct(pd.delay, 50), 3)} | ${isD ? "—" : sgn(pct(v.delay, 99) - pct(pd.delay, 99), 3)} | ${f(pct(v.gap, 50), 3)} | ${f(pct(v.gap, 99), 3)} | ${isD ? "—" : sgn(pct(v.gap, 50) - pct(pd.gap, 50), 3)} | ${isD ? "—" : sgn(pct(v.gap, 99) - pct(pd.gap, 99), 3)} | ${v.spread ? `${sgn(pct(v.spread, 50), 3)} | ${sgn(pct(v.spread, 1), 3)} | ${sgn(pct(v.spread, 99), 3)}` : "— | — | —"} |`);
   }
-  out.push(`### Paced stream (40 frames 5 ms apart; ${r.paced.direct.delay.length} frames per path)`, "", "Frame delay: from the upstream's write to the client's read of that frame. Gap: between consecutive frames at the client (the upstream's is 5 ms); \"added gap\" compares the distribution of those gaps with the direct path's. Spacing change: each gap at the client minus the same two frames' gap at the upstream (that is, how much later this frame was delayed than the one before), so the upstream's own timer jitter cancels out. A proxy that holds frames back and sends them together shows it in p1 (frames bunched) and p99 (a frame held); one whose delay grows along the stream shows it in p50. The gap medians are not paired with the upstream, so its timer jitter moves them (they have come out below the pass-through's, which no proxy can cause on average); the target below is judged on the spacing change.", "", paced.join("\n"), "");
+  out.push(`### Paced stream (40 frames 5 ms apart; ${r.paced.direct.delay.length} frames per path)`, "", PROSE.paced, "", paced.join("\n"), "");
   for (const rt of ["Miniflare", "wrangler dev"]) {
     const sy = r.paced[`Switchyard, ${rt}`], pt = r.paced[`pass-through, ${rt}`];
     if (!sy || !pt) continue;
@@ -149,7 +163,7 @@ export function renderReport(r) {
   const fd = r.flood.direct;
   const flood = ["| path | frames/s, no tools (median) | ÷ direct | frames/s, with tools (median) | ÷ direct |", "|---|---:|---:|---:|---:|"];
   for (const [name, v] of Object.entries(r.flood)) flood.push(`| ${name} | ${f(med(v.plain), 0)} | ${f(med(v.plain) / med(fd.plain))} | ${f(med(v.tools), 0)} | ${f(med(v.tools) / med(fd.tools))} |`);
-  out.push(`### Throughput (1,000 frames as fast as the upstream can write them; ${r.flood.direct.plain.length} rounds)`, "", "Upstream frames delivered per second of the whole request. With tools, the request carries `tools` and the stream is the 1,000-token answer with reasoning, prose and two calls written as text, which Switchyard rewrites into `tool_calls`; the others pass it through.", "", flood.join("\n"), "");
+  out.push(`### Throughput (1,000 frames as fast as the upstream can write them; ${r.flood.direct.plain.length} rounds)`, "", PROSE.throughput, "", flood.join("\n"), "");
 
   const levels = Object.keys(r.concurrency);
   const conc = [`| path | ${levels.map((n) => `${n}: errors`).join(" | ")} | ${levels.map((n) => `${n}: p99 / added p99`).join(" | ")} |`, `|---|${levels.map(() => "---:").join("|")}|${levels.map(() => "---:").join("|")}|`];
@@ -158,7 +172,7 @@ export function renderReport(r) {
     const lat = levels.map((n) => { const c = r.concurrency[n][name], d = r.concurrency[n].direct; const p = pct(c.latency, 99); return name === "direct" ? f(p, 1) : `${f(p, 1)} / ${sgn(p - pct(d.latency, 99), 1)}`; });
     conc.push(`| ${name} | ${errs.join(" | ")} | ${lat.join(" | ")} |`);
   }
-  out.push("### Concurrent streams (all started at once; the fast upstream's 16-token stream)", "", "Errors: not 200 or no `[DONE]` within 30 s. Latency: request to last byte, ms.", "", conc.join("\n"), "");
+  out.push("### Concurrent streams (all started at once; the fast upstream's 16-token stream)", "", PROSE.concurrency, "", conc.join("\n"), "");
 
   const p = r.pipeline;
   const scale = 1000 / p.syntheticTokens;
@@ -175,7 +189,7 @@ export function renderReport(r) {
   const cpu1k = (p.pureTools ?? p.syntheticTools).cpuMs * scale;
   const streamed = p.syntheticTools.cpuMs * scale;
   targets.push({ what: "≤ 2 ms CPU for a 1,000-token stream with tools (pure pipeline)", met: cpu1k <= 2, detail: `${f(cpu1k, 3)} ms pure; ${f(streamed, 3)} ms with the Worker's web streams between the stages, in Node` });
-  out.push("### CPU per request of the pipeline (Node)", "", "bench/overhead/pipeline-entry.ts bundled with esbuild. Pure: upstream bytes (one read per frame) → llamaSseReader (repeated token frames read from their bytes, others as SSE lines with eventsource-parser → JSON → mapLlamaChunk) → ToolCallStreamRewriter (with tools) → chatSseEncoder → UTF-8 bytes (a ByteQueue), no streams and no promises. As streamed: the stages as the Worker assembles them — upstream bytes (one read per frame) → llamaSseEvents → EventReader → pullThrough + ToolCallEvents (with tools) → sseResponse body, read to the end — which adds the promises per event and the response body's TransformStream, in Node's implementation (workerd's costs differ: see bench/overhead/ab-worker.mjs for CPU per request in workerd). `process.cpuUsage()` over the runs, so it includes the garbage collector; each figure is the median of five fresh Node processes (this measure moves by a few tenths of a ms from process to process on the shared cores).", "", pipe.join("\n"), "");
+  out.push("### CPU per request of the pipeline (Node)", "", PROSE.pipeline, "", pipe.join("\n"), "");
 
   const gz = r.bundle.gzipBytes;
   targets.push({ what: "bundle ≤ 100 KB gzipped", met: gz <= 100 * 1024, detail: `${kb(gz)} gzipped (${kb(r.bundle.bytes)} minified)` });
