@@ -3,19 +3,7 @@
 // worker/build.mjs. The token comes from the form, or from the link `npm start` prints
 // (/status.html#admin=<token>: a fragment never reaches the server), which then leaves the address bar.
 
-import type { OperatorStatus } from "../src/health/render-metrics.ts";
-import type { TargetTraffic, TrafficMetrics } from "../src/health/traffic-metrics.ts";
-
-/** What `GET /v1/admin/status` answers (src/routes/status.ts): each target's traffic with its totals and means. */
-interface Status {
-  at: number;
-  since: TrafficMetrics["since"];
-  targets: Array<
-    { target: string; requests: number; errors: number; meanFirstEventMs: number | null; meanRequestMs: number | null } & Pick<TargetTraffic, "outcomes" | "promptTokens" | "completionTokens">
-  >;
-  upstreams: OperatorStatus["upstreams"];
-  sessions: OperatorStatus["sessions"];
-}
+import type { StatusBody as Status } from "../src/health/status-body.ts";
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const points: Array<{ at: number; rate: number; errors: number }> = [];
