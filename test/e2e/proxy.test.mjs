@@ -111,7 +111,11 @@ describe("the official openai client", () => {
   it("fails over from a dead upstream before the first byte", async () => {
     const { data, response } = await client.chat.completions.create(base({ model: "dead-then-tiny", grammar: grammar("second") })).withResponse();
     assert.equal(data.choices[0].message.content, "second");
-    assert.equal(response.headers.get("x-switchyard-attempts"), "2");
+    assert.equal(/** @type {{ x_switchyard: { attempts: number } }} */ (/** @type {unknown} */ (data)).x_switchyard.attempts, 2);
+    // The header too, when the answer came before the commit grace ran out (docs/api.md: a failover
+    // slower than timeouts.commitMs, as on a loaded machine, commits before the target is known).
+    const header = response.headers.get("x-switchyard-attempts");
+    if (header !== null) assert.equal(header, "2");
   });
 });
 
