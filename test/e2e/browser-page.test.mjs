@@ -64,9 +64,18 @@ describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chro
     const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: "dev", maxRetries: 0 });
     const { data: stream, response } = await client.chat.completions.create({ model: "team", stream: true, messages: [{ role: "user", content: "echo: Answered by a browser tab." }] }).withResponse();
     let text = "";
-    for await (const c of stream) text += c.choices[0]?.delta?.content ?? "";
+    /** @type {string | undefined} */
+    let servedBy;
+    for await (const c of stream) {
+      text += c.choices[0]?.delta?.content ?? "";
+      servedBy ??= /** @type {{ x_switchyard?: { target?: string } }} */ (/** @type {unknown} */ (c)).x_switchyard?.target;
+    }
     assert.equal(text, "Answered by a browser tab.");
-    assert.equal(response.headers.get("x-switchyard-target"), `browser:${MODEL}`);
+    // Who served is in the chunk that carries finish_reason; the header too when the first event came
+    // within the commit grace (docs/api.md), which a loaded machine does not always give.
+    assert.equal(servedBy, `browser:${MODEL}`);
+    const header = response.headers.get("x-switchyard-target");
+    if (header !== null) assert.equal(header, `browser:${MODEL}`);
     await page.waitForSelector("#stat-served:has-text('1')");
     assert.notEqual(await page.textContent("#stat-rate"), "–");
     // /v1/completions goes to the page's engine.completions.
