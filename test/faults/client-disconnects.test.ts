@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FAST, chat, closedAfter, fixture, fixtureLog, llama, sleep, vars } from "./fault-harness.ts";
+import { FAST, arrived, chat, closedAfter, fixture, fixtureLog, llama, sleep, vars } from "./fault-harness.ts";
 
 // A client that leaves at every stage, stream and non-stream: the upstream connection (the fixture's
 // view of it) closes within a second, and nothing more is sent upstream afterwards.
@@ -7,12 +7,15 @@ const LIMIT_MS = 1000;
 const id = (stage: string, stream: boolean) => `leave-${stage}-${stream ? "s" : "n"}-${Date.now()}-${Math.random().toString(36).slice(2, 6)}`;
 
 describe.each([true, false])("a client that leaves (stream: %s)", (stream) => {
-  /** The client aborts 150 ms into a request whose upstream stalls at `behaviour`. */
+  /** The client aborts once the request has reached the upstream, which stalls at `behaviour`. (A fixed
+   *  sleep was not enough: on a loaded machine the request had not left the Worker yet, so the abort
+   *  came first and nothing upstream ever opened, let alone closed.) */
   async function leaveDuringStall(stage: string, behaviour: string, timeouts: Record<string, number>) {
     const requestId = id(stage, stream);
     const ac = new AbortController();
     const pending = chat({ stream, requestId, signal: ac.signal, vars: vars([llama(fixture(behaviour))], { timeouts: { ...FAST, ...timeouts } }) });
-    await sleep(150);
+    expect(await arrived(requestId)).toBe(true);
+    await sleep(50);
     const leftAt = Date.now();
     ac.abort();
     const { res } = await pending;

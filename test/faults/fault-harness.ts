@@ -88,6 +88,17 @@ export async function fixtureLog<T = any>(what: "_requests" | "_closed"): Promis
   return (await fetch(`${FIXTURE_URL}/${what}`)).json();
 }
 
+/** Resolves once the fixture has received the request `requestId` (false if it never came within `withinMs`). */
+export async function arrived(requestId: string, withinMs = 5000): Promise<boolean> {
+  const until = Date.now() + withinMs;
+  while (Date.now() < until) {
+    const sent = await fixtureLog<{ headers: Record<string, string> }>("_requests");
+    if (sent.some((r) => r.headers["x-request-id"] === requestId)) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return false;
+}
+
 /** When the fixture saw the connection for `requestId` close (ms after `since`), or Infinity. */
 export async function closedAfter(requestId: string, since: number, withinMs = 1500): Promise<number> {
   const until = Date.now() + withinMs;
