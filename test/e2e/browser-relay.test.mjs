@@ -26,11 +26,13 @@ let client;
 let sessions = [];
 
 before(async () => {
+  // A long commit grace: the header assertions need the target known before the response commits,
+  // even when a loaded machine relays the first event slowly.
   const dead = `http://127.0.0.1:${await freePort()}`;
   proxy = await startSwitchyard({
     vars: {
       SERVE_TOKEN: TOKEN,
-      SWITCHYARD_CONFIG: { models: { team: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: MODEL }] } }, timeouts: { commitMs: 300 } },
+      SWITCHYARD_CONFIG: { models: { team: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: MODEL }] } }, timeouts: { commitMs: 3000 } },
     },
   });
   client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: "not-needed-in-dev", maxRetries: 0 });
@@ -171,7 +173,7 @@ describe("completions and embeddings from browser sessions when llama.cpp is dow
             embed: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: EMBED }] },
             "chat-only-embed": { targets: [{ kind: "browser", model: MODEL }] },
           },
-          timeouts: { commitMs: 300 },
+          timeouts: { commitMs: 3000 },
         },
       },
     });
