@@ -1,23 +1,28 @@
 import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "../health/upstream-health.ts";
 import { circuitState } from "../health/circuit-breaker.ts";
-import { fnv1a } from "./conversation-key.ts";
+import { fnv1a } from "./placement/conversation-key.ts";
+import { ledger } from "./placement/isolate-ledger.ts";
+import { rankServers, type PlacementRequest } from "./placement/rank-servers.ts";
+import type { ServerLedger } from "./placement/server-ledger.ts";
 import type { Target } from "./target.ts";
 
 export interface OrderOptions {
   balance: "ordered" | "least-busy";
   snapshot: HealthSnapshot;
   now: number;
-  /** conversationKey() of the request, for affinity. */
-  key: string | null;
+  /** What placement reads from the request (`least-busy`): its conversation and prompt prefixes. */
+  placement: PlacementRequest | null;
+  /** What this isolate knows of each server (default: the isolate's own). */
+  ledger?: ServerLedger;
 }
 
 /**
- * The order in which a request tries its targets. Llama targets whose circuit is open go last (a lone upstream is still tried: failing fast would turn a blip into an
- * outage as long as the cooldown). With `balance: "ordered"` the rest keep the configured order.
- * With `"least-busy"` the healthy llama targets come first: the conversation's own upstream (weighted
- * rendezvous hashing of the key: stable across isolates and turns, so the prompt cache is reused)
- * while it has a free slot, then ready before loading or unknown, then the lowest share of busy slots
- * per weight; browser targets follow in their configured order.
+ * The order in which a request tries its targets. Llama targets whose circuit is open go last (a
+ * lone upstream is still tried: failing fast would turn a blip into an outage as long as the
+ * cooldown). With `balance: "ordered"` the rest keep the configured order. With `"least-busy"` the
+ * healthy llama-servers come first, ranked by when the request would finish on each, its prompt
+ * cache included (placement/rank-servers.ts); loading ones after them, then browser targets in their
+ * configured order.
  */
 export function orderTargets(targets: readonly Target[], opts: OrderOptions): Target[] {
   const health = (t: Target): UpstreamHealth | undefined => (t.kind === "llama" ? opts.snapshot.upstreams[upstreamKey(t.url)] : undefined);
@@ -34,26 +39,23 @@ export function orderTargets(targets: readonly Target[], opts: OrderOptions): Ta
   const byTier = (list: Target[]) => stableSort(list, (a, b) => tier(a) - tier(b));
   if (opts.balance === "ordered") return byTier([...targets]);
 
-  const llama = targets.filter((t) => t.kind === "llama" && tier(t) === 0) as Array<Extract<Target, { kind: "llama" }>>;
+  type Llama = Extract<Target, { kind: "llama" }>;
+  const llama = targets.filter((t): t is Llama => t.kind === "llama" && tier(t) === 0);
   const rest = targets.filter((t) => !(t.kind === "llama" && tier(t) === 0));
-  const load = (t: Extract<Target, { kind: "llama" }>) => {
-    const h = health(t);
-    if (!h?.slotsTotal) return 0.5 / (t.weight ?? 1);
-    return (h.slotsBusy ?? 0) / h.slotsTotal / (t.weight ?? 1);
+  const key = opts.placement?.key ?? "";
+  const rank = (list: Llama[]) => {
+    const byId = new Map(list.map((t) => [upstreamKey(t.url), t]));
+    const choices = list.map((t) => {
+      const h = health(t);
+      return { id: upstreamKey(t.url), weight: t.weight ?? 1, load: { slots: h?.slotsTotal ?? 1, sampledBusy: h?.slotsBusy ?? 0 }, tieBreak: score(t, key) };
+    });
+    return rankServers(choices, opts.placement ?? { key: null, prefixes: [] }, opts.ledger ?? ledger, opts.now).map((e) => byId.get(e.id)!);
   };
-  const warmth = (t: Target) => ({ ready: 0, unknown: 1, loading: 2, down: 3 })[health(t)?.state ?? "unknown"];
-  const hasFreeSlot = (t: Target) => {
-    const h = health(t);
-    return !h?.slotsTotal || (h.slotsBusy ?? 0) < h.slotsTotal;
-  };
-  const home = opts.key ? rendezvous(llama, opts.key) : undefined;
-  const sorted = [...llama].sort((a, b) => {
-    if (home && a !== b && (a === home || b === home) && hasFreeSlot(home) && warmth(home) <= 1) return a === home ? -1 : 1;
-    return warmth(a) - warmth(b) || load(a) - load(b) || score(b, opts.key ?? "") - score(a, opts.key ?? "");
-  });
+  // A server still loading its model answers nothing until it is done: after every warm one.
+  const loading = (t: Target) => health(t)?.state === "loading";
   const browsers = rest.filter((t) => t.kind === "browser");
   const unhealthy = byTier(rest.filter((t) => t.kind === "llama"));
-  return [...sorted, ...browsers, ...unhealthy];
+  return [...rank(llama.filter((t) => !loading(t))), ...rank(llama.filter(loading)), ...browsers, ...unhealthy];
 }
 
 /** Weighted rendezvous hashing: the target with the highest score for the key. */

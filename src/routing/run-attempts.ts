@@ -6,11 +6,14 @@ import type { ChatRequest } from "../schemas/chat-request.ts";
 import type { UpstreamEvent } from "../stream/events.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
 import { classifyFailure } from "../health/classify-failure.ts";
-import { conversationKey } from "./conversation-key.ts";
+import { conversationKey } from "./placement/conversation-key.ts";
+import { learnFromUsage } from "./placement/isolate-ledger.ts";
+import { promptPrefixes } from "./placement/prompt-prefixes.ts";
+import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Deadlines } from "../stream/deadlines.ts";
 import { EventReader } from "./event-reader.ts";
 import type { Target } from "./target.ts";
-import { tryTargets } from "./try-targets.ts";
+import { tryTargets, type Tried } from "./try-targets.ts";
 
 export interface Started {
   target: Target;
@@ -49,7 +52,7 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
       config,
       env: opts.env,
       model: opts.request.model,
-      key: () => conversationKey(Array.isArray(opts.request.messages) ? opts.request.messages : []),
+      placement: () => placementOf(opts.request),
       signal: opts.signal,
       onAttempt: opts.onAttempt,
       waitUntil: opts.waitUntil,
@@ -68,12 +71,12 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
     },
   );
   const { target, attempts, value, startedAt, succeededAt: firstEventAt } = tried;
-  observeEnd(value.events, target, tried.health, tried.requestStart, firstEventAt);
+  observeEnd(value.events, target, tried.health, tried.requestStart, firstEventAt, tried.placed);
   return { target, attempts, first: value.first, events: value.events, startedAt, firstEventAt };
 }
 
 /** The outcome is known once the chosen attempt's events end: report it (and mid-stream breaks). */
-function observeEnd(events: EventReader, target: Target, health: HealthRecorder, requestStart: number, firstEventAt: number): void {
+function observeEnd(events: EventReader, target: Target, health: HealthRecorder, requestStart: number, firstEventAt: number, placed: Tried<unknown>["placed"]): void {
   let promptTokens: number | undefined;
   let completionTokens: number | undefined;
   events.observer = {
@@ -81,9 +84,11 @@ function observeEnd(events: EventReader, target: Target, health: HealthRecorder,
       if (e.type === "usage") {
         promptTokens = e.usage.promptTokens;
         completionTokens = e.usage.completionTokens;
+        if (placed) learnFromUsage(placed.server, placed.request, e.usage, e.timings);
       }
     },
     end(how) {
+      placed?.end();
       let code = "ok";
       if ("cancelled" in how) code = "client_closed_request";
       else if (!how.ok) {
@@ -100,4 +105,11 @@ function observeEnd(events: EventReader, target: Target, health: HealthRecorder,
       });
     },
   };
+}
+
+/** What placement reads from a chat request: its conversation, its prompt's prefixes, its max_tokens. */
+function placementOf(request: ChatRequest): PlacementRequest {
+  const messages = Array.isArray(request.messages) ? request.messages : [];
+  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
+  return { key: conversationKey(messages), prefixes: promptPrefixes(messages, request.tools), ...(typeof maxTokens === "number" ? { maxTokens } : {}) };
 }

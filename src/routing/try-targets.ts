@@ -8,6 +8,8 @@ import { classifyFailure, retriesSameTarget } from "../health/classify-failure.t
 import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcome.ts";
 import { orderTargets } from "./order-targets.ts";
 import { retryDelayMs } from "./retry-delay.ts";
+import { expectedServiceMs, ledger } from "./placement/isolate-ledger.ts";
+import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Target } from "./target.ts";
 import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-hints.ts";
 
@@ -16,8 +18,8 @@ export interface TryOptions {
   env: EnvVars;
   /** The requested model: its `balance` orders the targets. */
   model: string;
-  /** The conversation's affinity key for `least-busy` (conversationKey()); asked only when there is a choice. */
-  key?(): string | null;
+  /** What placement reads from the request for `least-busy` (its conversation, prompt prefixes, max_tokens); asked only then. */
+  placement?(): PlacementRequest | null;
   /** Aborted when the client leaves: stops the current attempt and any further ones. */
   signal: AbortSignal;
   /** Called as each attempt starts, so attempts can be reported even on failure. */
@@ -47,6 +49,8 @@ export interface Tried<T> {
   succeededAt: number;
   /** The request's health signals: the caller reports the outcome with `finish` once the answer is over. */
   health: HealthRecorder;
+  /** A llama-server's place in the ledger: `end()` once the answer is over; what it was placed with. */
+  placed?: { server: string; request: PlacementRequest | null; end(): void };
 }
 
 /**
@@ -70,9 +74,9 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
   // One target has no order to choose and no failure to weigh against another: no snapshot needed.
   const snapshot = targets.length > 1 ? health.snapshot() : undefined;
   const now = Date.now();
-  const ordered = snapshot
-    ? orderTargets(targets, { balance: config.models?.[opts.model]?.balance ?? "ordered", snapshot, now, key: opts.key?.() ?? null })
-    : targets;
+  const balance = config.models?.[opts.model]?.balance ?? "ordered";
+  const placement = balance === "least-busy" ? (opts.placement?.() ?? null) : null;
+  const ordered = snapshot ? orderTargets(targets, { balance, snapshot, now, placement }) : targets;
 
   // Each target's last failure, in the order first tried.
   const failures = new Map<Target, TargetFailure>();
@@ -105,12 +109,18 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
       const onAbort = () => attempt.abort();
       opts.signal.addEventListener("abort", onAbort, { once: true });
       const startedAt = Date.now();
+      // Switchyard's own requests in flight on a llama-server are what later placements queue behind.
+      const server = target.kind === "llama" ? upstreamKey(target.url) : undefined;
+      const end = server !== undefined ? ledger.begin(server, placement?.key ?? null, expectedServiceMs(server, placement, startedAt), startedAt) : undefined;
       try {
         const value = await attemptOne(target, attempt.signal, startedAt);
         const succeededAt = Date.now();
         if (target.kind === "llama") health.success(target.url);
-        return { target, attempts, value, requestStart, startedAt, succeededAt, health };
+        if (server !== undefined && placement) ledger.served(server, placement.prefixes, succeededAt);
+        const placed = server !== undefined && end ? { server, request: placement, end: () => end(true) } : undefined;
+        return { target, attempts, value, requestStart, startedAt, succeededAt, health, ...(placed ? { placed } : {}) };
       } catch (e) {
+        end?.(false);
         attempt.abort();
         opts.signal.removeEventListener("abort", onAbort);
         const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} failed: ${String(e)}` });

@@ -1,9 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { CLOSED, type Circuit } from "../../../src/health/circuit-breaker.ts";
-import { conversationKey } from "../../../src/routing/conversation-key.ts";
+import { conversationKey } from "../../../src/routing/placement/conversation-key.ts";
 import { orderTargets, rendezvous } from "../../../src/routing/order-targets.ts";
 import type { Target } from "../../../src/routing/target.ts";
 import type { HealthSnapshot, UpstreamHealth } from "../../../src/health/upstream-health.ts";
+import { promptPrefixes } from "../../../src/routing/placement/prompt-prefixes.ts";
+import type { PlacementRequest } from "../../../src/routing/placement/rank-servers.ts";
+import { ServerLedger } from "../../../src/routing/placement/server-ledger.ts";
 
 const llama = (n: number, weight?: number): Target => ({ kind: "llama", url: `http://gpu-${n}:8080`, name: `llama:gpu-${n}:8080`, ...(weight ? { weight } : {}) });
 const browser: Target = { kind: "browser", model: "web", name: "browser:web" };
@@ -14,49 +17,56 @@ const names = (ts: Target[]) => ts.map((t) => t.name.replace("llama:", "").repla
 
 describe("orderTargets: ordered", () => {
   it("keeps the configured order without health", () => {
-    expect(names(orderTargets([llama(1), llama(2), browser], { balance: "ordered", snapshot: snap({}), now: 0, key: null }))).toEqual(["gpu-1", "gpu-2", "browser:web"]);
+    expect(names(orderTargets([llama(1), llama(2), browser], { balance: "ordered", snapshot: snap({}), now: 0, placement: null }))).toEqual(["gpu-1", "gpu-2", "browser:web"]);
   });
   it("moves an open circuit last but keeps it (a lone upstream is still tried)", () => {
     const s = snap({ 1: { circuit: OPEN } });
-    expect(names(orderTargets([llama(1), llama(2), browser], { balance: "ordered", snapshot: s, now: 0, key: null }))).toEqual(["gpu-2", "browser:web", "gpu-1"]);
-    expect(names(orderTargets([llama(1)], { balance: "ordered", snapshot: s, now: 0, key: null }))).toEqual(["gpu-1"]);
+    expect(names(orderTargets([llama(1), llama(2), browser], { balance: "ordered", snapshot: s, now: 0, placement: null }))).toEqual(["gpu-2", "browser:web", "gpu-1"]);
+    expect(names(orderTargets([llama(1)], { balance: "ordered", snapshot: s, now: 0, placement: null }))).toEqual(["gpu-1"]);
   });
   it("a half-open circuit comes after healthy ones but before open ones", () => {
     const s = snap({ 1: { circuit: { ...OPEN, until: 0 } }, 2: { circuit: OPEN } });
-    expect(names(orderTargets([llama(1), llama(2), llama(3)], { balance: "ordered", snapshot: s, now: 1, key: null }))).toEqual(["gpu-3", "gpu-1", "gpu-2"]);
+    expect(names(orderTargets([llama(1), llama(2), llama(3)], { balance: "ordered", snapshot: s, now: 1, placement: null }))).toEqual(["gpu-3", "gpu-1", "gpu-2"]);
   });
 });
 
 describe("orderTargets: least-busy", () => {
-  const opts = (snapshot: HealthSnapshot, key: string | null = null) => ({ balance: "least-busy" as const, snapshot, now: 0, key });
-  it("least busy share of slots first; browser sessions after every healthy llama-server", () => {
-    const s = snap({ 1: { slotsTotal: 4, slotsBusy: 3 }, 2: { slotsTotal: 4, slotsBusy: 1 }, 3: { slotsTotal: 2, slotsBusy: 1 } });
-    expect(names(orderTargets([browser, llama(1), llama(2), llama(3)], opts(s)))).toEqual(["gpu-2", "gpu-3", "gpu-1", "browser:web"]);
+  const opts = (snapshot: HealthSnapshot, placement: PlacementRequest | null = null) => ({ balance: "least-busy" as const, snapshot, now: 0, placement, ledger: new ServerLedger() });
+  const ask = (content: string): PlacementRequest => {
+    const messages = [{ role: "user", content }];
+    return { key: conversationKey(messages), prefixes: promptPrefixes(messages) };
+  };
+  it("a new conversation goes to a server with a free slot; browser sessions after every healthy llama-server", () => {
+    const s = snap({ 1: { slotsTotal: 2, slotsBusy: 2 }, 2: { slotsTotal: 2, slotsBusy: 1 }, 3: { slotsTotal: 2, slotsBusy: 2 } });
+    const order = names(orderTargets([browser, llama(1), llama(2), llama(3)], opts(s, ask("hello"))));
+    expect(order[0]).toBe("gpu-2");
+    expect(order.at(-1)).toBe("browser:web");
   });
-  it("weights scale the load", () => {
-    const s = snap({ 1: { slotsTotal: 4, slotsBusy: 2 }, 2: { slotsTotal: 4, slotsBusy: 1 } });
-    expect(names(orderTargets([llama(1, 4), llama(2)], opts(s)))).toEqual(["gpu-1", "gpu-2"]);
+  it("warm first: loading after the warm servers, down after browsers", () => {
+    const s = snap({ 1: { state: "loading" }, 2: { state: "down" }, 3: { state: "ready", slotsTotal: 1, slotsBusy: 0 } });
+    expect(names(orderTargets([llama(1), llama(2), llama(3), browser], opts(s, ask("hi"))))).toEqual(["gpu-3", "gpu-1", "browser:web", "gpu-2"]);
   });
-  it("warm first: ready before unknown before loading; down after browsers", () => {
-    const s = snap({ 1: { state: "loading" }, 2: { state: "down" }, 3: { state: "ready", slotsTotal: 1, slotsBusy: 1 } });
-    expect(names(orderTargets([llama(1), llama(2), llama(3), llama(4), browser], opts({ ...s, upstreams: { ...s.upstreams } })))).toEqual(["gpu-3", "gpu-4", "gpu-1", "browser:web", "gpu-2"]);
+  it("open and half-open circuits go after browser sessions", () => {
+    const s = snap({ 1: { circuit: OPEN }, 2: { circuit: { ...OPEN, until: -1 } } });
+    expect(names(orderTargets([llama(1), llama(2), llama(3), browser], opts(s)))).toEqual(["gpu-3", "browser:web", "gpu-2", "gpu-1"]);
   });
-  it("affinity: every turn of a conversation goes to the same upstream while it has a free slot", () => {
-    const targets = [llama(1), llama(2), llama(3)];
-    const turn1 = [{ role: "system", content: "be brief" }, { role: "user", content: "hello" }];
-    const turn3 = [...turn1, { role: "assistant", content: "hi" }, { role: "user", content: "more" }, { role: "assistant", content: "ok" }, { role: "user", content: "again" }];
-    const key = conversationKey(turn1)!;
-    expect(conversationKey(turn3)).toBe(key);
-    const home = rendezvous(targets as any, key)!;
-    const idle = snap({ 1: { slotsTotal: 4, slotsBusy: 0 }, 2: { slotsTotal: 4, slotsBusy: 0 }, 3: { slotsTotal: 4, slotsBusy: 0 } });
-    expect(orderTargets(targets, opts(idle, key))[0]).toBe(home);
-    const n = Number(home.name.match(/gpu-(\d)/)![1]);
-    const homeFull = snap({ 1: { slotsTotal: 4, slotsBusy: 0 }, 2: { slotsTotal: 4, slotsBusy: 0 }, 3: { slotsTotal: 4, slotsBusy: 0 }, [n]: { slotsTotal: 4, slotsBusy: 4 } });
-    expect(orderTargets(targets, opts(homeFull, key))[0]).not.toBe(home);
-    const homeOpen = snap({ [n]: { circuit: OPEN } });
-    expect(orderTargets(targets, opts(homeOpen, key)).at(-1)).toBe(home);
+  it("every turn of a conversation finds the server its first turn went to", () => {
+    const o = opts(snap({ 1: { slotsTotal: 2, slotsBusy: 0 }, 2: { slotsTotal: 2, slotsBusy: 0 } }));
+    const targets = [llama(1), llama(2)];
+    let messages: Array<{ role: string; content: string }> = [{ role: "system", content: "be brief" }, { role: "user", content: "hello" }];
+    const served: string[] = [];
+    for (let turn = 0; turn < 4; turn++) {
+      const placement = { key: conversationKey(messages), prefixes: promptPrefixes(messages) };
+      const first = orderTargets(targets, { ...o, placement })[0]!;
+      const id = (first as { url: string }).url;
+      o.ledger.begin(id, placement.key, 100, turn * 1000)();
+      o.ledger.served(id, placement.prefixes, turn * 1000);
+      served.push(first.name);
+      messages = [...messages, { role: "assistant", content: `answer ${turn}` }, { role: "user", content: `more ${turn}` }];
+    }
+    expect(new Set(served).size).toBe(1);
   });
-  it("rendezvous spreads conversations by weight", () => {
+  it("rendezvous spreads keys by weight (the tie-break between equal servers)", () => {
     const targets = [llama(1, 3), llama(2, 1)] as any[];
     const counts: Record<string, number> = {};
     for (let i = 0; i < 4000; i++) {

@@ -1,0 +1,34 @@
+import { serviceMs } from "./expected-finish.ts";
+import type { PlacementRequest } from "./rank-servers.ts";
+import { ServerLedger } from "./server-ledger.ts";
+import type { Timings, Usage } from "../../stream/events.ts";
+
+/** This isolate's ledger of servers (placement reads it, every attempt and answer writes it). */
+export let ledger = new ServerLedger();
+
+/** Tests: start from an empty ledger. */
+export function resetLedger(): void {
+  ledger = new ServerLedger();
+}
+
+/** What the request is expected to cost on the server, for the in-flight estimate others queue behind. */
+export function expectedServiceMs(server: string, req: PlacementRequest | null, now: number): number {
+  const speeds = ledger.speeds(server);
+  const prefixes = req?.prefixes ?? [];
+  const promptChars = prefixes.at(-1)?.chars ?? 0;
+  const uncached = Math.max(0, promptChars - ledger.heldChars(server, prefixes, now)) * speeds.tokensPerChar;
+  const generate = req?.maxTokens !== undefined ? Math.min(req.maxTokens, speeds.completionTokens) : speeds.completionTokens;
+  return serviceMs(uncached, generate, speeds);
+}
+
+/** An answer's usage and llama-server timings, folded into the server's speeds. */
+export function learnFromUsage(server: string, req: PlacementRequest | null, usage: Usage, timings: Timings | undefined): void {
+  ledger.learn(server, {
+    chars: req?.prefixes.at(-1)?.chars ?? 0,
+    promptTokens: usage.promptTokens,
+    ...(timings?.prompt_n !== undefined ? { promptProcessed: timings.prompt_n } : {}),
+    ...(timings?.prompt_ms !== undefined ? { promptMs: timings.prompt_ms } : {}),
+    ...(timings?.predicted_n !== undefined ? { predictedTokens: timings.predicted_n } : {}),
+    ...(timings?.predicted_ms !== undefined ? { predictedMs: timings.predicted_ms } : {}),
+  });
+}

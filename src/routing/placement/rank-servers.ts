@@ -1,0 +1,86 @@
+import { serviceMs, slotWaitMs, type LoadView } from "./expected-finish.ts";
+import type { PromptPrefix } from "./prompt-prefixes.ts";
+import type { ServerLedger } from "./server-ledger.ts";
+
+/** What placement reads from a request. */
+export interface PlacementRequest {
+  /** The conversation (conversationKey()): its home is where its earlier turns went. */
+  key: string | null;
+  /** The prompt's prefixes at message boundaries (promptPrefixes()), shortest first. */
+  prefixes: readonly PromptPrefix[];
+  /** The request's max_tokens, bounding the generation estimate. */
+  maxTokens?: number;
+}
+
+/** A server placement may choose. */
+export interface ServerChoice {
+  id: string;
+  /** Configured capacity share (`weight`, default 1): new conversations are balanced per weight. */
+  weight: number;
+  load: Omit<LoadView, "inflight" | "typicalMs">;
+  /** Deterministic tie-break for equal servers (rendezvous score of the key): every isolate agrees. */
+  tieBreak: number;
+}
+
+export interface Estimate {
+  id: string;
+  waitMs: number;
+  /** Prompt tokens the server would have to process (what it is not known to hold). */
+  uncachedTokens: number;
+  /** When the request would finish there, ms from now: wait + prefill of the uncached part + generation. */
+  finishMs: number;
+  /** The server placed the conversation's latest turn. */
+  home: boolean;
+}
+
+/** Finishes closer than this (or than this share of the faster) are the same: noise, not a reason to move. */
+const SAME_MS = 25;
+const SAME_SHARE = 0.05;
+const same = (a: number, b: number) => Math.abs(a - b) <= Math.max(SAME_MS, SAME_SHARE * Math.min(a, b));
+
+/**
+ * The order in which to try servers for a request, by when it would finish on each
+ * (docs/architecture.md, "Placement"):
+ * - A conversation with a home stays there unless another server would finish it sooner: that is,
+ *   unless the wait for a slot at home is longer than the wait elsewhere plus recomputing the part of
+ *   the prompt only home holds. Finishes within noise keep it home.
+ * - A new conversation goes where the fewest conversations live (per weight), so a few
+ *   conversations split evenly and each later turn finds its server; a server whose finish is
+ *   clearly later than the best (it has a queue the others do not) is passed over for one that
+ *   finishes sooner. Equal servers are ordered by the key's rendezvous score.
+ * The rest follow by finish, so a failover goes to the next soonest.
+ */
+export function rankServers(choices: readonly ServerChoice[], req: PlacementRequest, ledger: ServerLedger, now: number): Estimate[] {
+  const home = ledger.homeOf(req.key, now);
+  const promptChars = req.prefixes.at(-1)?.chars ?? 0;
+  const estimates = choices.map((c): Estimate & { conversations: number; tieBreak: number } => {
+    const speeds = ledger.speeds(c.id);
+    const uncachedTokens = Math.max(0, promptChars - ledger.heldChars(c.id, req.prefixes, now)) * speeds.tokensPerChar;
+    const generate = req.maxTokens !== undefined ? Math.min(req.maxTokens, speeds.completionTokens) : speeds.completionTokens;
+    const service = serviceMs(uncachedTokens, generate, speeds);
+    // What is not known of the others' requests is taken to be like this one, uncached.
+    const typicalMs = serviceMs(promptChars * speeds.tokensPerChar, generate, speeds);
+    const waitMs = slotWaitMs({ ...c.load, inflight: ledger.inflight(c.id), typicalMs }, now);
+    return {
+      id: c.id,
+      waitMs,
+      uncachedTokens,
+      finishMs: waitMs + service,
+      home: c.id === home,
+      conversations: ledger.conversationCount(c.id, now) / c.weight,
+      tieBreak: c.tieBreak,
+    };
+  });
+  const byFinish = [...estimates].sort((a, b) => a.finishMs - b.finishMs || b.tieBreak - a.tieBreak);
+  const best = byFinish[0];
+  if (!best) return [];
+  let first: (typeof estimates)[number];
+  const atHome = estimates.find((e) => e.home);
+  if (atHome) first = same(atHome.finishMs, best.finishMs) ? atHome : best;
+  else {
+    // Balance among the servers that finish about as soon as the best.
+    const near = estimates.filter((e) => same(e.finishMs, best.finishMs) || e.waitMs <= best.waitMs);
+    first = near.sort((a, b) => a.conversations - b.conversations || a.finishMs - b.finishMs || b.tieBreak - a.tieBreak)[0]!;
+  }
+  return [first, ...byFinish.filter((e) => e !== first)].map(({ id, waitMs, uncachedTokens, finishMs, home: h }) => ({ id, waitMs, uncachedTokens, finishMs, home: h }));
+}

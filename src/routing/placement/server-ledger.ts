@@ -1,0 +1,187 @@
+import type { PromptPrefix } from "./prompt-prefixes.ts";
+
+/** What a server's recent answers say about its speed (llama-server `timings`), and defaults before any. */
+export interface ServerSpeeds {
+  /** Prompt tokens processed per second (prefill). */
+  promptTps: number;
+  /** Tokens generated per second. */
+  genTps: number;
+  /** Prompt tokens per character of the request's JSON (the tokenizer, as this server counts). */
+  tokensPerChar: number;
+  /** A typical answer's length in tokens, when the request sets no max_tokens. */
+  completionTokens: number;
+}
+
+/**
+ * Before a server has answered: a modest GPU's prefill and decode rates, about 3.3 characters of
+ * chat JSON per token, and a few paragraphs of answer. The first answers replace them.
+ */
+export const DEFAULT_SPEEDS: ServerSpeeds = { promptTps: 1000, genTps: 30, tokensPerChar: 0.3, completionTokens: 256 };
+
+/** One answer's measures, from its usage and timings. */
+export interface AnswerSample {
+  /** Characters of the request's prompt JSON (the last prefix's `chars`). */
+  chars: number;
+  promptTokens?: number;
+  /** Prompt tokens processed (not from the cache) and how long that took. */
+  promptProcessed?: number;
+  promptMs?: number;
+  predictedTokens?: number;
+  predictedMs?: number;
+}
+
+export interface InFlight {
+  startedAt: number;
+  /** The estimate it was placed with: prefill of what was not cached plus generation. */
+  expectedMs: number;
+}
+
+export interface LedgerLimits {
+  /** Prefixes remembered per server (least recently served forgotten first). */
+  prefixesPerServer: number;
+  /** After this long without a turn, a conversation's home and prefixes are forgotten. */
+  idleMs: number;
+}
+
+export const DEFAULT_LEDGER_LIMITS: LedgerLimits = { prefixesPerServer: 4096, idleMs: 30 * 60_000 };
+
+interface Entry {
+  /** Prefix hash → when last served; a Map keeps insertion order, so the first is the oldest. */
+  prefixes: Map<string, { chars: number; at: number }>;
+  /** Conversation key → when its last turn was placed here. */
+  conversations: Map<string, number>;
+  inflight: Map<number, InFlight>;
+  speeds: ServerSpeeds;
+}
+
+// Learned rates move a fifth of the way to each new sample: a few answers outweigh the defaults,
+// one odd answer does not.
+const EWMA = 0.2;
+// Below these counts timings are dominated by fixed overhead, not by the rate.
+const MIN_PROMPT_SAMPLE = 128;
+const MIN_GEN_SAMPLE = 8;
+
+/**
+ * What this isolate knows about each server it places requests on: which conversation prefixes it
+ * served recently (its prompt cache, as far as Switchyard can tell), which conversations live there,
+ * Switchyard's own requests in flight on it, and its measured speeds. Pure bookkeeping, every time
+ * passed in, so it is tested without a clock; one instance per isolate (placement-state.ts).
+ */
+export class ServerLedger {
+  private readonly servers = new Map<string, Entry>();
+  private nextTicket = 1;
+
+  constructor(private readonly limits: LedgerLimits = DEFAULT_LEDGER_LIMITS) {}
+
+  /** Characters of the longest of `prefixes` the server served within the idle window (0: none). */
+  heldChars(server: string, prefixes: readonly PromptPrefix[], now: number): number {
+    const e = this.servers.get(server);
+    if (!e) return 0;
+    for (let i = prefixes.length - 1; i >= 0; i--) {
+      const p = e.prefixes.get(prefixes[i]!.hash);
+      if (p && now - p.at < this.limits.idleMs) return prefixes[i]!.chars;
+    }
+    return 0;
+  }
+
+  /** The server whose turn of this conversation was placed most recently (within the idle window). */
+  homeOf(key: string | null, now: number): string | undefined {
+    if (key === null) return undefined;
+    let home: string | undefined;
+    let latest = -Infinity;
+    for (const [server, e] of this.servers) {
+      const at = e.conversations.get(key);
+      if (at !== undefined && now - at < this.limits.idleMs && at > latest) {
+        home = server;
+        latest = at;
+      }
+    }
+    return home;
+  }
+
+  /** Conversations living on the server (placed within the idle window). */
+  conversationCount(server: string, now: number): number {
+    const e = this.servers.get(server);
+    if (!e) return 0;
+    let n = 0;
+    for (const at of e.conversations.values()) if (now - at < this.limits.idleMs) n++;
+    return n;
+  }
+
+  /** Switchyard's requests in flight on the server, in the order they were placed. */
+  inflight(server: string): InFlight[] {
+    return [...(this.servers.get(server)?.inflight.values() ?? [])];
+  }
+
+  speeds(server: string): ServerSpeeds {
+    return this.servers.get(server)?.speeds ?? DEFAULT_SPEEDS;
+  }
+
+  /**
+   * A request placed on the server: in flight until the returned `end` is called (once; later calls
+   * do nothing). Its conversation lives there from now on, so requests placed in the same instant
+   * see it and spread. `end(false)` (the attempt failed before its first event) moves the
+   * conversation back where it was.
+   */
+  begin(server: string, key: string | null, expectedMs: number, now: number): (served?: boolean) => void {
+    const e = this.entry(server);
+    const ticket = this.nextTicket++;
+    e.inflight.set(ticket, { startedAt: now, expectedMs });
+    const previous = key === null ? undefined : this.homeOf(key, now);
+    const before = key === null ? undefined : e.conversations.get(key);
+    if (key !== null) this.place(server, key, now);
+    let open = true;
+    return (served = true) => {
+      if (!open) return;
+      open = false;
+      e.inflight.delete(ticket);
+      if (served || key === null) return;
+      if (before === undefined) e.conversations.delete(key);
+      else e.conversations.set(key, before);
+      if (previous !== undefined && previous !== server) this.servers.get(previous)?.conversations.set(key, now);
+    };
+  }
+
+  /** The server answered a prompt with these prefixes: it holds them in its cache now. */
+  served(server: string, prefixes: readonly PromptPrefix[], now: number): void {
+    const e = this.entry(server);
+    for (const p of prefixes) {
+      e.prefixes.delete(p.hash);
+      e.prefixes.set(p.hash, { chars: p.chars, at: now });
+    }
+    while (e.prefixes.size > this.limits.prefixesPerServer) e.prefixes.delete(e.prefixes.keys().next().value!);
+  }
+
+  /** Folds one answer's usage and timings into the server's speeds. */
+  learn(server: string, s: AnswerSample): void {
+    const e = this.entry(server);
+    const v = { ...e.speeds };
+    const mix = (old: number, sample: number) => old + EWMA * (sample - old);
+    if (s.promptTokens && s.chars > 0) v.tokensPerChar = mix(v.tokensPerChar, s.promptTokens / s.chars);
+    if (s.promptProcessed !== undefined && s.promptProcessed >= MIN_PROMPT_SAMPLE && s.promptMs) v.promptTps = mix(v.promptTps, (s.promptProcessed * 1000) / s.promptMs);
+    if (s.predictedTokens !== undefined && s.predictedTokens >= MIN_GEN_SAMPLE && s.predictedMs) v.genTps = mix(v.genTps, (s.predictedTokens * 1000) / s.predictedMs);
+    if (s.predictedTokens !== undefined && s.predictedTokens > 0) v.completionTokens = mix(v.completionTokens, s.predictedTokens);
+    e.speeds = v;
+  }
+
+  private place(server: string, key: string, now: number): void {
+    for (const [other, e] of this.servers) if (other !== server) e.conversations.delete(key);
+    const e = this.entry(server);
+    e.conversations.delete(key);
+    e.conversations.set(key, now);
+    // Forget conversations idle past the window (oldest first), so the map stays the live set.
+    for (const [k, at] of e.conversations) {
+      if (now - at < this.limits.idleMs) break;
+      e.conversations.delete(k);
+    }
+  }
+
+  private entry(server: string): Entry {
+    let e = this.servers.get(server);
+    if (!e) {
+      e = { prefixes: new Map(), conversations: new Map(), inflight: new Map(), speeds: DEFAULT_SPEEDS };
+      this.servers.set(server, e);
+    }
+    return e;
+  }
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { promptPrefixes } from "../../../../src/routing/placement/prompt-prefixes.ts";
+import { DEFAULT_SPEEDS, ServerLedger } from "../../../../src/routing/placement/server-ledger.ts";
+
+const turn = (n: number) => {
+  const messages: Array<{ role: string; content: string }> = [{ role: "system", content: "agent" }, { role: "user", content: "task" }];
+  for (let i = 1; i < n; i++) messages.push({ role: "assistant", content: `a${i}` }, { role: "user", content: `u${i}` });
+  return promptPrefixes(messages);
+};
+
+describe("ServerLedger", () => {
+  it("holds the longest prefix a server served, within the idle window", () => {
+    const l = new ServerLedger({ prefixesPerServer: 100, idleMs: 10_000 });
+    l.served("A", turn(2), 0);
+    const next = turn(3);
+    expect(l.heldChars("A", next, 1000)).toBe(turn(2).at(-1)!.chars);
+    expect(l.heldChars("B", next, 1000)).toBe(0);
+    expect(l.heldChars("A", next, 10_000)).toBe(0);
+  });
+  it("forgets the least recently served prefixes past its capacity", () => {
+    const l = new ServerLedger({ prefixesPerServer: 3, idleMs: 10_000 });
+    l.served("A", turn(1), 0); // 2 prefixes
+    l.served("A", promptPrefixes([{ role: "user", content: "other" }, { role: "user", content: "x" }]), 1);
+    expect(l.heldChars("A", turn(1).slice(0, 1), 2)).toBe(0); // the first served, the first forgotten
+    expect(l.heldChars("A", turn(1), 2)).toBe(turn(1)[1]!.chars);
+  });
+  it("a conversation lives where its latest turn was placed; a failed attempt puts it back", () => {
+    const l = new ServerLedger();
+    l.begin("A", "k", 100, 0)();
+    expect(l.homeOf("k", 1)).toBe("A");
+    const end = l.begin("B", "k", 100, 2);
+    expect(l.homeOf("k", 3)).toBe("B");
+    expect(l.conversationCount("A", 3)).toBe(0);
+    end(false);
+    expect(l.homeOf("k", 4)).toBe("A");
+    expect(l.conversationCount("B", 4)).toBe(0);
+    l.begin("B", "k", 100, 5)(true);
+    expect(l.homeOf("k", 6)).toBe("B");
+    expect(l.homeOf(null, 6)).toBeUndefined();
+  });
+  it("counts its requests in flight until each ends (once)", () => {
+    const l = new ServerLedger();
+    const a = l.begin("A", null, 100, 0);
+    const b = l.begin("A", null, 200, 5);
+    expect(l.inflight("A")).toEqual([{ startedAt: 0, expectedMs: 100 }, { startedAt: 5, expectedMs: 200 }]);
+    a();
+    a();
+    expect(l.inflight("A")).toEqual([{ startedAt: 5, expectedMs: 200 }]);
+    b();
+    expect(l.inflight("A")).toEqual([]);
+  });
+  it("learns speeds from timings big enough to measure a rate", () => {
+    const l = new ServerLedger();
+    expect(l.speeds("A")).toEqual(DEFAULT_SPEEDS);
+    l.learn("A", { chars: 1000, promptTokens: 500, promptProcessed: 10, promptMs: 100, predictedTokens: 4, predictedMs: 100 });
+    expect(l.speeds("A").promptTps).toBe(DEFAULT_SPEEDS.promptTps); // 10 tokens: overhead, not rate
+    expect(l.speeds("A").genTps).toBe(DEFAULT_SPEEDS.genTps);
+    expect(l.speeds("A").tokensPerChar).toBeCloseTo(0.3 + 0.2 * (0.5 - 0.3));
+    for (let i = 0; i < 40; i++) l.learn("A", { chars: 1000, promptTokens: 500, promptProcessed: 4000, promptMs: 1000, predictedTokens: 60, predictedMs: 1000 });
+    expect(l.speeds("A").promptTps).toBeCloseTo(4000, -1);
+    expect(l.speeds("A").genTps).toBeCloseTo(60, 0);
+    expect(l.speeds("A").completionTokens).toBeCloseTo(60, 0);
+    expect(l.speeds("B")).toEqual(DEFAULT_SPEEDS);
+  });
+});
