@@ -46,20 +46,24 @@ export interface AttemptOptions {
  */
 export async function runAttempts(targets: Target[], opts: AttemptOptions): Promise<Started> {
   const { config } = opts;
+  let placement: PlacementRequest | undefined;
+  const placementOnce = () => (placement ??= placementOf(opts.request));
   const tried = await tryTargets(
     targets,
     {
       config,
       env: opts.env,
       model: opts.request.model,
-      placement: () => placementOf(opts.request),
+      placement: placementOnce,
       signal: opts.signal,
       onAttempt: opts.onAttempt,
       waitUntil: opts.waitUntil,
     },
     async (target, signal, startedAt) => {
       const upstream = opts.upstreamFor(target);
-      const stream = await upstream.open(opts.request, { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env });
+      // A browser hub places the conversation among sessions by its prompt's chain of hashes.
+      const promptChain = target.kind === "browser" ? placementOnce().prefixes.map((p) => p.hash) : undefined;
+      const stream = await upstream.open(opts.request, { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...(promptChain ? { promptChain } : {}) });
       const events = new EventReader(stream, target.name, config.timeouts, startedAt, opts.deadlines);
       const first = await events.next();
       if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} ended its answer without sending anything.` });

@@ -12,6 +12,12 @@ export interface AttemptContext {
   /** The request's timer (src/stream/deadlines.ts), for the attempt's own deadlines. */
   deadlines: Deadlines;
   env: EnvVars;
+  /**
+   * The prompt's hashes at each message boundary, shortest first (routing's placement), for an
+   * upstream that chooses among engines itself: the browser hub sends a conversation to the session
+   * whose engine still holds it.
+   */
+  promptChain?: readonly string[];
 }
 
 /**

@@ -245,6 +245,36 @@ describe("queueing and choice of session", () => {
   });
 });
 
+describe("a conversation's KV stays with its session", () => {
+  it("the next turn goes to the session whose engine ran the conversation last, not to the first idle one", async () => {
+    const model = uniqueModel();
+    const a = await serving(model, { tokenDelayMs: 30 });
+    const b = await serving(model, { tokenDelayMs: 30 });
+    const conv = (name: string) => [{ role: "user", content: `echo: conversation ${name} begins here` }];
+    const holderOf = (name: string) => [a, b].find((s) => s.engine.requests.some((r: any) => JSON.stringify(r.messages).includes(`conversation ${name}`)))!;
+    // Conversation one runs on a session while conversation two is placed on the other (least loaded).
+    const first = call("/v1/chat/completions", { json: { model: "m", messages: conv("one"), stream: true } }, browserOnly(model));
+    await Promise.race([a.next((m) => m.type === "request"), b.next((m) => m.type === "request")]);
+    const second = call("/v1/chat/completions", { json: { model: "m", messages: conv("two"), stream: true } }, browserOnly(model));
+    await Promise.all([first, second].map(async (p) => (await p).res.text()));
+    const one = holderOf("one");
+    const two = holderOf("two");
+    expect(one).not.toBe(two);
+    // Both idle now: each conversation's later turns find the session that holds it, whichever comes first.
+    const history: Record<string, Array<{ role: string; content: string }>> = { one: conv("one"), two: conv("two") };
+    for (const [name, holder] of [["two", two], ["one", one], ["two", two], ["one", one]] as const) {
+      const before = holder.engine.requests.length;
+      const messages = [...history[name]!, { role: "assistant", content: "ok" }, { role: "user", content: `echo: again ${before}` }];
+      history[name] = messages;
+      const { res } = await call("/v1/chat/completions", { json: { model: "m", messages, stream: true } }, browserOnly(model));
+      expect(text((await readSse(res)).frames)).toBe(`again ${before}`);
+      expect(holder.engine.requests.length, `conversation ${name}`).toBe(before + 1);
+    }
+    a.ws.close();
+    b.ws.close();
+  });
+});
+
 describe("cancellation", () => {
   it("a client that leaves interrupts the running request; the page drains it and the next one starts", async () => {
     const model = uniqueModel();

@@ -1,4 +1,4 @@
-import type { SessionHub } from "./session-hub.ts";
+import type { RelayStart, SessionHub } from "./session-hub.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { BrowserTarget } from "../../config/config-schema.ts";
@@ -26,9 +26,10 @@ export class BrowserUnableError extends ProxyError {}
 export async function openRelay(endpoint: Endpoint, model: string, body: Record<string, unknown>, ctx: AttemptContext): Promise<ReadableStream<Uint8Array>> {
   const hub = sessionHub(ctx.env);
   const id = randomId("rl_", 16);
+  const start: RelayStart = { id, model, ...(endpoint === "chat" ? {} : { endpoint }), body, ...(endpoint === "chat" && ctx.promptChain?.length ? { prompt: [...ctx.promptChain] } : {}) };
   let res: Response;
   try {
-    res = await hub.fetch("https://hub/relay", { method: "POST", body: JSON.stringify({ id, model, ...(endpoint === "chat" ? {} : { endpoint }), body }) });
+    res = await hub.fetch("https://hub/relay", { method: "POST", body: JSON.stringify(start) });
   } catch (e) {
     throw new ProxyError({ status: 502, code: "upstream_unreachable", retryable: true, message: `The session hub could not be reached (${e instanceof Error ? e.message : String(e)}).` });
   }

@@ -11,10 +11,18 @@ export interface Queued {
   sessionId: string;
   model: string;
   state: "queued" | "running";
+  /** The hash of the request's whole prompt (the last of its prompt chain), when the Worker sent one. */
+  prompt?: string;
 }
 
 export class RelayQueue<R extends Queued> {
   private readonly relays = new Map<string, R>();
+  /**
+   * Per session and model, the prompt of the chat request placed there last: web-llm keeps the KV of
+   * the conversation it ran last for a model, and reuses it when the next request's messages before
+   * the last one are that conversation. Requests run in order, so the last placed is the last to run.
+   */
+  private readonly lastPrompt = new Map<string, string>();
 
   get(id: string): R | undefined {
     return this.relays.get(id);
@@ -26,6 +34,14 @@ export class RelayQueue<R extends Queued> {
 
   add(r: R): void {
     this.relays.set(r.id, r);
+    const key = `${r.sessionId}\u0000${r.model}`;
+    if (r.prompt !== undefined) this.lastPrompt.set(key, r.prompt);
+    else this.lastPrompt.delete(key);
+  }
+
+  /** A session is gone: forget what its engines held. */
+  forget(sessionId: string): void {
+    for (const key of this.lastPrompt.keys()) if (key.startsWith(`${sessionId}\u0000`)) this.lastPrompt.delete(key);
   }
 
   delete(id: string): void {
@@ -87,8 +103,33 @@ export class RelayQueue<R extends Queued> {
     return best;
   }
 
+  /**
+   * Where a request for `model` goes among `sessionIds`: the least loaded, unless a session's engine
+   * holds the conversation (its last prompt for the model is in the request's `chain`, the prompt's
+   * hashes at each message boundary, before the last message) and it would wait behind at most one answer more than the least
+   * loaded. Recomputing an agent's long prompt on a laptop GPU takes about as long as an answer, so
+   * waiting for one answer at the holder costs no more than moving, and keeps the next turn fast too.
+   */
+  place(sessionIds: Iterable<string>, model: string, chain?: readonly string[]): { sessionId: string; load: number; holds: boolean } | undefined {
+    const ids = [...sessionIds];
+    const best = this.leastLoaded(ids, model);
+    if (!best || !chain?.length) return best && { ...best, holds: false };
+    // web-llm reuses its KV when the messages before the last are the conversation it ran: the
+    // request's own whole prompt does not count (the same request again is prefilled anew).
+    const held = new Set(chain.slice(0, -1));
+    for (const sessionId of ids) {
+      const last = this.lastPrompt.get(`${sessionId}\u0000${model}`);
+      if (last === undefined || !held.has(last)) continue;
+      const load = this.load(sessionId, model);
+      if (load <= best.load + 1 && RelayQueue.fits(load)) return { sessionId, load, holds: true };
+    }
+    return { ...best, holds: sessionHolds(this.lastPrompt.get(`${best.sessionId}\u0000${model}`), held) };
+  }
+
   /** Whether one more request for `model` fits on a session with `load` requests already. */
   static fits(load: number): boolean {
     return load < 1 + MAX_QUEUE_PER_MODEL;
   }
 }
+
+const sessionHolds = (last: string | undefined, held: ReadonlySet<string>) => last !== undefined && held.has(last);

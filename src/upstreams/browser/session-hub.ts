@@ -46,6 +46,7 @@ interface Relay {
   out: ReadableStreamDefaultController<Uint8Array>;
   closed: boolean;
   timer?: ReturnType<typeof setTimeout>;
+  prompt?: string;
 }
 
 export interface RelayStart {
@@ -54,6 +55,8 @@ export interface RelayStart {
   /** Absent = chat. */
   endpoint?: Endpoint;
   body: Record<string, unknown>;
+  /** The prompt's hashes at each message boundary (chat), so the request goes where an engine holds its conversation. */
+  prompt?: string[];
 }
 
 /**
@@ -168,7 +171,8 @@ export class SessionHub extends DurableObject<Env> {
       }
       return json(503, { status: 503, code: "no_capacity", retryAfter: 5, ...(endpoint === "chat" ? {} : { unable: true }), message: `No browser session is serving ${start.model}. Open the Switchyard page, load the model and switch on "serve this model for the team".` });
     }
-    const best = this.relays.leastLoaded(candidates.map(({ att }) => att.sessionId), start.model);
+    const chain = endpoint === "chat" && Array.isArray(start.prompt) ? start.prompt : undefined;
+    const best = this.relays.place(candidates.map(({ att }) => att.sessionId), start.model, chain);
     if (!best || !RelayQueue.fits(best.load)) {
       return json(503, {
         status: 503,
@@ -185,7 +189,7 @@ export class SessionHub extends DurableObject<Env> {
       },
       cancel: () => this.cancel(start.id),
     });
-    const r: Relay = { id: start.id, sessionId, model: start.model, endpoint, text, state: "queued", cancelled: false, out, closed: false };
+    const r: Relay = { id: start.id, sessionId, model: start.model, endpoint, text, state: "queued", cancelled: false, out, closed: false, ...(chain?.length ? { prompt: chain.at(-1)! } : {}) };
     this.relays.add(r);
     this.startNext(sessionId, start.model);
     if (r.state === "queued") this.sendQueue(sessionId, start.model);
@@ -344,6 +348,7 @@ export class SessionHub extends DurableObject<Env> {
   private dropSession(ws: WebSocket, why: string): void {
     const att = ws.deserializeAttachment() as SessionAttachment | null;
     if (!att) return;
+    this.relays.forget(att.sessionId);
     const moved = new Set<string>();
     for (const r of this.relays.all()) {
       if (r.sessionId !== att.sessionId) continue;

@@ -47,4 +47,34 @@ describe("the relay queue: one running request per session and model, a short qu
     expect(RelayQueue.fits(MAX_QUEUE_PER_MODEL)).toBe(true);
     expect(RelayQueue.fits(MAX_QUEUE_PER_MODEL + 1)).toBe(false);
   });
+
+  it("places a conversation where an engine holds it, unless that session would wait more than one answer longer", () => {
+    const q = new RelayQueue<Queued>();
+    const chain = (...hashes: string[]) => hashes;
+    q.add({ ...relay("a", "s1"), prompt: "conv1-t1" });
+    q.add({ ...relay("b", "s2"), prompt: "conv2-t1" });
+    q.delete("a");
+    q.delete("b");
+    // Both idle: the first of equals would be s1; conv2's next turn goes back to s2.
+    expect(q.place(["s1", "s2"], "m", chain("sys", "conv2-t1", "conv2-t2"))).toEqual({ sessionId: "s2", load: 0, holds: true });
+    expect(q.place(["s1", "s2"], "m", chain("sys", "conv3-t1"))).toEqual({ sessionId: "s1", load: 0, holds: false });
+    expect(q.place(["s1", "s2"], "m")).toEqual({ sessionId: "s1", load: 0, holds: false });
+    // s2 busy with one: still worth waiting there; busy with two while s1 is idle: not.
+    q.add(relay("c", "s2"));
+    q.add({ ...relay("d", "s2"), prompt: "conv2-t2" });
+    q.delete("c");
+    expect(q.place(["s1", "s2"], "m", chain("conv2-t2", "conv2-t3"))).toEqual({ sessionId: "s2", load: 1, holds: true });
+    q.add(relay("e", "s2"));
+    expect(q.place(["s1", "s2"], "m", chain("conv2-t2", "conv2-t3"))?.sessionId).toBe("s1");
+    q.delete("d");
+    // e was placed there after d: the engine will hold e's prompt, not conversation two's.
+    expect(q.place(["s1", "s2"], "m", chain("conv2-t2", "conv2-t3"))).toEqual({ sessionId: "s1", load: 0, holds: false });
+    // The same request again is not a held conversation (web-llm compares the messages before the last).
+    expect(q.place(["s1", "s2"], "m", chain("conv1-t1"))?.holds).toBe(false);
+    // A session that goes away forgets what it held.
+    q.add({ ...relay("f", "s1"), prompt: "conv4" });
+    q.forget("s1");
+    q.delete("f");
+    expect(q.place(["s1", "s2"], "m", chain("conv4", "conv4-t2"))?.holds).toBe(false);
+  });
 });
