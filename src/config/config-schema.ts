@@ -18,7 +18,7 @@ export const LlamaTargetSchema = z.strictObject({
   strip: z.optional(z.array(z.string().check(z.minLength(1)))),
   /** Body fields forced to these values for this upstream. */
   set: z.optional(z.record(z.string(), z.unknown())),
-  /** Share of traffic among a model's llama targets when it balances (`balance: "least-busy"`). */
+  /** Share of new conversations among a model's llama targets when it balances (`balance: "least-busy"`). */
   weight: z.optional(z.number().check(z.positive())),
   tools: z.optional(z.enum(["native", "prompt"])),
 });
@@ -33,7 +33,7 @@ export const TargetSchema = z.discriminatedUnion("kind", [LlamaTargetSchema, Bro
 
 export const ModelSchema = z.strictObject({
   targets: z.array(TargetSchema).check(z.minLength(1)),
-  /** "ordered" (default): targets in the order given; "least-busy": llama targets by affinity, warmth, load and weight. */
+  /** "ordered" (default): targets in the order given; "least-busy": llama targets by expected completion, prompt cache included (docs/architecture.md, Placement). */
   balance: z.optional(z.enum(["ordered", "least-busy"])),
 });
 
