@@ -4,7 +4,7 @@ import type { EnvVars } from "../config/env-vars.ts";
 import { CLOSED, recordFailure, recordSuccess } from "./circuit-breaker.ts";
 import { countsAgainstUpstream, type FailureKind } from "./classify-failure.ts";
 import { EMPTY_SNAPSHOT, upstreamKey, type HealthSnapshot, type UpstreamHealth } from "./upstream-health.ts";
-import type { AttemptSignal, HealthReport, RequestOutcome, UpstreamRef } from "./health-report.ts";
+import type { AttemptSignal, HealthReport, PlacementNews, PlacementNote, RequestOutcome, UpstreamRef } from "./health-report.ts";
 
 // The isolate's copy of the hub's snapshot, reused for `health.snapshotTtlMs` and refreshed in the
 // background: a request never waits on the hub. Passive signals update this copy at once (so this
@@ -13,24 +13,34 @@ let cached: { snapshot: HealthSnapshot; fetchedAt: number; refreshing: boolean }
 /** When this isolate last changed an upstream's circuit itself: a hub snapshot asked for before that is older news. */
 const localAt = new Map<string, number>();
 
+/** The last placement note this isolate has from the hub, and who hears of new ones (routing's ledger). */
+let notesSeq: number | undefined;
+let placementListener: ((notes: PlacementNote[]) => void) | undefined;
+
+/** Routing's ledger hears every isolate's placements from here, as the hub's snapshots bring them. */
+export function onPlacementNotes(listener: (notes: PlacementNote[]) => void): void {
+  placementListener = listener;
+}
+
 /** Finished requests' signals and outcomes not yet sent to the hub. */
 interface Outbox {
   upstreams: Map<string, UpstreamRef>;
   attempts: AttemptSignal[];
   outcomes: RequestOutcome[];
+  placements: PlacementNote[];
   policy?: HealthReport["policy"];
   /** A delayed send is pending (in some request's waitUntil). */
   scheduled: boolean;
 }
 const OUTBOX_MAX = 256;
-const emptyOutbox = (): Outbox => ({ upstreams: new Map(), attempts: [], outcomes: [], scheduled: false });
+const emptyOutbox = (): Outbox => ({ upstreams: new Map(), attempts: [], outcomes: [], placements: [], scheduled: false });
 let outbox = emptyOutbox();
 
 function sendOutbox(hub: DurableObjectStub<HealthHub>): Promise<void> {
   const out = outbox;
   outbox = emptyOutbox();
   if (!out.policy || (!out.attempts.length && !out.outcomes.length && !out.upstreams.size)) return Promise.resolve();
-  const report: HealthReport = { upstreams: [...out.upstreams.values()], attempts: out.attempts, outcomes: out.outcomes, policy: out.policy };
+  const report: HealthReport = { upstreams: [...out.upstreams.values()], attempts: out.attempts, outcomes: out.outcomes, policy: out.policy, ...(out.placements.length ? { placements: out.placements } : {}) };
   return hub.observe(report).catch(() => {});
 }
 
@@ -42,6 +52,7 @@ export function healthHub(env: EnvVars): DurableObjectStub<HealthHub> | null {
 /** One request's view of upstream health and its passive signals, flushed to the hub once. */
 export class HealthRecorder {
   private readonly signals: AttemptSignal[] = [];
+  private readonly placements: PlacementNote[] = [];
   private flushed = false;
 
   constructor(
@@ -59,9 +70,13 @@ export class HealthRecorder {
         cached.refreshing = true;
         const askedAt = Date.now();
         const refresh = hub
-          .snapshot()
+          .snapshot(notesSeq)
           .then((s) => {
-            const fresh = s as HealthSnapshot;
+            const { placements, ...fresh } = s as HealthSnapshot & { placements?: PlacementNews };
+            if (placements) {
+              notesSeq = placements.seq;
+              if (placements.notes.length) placementListener?.(placements.notes);
+            }
             const upstreams = { ...fresh.upstreams };
             for (const [key, at] of localAt) {
               const mine = cached.snapshot.upstreams[key];
@@ -76,6 +91,11 @@ export class HealthRecorder {
       }
     }
     return cached.snapshot;
+  }
+
+  /** The request was placed on a llama-server and answered there: other isolates should know. */
+  placed(note: PlacementNote): void {
+    this.placements.push(note);
   }
 
   success(url: string): void {
@@ -101,6 +121,7 @@ export class HealthRecorder {
     if (!this.env.HEALTH_HUB) return;
     for (const ref of this.upstreams) outbox.upstreams.set(upstreamKey(ref.url), ref);
     outbox.attempts.push(...this.signals);
+    outbox.placements.push(...this.placements);
     if (outcome) outbox.outcomes.push(outcome);
     outbox.policy = { circuit: this.config.circuit, health: { sampleMs: this.config.health.sampleMs, idleStopMs: this.config.health.idleStopMs } };
     const urgent = this.signals.some((s) => !s.ok) || this.config.health.snapshotTtlMs === 0 || outbox.outcomes.length >= OUTBOX_MAX;
@@ -137,4 +158,5 @@ export class HealthRecorder {
 export function resetHealthCache(): void {
   cached = { snapshot: EMPTY_SNAPSHOT, fetchedAt: 0, refreshing: false };
   outbox = emptyOutbox();
+  notesSeq = undefined;
 }

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { secretOf } from "../config/env-vars.ts";
 import { CLOSED, recordFailure, recordProbe, recordSuccess, circuitState, type BreakerPolicy } from "./circuit-breaker.ts";
 import { countsAgainstUpstream } from "./classify-failure.ts";
-import type { HealthReport, UpstreamRef } from "./health-report.ts";
+import type { HealthReport, PlacementNews, PlacementNote, UpstreamRef } from "./health-report.ts";
 import { countOutcome, type TrafficMetrics } from "./traffic-metrics.ts";
 import type { CircuitState } from "./circuit-breaker.ts";
 import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "./upstream-health.ts";
@@ -15,6 +15,10 @@ interface Tracked {
   /** False once /metrics answered without llama-server's gauges (no --metrics): not asked again. */
   metrics?: boolean;
 }
+
+/** Placement notes kept for isolates to catch up on, and the most one snapshot carries. */
+const NOTES_KEPT = 4096;
+const NOTES_PER_SNAPSHOT = 1024;
 
 const DEFAULT_POLICY = {
   circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 } as BreakerPolicy,
@@ -36,6 +40,9 @@ export class HealthHub extends DurableObject<Env> {
   private dirty = false;
   /** When the next alarm is due (0: none known), so a request does not cost a storage read. */
   private alarmAt = 0;
+  /** The latest placement notes, oldest first; `notesSeq` numbers the last one. In memory only: a lost note costs a recompute. */
+  private notes: PlacementNote[] = [];
+  private notesSeq = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -45,11 +52,15 @@ export class HealthHub extends DurableObject<Env> {
     });
   }
 
-  snapshot(): HealthSnapshot {
+  /** The health of every upstream, and the placement notes after `since` (a `seq` this hub gave before). */
+  snapshot(since?: number): HealthSnapshot & { placements: PlacementNews } {
     this.touch();
     const upstreams: Record<string, UpstreamHealth> = {};
     for (const [key, t] of this.upstreams) upstreams[key] = t.health;
-    return { at: Date.now(), upstreams };
+    // A `since` ahead of this hub's count is another instance's (the hub restarted): send what there is.
+    const from = since === undefined || since > this.notesSeq ? 0 : this.notes.length - (this.notesSeq - since);
+    const notes = this.notes.slice(Math.max(0, from, this.notes.length - NOTES_PER_SNAPSHOT));
+    return { at: Date.now(), upstreams, placements: { seq: this.notesSeq, notes } };
   }
 
   observe(report: HealthReport): void {
@@ -64,6 +75,11 @@ export class HealthHub extends DurableObject<Env> {
         t.health = { ...t.health, circuit: recordFailure(t.health.circuit, now, this.policy.circuit, a.retryAfterMs) };
       }
     }
+    for (const note of report.placements ?? []) {
+      this.notes.push(note);
+      this.notesSeq++;
+    }
+    if (this.notes.length > NOTES_KEPT) this.notes.splice(0, this.notes.length - NOTES_KEPT);
     // `?? []`: an isolate still running the previous deploy sends no `outcomes` list.
     const outcomes = report.outcomes ?? [];
     for (const outcome of outcomes) countOutcome(this.traffic, outcome);

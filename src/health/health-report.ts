@@ -28,6 +28,25 @@ export interface RequestOutcome {
 }
 
 /**
+ * A request placed on a llama-server and answered: the conversation lives there now and the server
+ * holds these prompt prefixes (the chain's first two and its last: enough for the conversation's next
+ * turn and for the shared system prompt and tools). Shared through the hub so every isolate places
+ * the conversation's next turn alike.
+ */
+export interface PlacementNote {
+  url: string;
+  key: string | null;
+  prefixes: Array<{ hash: string; chars: number }>;
+  at: number;
+}
+
+/** The placement notes the hub has received since an isolate last asked (`seq` to ask from next time). */
+export interface PlacementNews {
+  seq: number;
+  notes: PlacementNote[];
+}
+
+/**
  * What an isolate tells the health hub about the requests it finished since its last report: sent
  * with `ctx.waitUntil`, at once when an attempt failed, otherwise batched for up to
  * `health.snapshotTtlMs` (one Durable Object call a second per isolate, not one per request).
@@ -36,6 +55,8 @@ export interface HealthReport {
   upstreams: UpstreamRef[];
   attempts: AttemptSignal[];
   outcomes: RequestOutcome[];
+  /** Absent from isolates of an older deploy. */
+  placements?: PlacementNote[];
   policy: {
     circuit: { failureThreshold: number; cooldownMs: number; maxCooldownMs: number };
     health: { sampleMs: number; idleStopMs: number };

@@ -8,7 +8,7 @@ import { classifyFailure, retriesSameTarget } from "../health/classify-failure.t
 import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcome.ts";
 import { orderTargets } from "./order-targets.ts";
 import { retryDelayMs } from "./retry-delay.ts";
-import { expectedServiceMs, ledger } from "./placement/isolate-ledger.ts";
+import { expectedServiceMs, ledger, placementNote } from "./placement/isolate-ledger.ts";
 import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Target } from "./target.ts";
 import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-hints.ts";
@@ -116,7 +116,10 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
         const value = await attemptOne(target, attempt.signal, startedAt);
         const succeededAt = Date.now();
         if (target.kind === "llama") health.success(target.url);
-        if (server !== undefined && placement) ledger.served(server, placement.prefixes, succeededAt);
+        if (server !== undefined && placement) {
+          ledger.served(server, placement.prefixes, succeededAt);
+          health.placed(placementNote(server, placement, succeededAt));
+        }
         const placed = server !== undefined && end ? { server, request: placement, end: () => end(true) } : undefined;
         return { target, attempts, value, requestStart, startedAt, succeededAt, health, ...(placed ? { placed } : {}) };
       } catch (e) {

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { resetHealthCache } from "../../src/health/health-client.ts";
+import { resetLedger } from "../../src/routing/placement/isolate-ledger.ts";
 import { FIXTURE_URL, call, configWith, readSse, received } from "./harness.ts";
 
 // Placement (balance: "least-busy") inside workerd, against two fixture upstreams that each answer
@@ -14,8 +16,8 @@ const SYSTEM = { role: "system", content: `You are a coding agent (${tag}). ` + 
 type Message = { role: string; content: string };
 const first = (i: number): Message[] => [SYSTEM, { role: "user", content: `task ${i}: make the tests pass` }];
 
-async function send(messages: Message[]) {
-  const { res, done } = await call("/v1/chat/completions", { json: { model: "m", messages, stream: true } }, vars);
+async function send(messages: Message[], with_ = vars) {
+  const { res, done } = await call("/v1/chat/completions", { json: { model: "m", messages, stream: true } }, with_);
   expect(res.status).toBe(200);
   const { frames } = await readSse(res);
   await done();
@@ -23,11 +25,11 @@ async function send(messages: Message[]) {
 }
 
 /** Which upstream (a or b) received each conversation's turns, in order. */
-async function servedBy(): Promise<Map<number, string[]>> {
+async function servedBy(run = tag): Promise<Map<number, string[]>> {
   const out = new Map<number, string[]>();
   for (const r of await received()) {
     const m = /^\/behave\/paced\/(15|16)\//.exec(r.path);
-    if (!m || !r.body.includes(tag)) continue;
+    if (!m || !r.body.includes(`(${run})`)) continue;
     const messages = JSON.parse(r.body).messages as Message[];
     const i = Number(/task (\d+)/.exec(messages[1]!.content)![1]);
     out.set(i, [...(out.get(i) ?? []), m[1] === "15" ? "a" : "b"]);
@@ -47,5 +49,25 @@ describe("placement across two llama-servers (least-busy)", () => {
     const homes = [...served.values()].map((turns) => turns[0]);
     expect(homes.filter((h) => h === "a")).toHaveLength(4);
     for (const turns of served.values()) expect(new Set(turns).size, `turns went to ${turns.join(", ")}`).toBe(1);
+  });
+
+  it("an isolate that never saw a conversation places its next turn where another isolate put it (the hub's placement notes)", async () => {
+    const run = `${tag}-x`;
+    const A2 = `${FIXTURE_URL}/u-xa${tag}/behave/paced/15`;
+    const B2 = `${FIXTURE_URL}/u-xb${tag}/behave/paced/16`;
+    // Reports reach the hub at once and every request refreshes the snapshot in the background.
+    const shared = configWith({ m: { targets: [{ kind: "llama", url: A2 }, { kind: "llama", url: B2 }], balance: "least-busy" } }, { health: { snapshotTtlMs: 0 } });
+    const system = { role: "system", content: `You are a coding agent (${run}).` };
+    const conversations: Message[][] = Array.from({ length: 6 }, (_, i) => [system, { role: "user", content: `task ${i}: refactor` }]);
+    for (const m of conversations) m.push({ role: "assistant", content: await send(m, shared) }, { role: "user", content: "next" });
+    // A fresh isolate: no ledger, no snapshot. One request brings the hub's snapshot (and its notes) in.
+    resetLedger();
+    resetHealthCache();
+    await send([{ role: "user", content: "warm-up, not a conversation of this test" }], shared);
+    await new Promise((r) => setTimeout(r, 200));
+    for (const m of conversations) await send(m, shared);
+    const served = await servedBy(run);
+    expect(served.size).toBe(6);
+    for (const turns of served.values()) expect(turns, `turns went to ${turns.join(", ")}`).toEqual([turns[0], turns[0]]);
   });
 });

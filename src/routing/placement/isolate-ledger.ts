@@ -2,9 +2,23 @@ import { serviceMs } from "./expected-finish.ts";
 import type { PlacementRequest } from "./rank-servers.ts";
 import { ServerLedger } from "./server-ledger.ts";
 import type { Timings, Usage } from "../../stream/events.ts";
+import { onPlacementNotes } from "../../health/health-client.ts";
+import type { PlacementNote } from "../../health/health-report.ts";
 
 /** This isolate's ledger of servers (placement reads it, every attempt and answer writes it). */
 export let ledger = new ServerLedger();
+
+// Every isolate's placements, as the hub's snapshots bring them: the next turn of a conversation
+// another isolate placed finds the same server here.
+onPlacementNotes((notes) => {
+  for (const n of notes) ledger.absorb(n.url, n.key, n.prefixes, n.at);
+});
+
+/** What other isolates need to know of a placement: the chain's first two prefixes and its last. */
+export function placementNote(server: string, req: PlacementRequest, at: number): PlacementNote {
+  const p = req.prefixes;
+  return { url: server, key: req.key, prefixes: p.length <= 3 ? [...p] : [p[0]!, p[1]!, p.at(-1)!], at };
+}
 
 /** Tests: start from an empty ledger. */
 export function resetLedger(): void {

@@ -152,6 +152,25 @@ export class ServerLedger {
     while (e.prefixes.size > this.limits.prefixesPerServer) e.prefixes.delete(e.prefixes.keys().next().value!);
   }
 
+  /**
+   * A placement another isolate made (or this one's, echoed back by the hub): the server holds the
+   * prefixes and the conversation lives there, unless this isolate knows of something newer.
+   */
+  absorb(server: string, key: string | null, prefixes: readonly PromptPrefix[], at: number): void {
+    const e = this.entry(server);
+    for (const p of prefixes) {
+      const had = e.prefixes.get(p.hash);
+      if (had && had.at >= at) continue;
+      e.prefixes.delete(p.hash);
+      e.prefixes.set(p.hash, { chars: p.chars, at });
+    }
+    while (e.prefixes.size > this.limits.prefixesPerServer) e.prefixes.delete(e.prefixes.keys().next().value!);
+    if (key === null) return;
+    const home = this.homeOf(key, at);
+    const homeAt = home === undefined ? -Infinity : this.servers.get(home)!.conversations.get(key)!;
+    if (at > homeAt) this.place(server, key, at);
+  }
+
   /** Folds one answer's usage and timings into the server's speeds. */
   learn(server: string, s: AnswerSample): void {
     const e = this.entry(server);

@@ -62,4 +62,16 @@ describe("ServerLedger", () => {
     expect(l.speeds("A").completionTokens).toBeCloseTo(60, 0);
     expect(l.speeds("B")).toEqual(DEFAULT_SPEEDS);
   });
+  it("absorbs other isolates' placements unless it knows newer", () => {
+    const l = new ServerLedger();
+    const prefixes = turn(2);
+    l.absorb("A", "k", [prefixes[0]!, prefixes.at(-1)!], 100);
+    expect(l.homeOf("k", 200)).toBe("A");
+    expect(l.heldChars("A", turn(3), 200)).toBe(prefixes.at(-1)!.chars);
+    l.begin("B", "k", 100, 300)();
+    l.absorb("A", "k", prefixes, 250); // older than this isolate's own placement on B
+    expect(l.homeOf("k", 400)).toBe("B");
+    l.absorb("A", "k", prefixes, 500);
+    expect(l.homeOf("k", 600)).toBe("A");
+  });
 });
