@@ -321,7 +321,7 @@ export function writeGguf(outPath, { kv, tensors, alignment = GGUF_DEFAULT_ALIGN
  * Deterministic PRNG (mulberry32), uniform in [0, 1).
  * @param {number} seed
  */
-function mulberry32(seed) {
+export function mulberry32(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

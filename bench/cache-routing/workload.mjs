@@ -1,6 +1,7 @@
 // The agent-like conversations of bench/cache-routing.mjs: seeded pseudo-random "wordN" texts sized in
 // tokens with a llama-server's `POST /tokenize`, so that one run is reproducible while every cell's
 // texts are its own (the seed is the run's seed and the cell's name).
+import { mulberry32 } from "../../scripts/gguf-writer.mjs";
 
 /** The assistant's answers, one per turn (turn t answers with ANSWERS[(t - 1) % length]). */
 export const ANSWERS = [
@@ -33,19 +34,12 @@ function hash32(s) {
 }
 
 /**
- * mulberry32: a small seeded generator of floats in [0, 1).
+ * A seeded generator of floats in [0, 1) for a name (mulberry32, as the test model's weights use).
  * @param {string} name
  * @returns {() => number}
  */
 export function rng(name) {
-  let a = hash32(name);
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32(hash32(name));
 }
 
 /**

@@ -47,7 +47,7 @@ export function orderTargets(targets: readonly Target[], opts: OrderOptions): Ta
     const byId = new Map(list.map((t) => [upstreamKey(t.url), t]));
     const choices = list.map((t) => {
       const h = health(t);
-      return { id: upstreamKey(t.url), weight: t.weight ?? 1, load: { slots: h?.slotsTotal ?? 1, sampledBusy: h?.slotsBusy ?? 0 }, tieBreak: score(t, key) };
+      return { id: upstreamKey(t.url), weight: t.weight ?? 1, load: { slots: h?.slotsTotal ?? 1, sampledBusy: h?.slotsBusy ?? 0, sampledAt: h?.checkedAt ?? 0 }, tieBreak: score(t, key) };
     });
     return rankServers(choices, opts.placement ?? { key: null, prefixes: [] }, opts.ledger ?? ledger, opts.now).map((e) => byId.get(e.id)!);
   };

@@ -92,7 +92,7 @@ function observeEnd(events: EventReader, target: Target, health: HealthRecorder,
       }
     },
     end(how) {
-      placed?.end();
+      placed?.end(Date.now());
       let code = "ok";
       if ("cancelled" in how) code = "client_closed_request";
       else if (!how.ok) {

@@ -50,7 +50,7 @@ export interface Tried<T> {
   /** The request's health signals: the caller reports the outcome with `finish` once the answer is over. */
   health: HealthRecorder;
   /** A llama-server's place in the ledger: `end()` once the answer is over; what it was placed with. */
-  placed?: { server: string; request: PlacementRequest | null; end(): void };
+  placed?: { server: string; request: PlacementRequest | null; end(at: number): void };
 }
 
 /**
@@ -120,10 +120,10 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
           ledger.served(server, placement.prefixes, succeededAt);
           health.placed(placementNote(server, placement, succeededAt));
         }
-        const placed = server !== undefined && end ? { server, request: placement, end: () => end(true) } : undefined;
+        const placed = server !== undefined && end ? { server, request: placement, end: (at: number) => end(true, at) } : undefined;
         return { target, attempts, value, requestStart, startedAt, succeededAt, health, ...(placed ? { placed } : {}) };
       } catch (e) {
-        end?.(false);
+        end?.(false, Date.now());
         attempt.abort();
         opts.signal.removeEventListener("abort", onAbort);
         const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} failed: ${String(e)}` });

@@ -6,8 +6,11 @@ export interface LoadView {
   slots: number;
   /** Switchyard's own requests in flight there, in the order they were placed. */
   inflight: readonly InFlight[];
-  /** Busy slots and waiting requests by the last `/slots` / `/metrics` sample (every isolate's, and anyone else's). */
-  sampledBusy: number;
+  /**
+   * Busy slots and waiting requests the last `/slots` / `/metrics` sample saw that are not among
+   * Switchyard's own in flight then (other isolates', other clients').
+   */
+  unseen: number;
   /** How long a request there typically takes, for those the sample saw but this isolate did not place. */
   typicalMs: number;
 }
@@ -16,16 +19,15 @@ export interface LoadView {
  * How long a request placed now would wait for a slot. llama-server serves its slots first come,
  * first served and queues the rest inside (it never refuses when busy), so this replays that queue:
  * the oldest `slots` requests in flight hold the slots for what remains of their estimate, the
- * others follow in order, each holding a slot for its whole estimate. Requests the sample saw beyond
- * Switchyard's own (other isolates', other clients') are assumed half done, with the typical length
+ * others follow in order, each holding a slot for its whole estimate. Requests only the sample saw
+ * are assumed half done, with the typical length
  * of this isolate's own (or `typicalMs` when it has none there).
  */
 export function slotWaitMs(view: LoadView, now: number): number {
   const slots = Math.max(1, view.slots);
   const typical = view.inflight.length ? view.inflight.reduce((s, r) => s + r.expectedMs, 0) / view.inflight.length : view.typicalMs;
-  const unseen = Math.max(0, view.sampledBusy - view.inflight.length);
   const queue: Array<{ remaining: number; whole: number }> = [
-    ...Array.from({ length: unseen }, () => ({ remaining: typical / 2, whole: typical })),
+    ...Array.from({ length: view.unseen }, () => ({ remaining: typical / 2, whole: typical })),
     // An estimate already overrun is nearly over, not over: a tenth of it remains.
     ...view.inflight.map((r) => ({ remaining: Math.max(r.expectedMs - (now - r.startedAt), r.expectedMs / 10), whole: r.expectedMs })),
   ];

@@ -1,4 +1,4 @@
-import { serviceMs, slotWaitMs, type LoadView } from "./expected-finish.ts";
+import { serviceMs, slotWaitMs } from "./expected-finish.ts";
 import type { PromptPrefix } from "./prompt-prefixes.ts";
 import type { ServerLedger } from "./server-ledger.ts";
 
@@ -17,7 +17,8 @@ export interface ServerChoice {
   id: string;
   /** Configured capacity share (`weight`, default 1): new conversations are balanced per weight. */
   weight: number;
-  load: Omit<LoadView, "inflight" | "typicalMs">;
+  /** Slots, and the last sample's busy count and when it was taken (`checkedAt`; 0: no sample). */
+  load: { slots: number; sampledBusy: number; sampledAt: number };
   /** Deterministic tie-break for equal servers (rendezvous score of the key): every isolate agrees. */
   tieBreak: number;
 }
@@ -60,7 +61,10 @@ export function rankServers(choices: readonly ServerChoice[], req: PlacementRequ
     const service = serviceMs(uncachedTokens, generate, speeds);
     // What is not known of the others' requests is taken to be like this one, uncached.
     const typicalMs = serviceMs(promptChars * speeds.tokensPerChar, generate, speeds);
-    const waitMs = slotWaitMs({ ...c.load, inflight: ledger.inflight(c.id), typicalMs }, now);
+    // What the sample saw beyond Switchyard's own requests in flight at the time (a second-old
+    // sample still shows the turn that just ended; it must not count as a queue).
+    const unseen = Math.max(0, c.load.sampledBusy - ledger.busyAt(c.id, c.load.sampledAt));
+    const waitMs = slotWaitMs({ slots: c.load.slots, inflight: ledger.inflight(c.id), unseen, typicalMs }, now);
     return {
       id: c.id,
       waitMs,

@@ -51,8 +51,12 @@ interface Entry {
   /** Conversation key → when its last turn was placed here. */
   conversations: Map<string, number>;
   inflight: Map<number, InFlight>;
+  /** Requests that ended lately (kept ENDED_KEPT_MS), to tell which of a sample's busy slots were ours. */
+  ended: Array<{ startedAt: number; endedAt: number }>;
   speeds: ServerSpeeds;
 }
+
+const ENDED_KEPT_MS = 10_000;
 
 // Learned rates move a fifth of the way to each new sample: a few answers outweigh the defaults,
 // one odd answer does not.
@@ -113,6 +117,19 @@ export class ServerLedger {
     return [...(this.servers.get(server)?.inflight.values() ?? [])];
   }
 
+  /**
+   * How many of Switchyard's requests (this isolate's) were in flight on the server at `at`: the
+   * part of a `/slots` sample taken then that is already in `inflight()` or over.
+   */
+  busyAt(server: string, at: number): number {
+    const e = this.servers.get(server);
+    if (!e) return 0;
+    let n = 0;
+    for (const r of e.inflight.values()) if (r.startedAt <= at) n++;
+    for (const r of e.ended) if (r.startedAt <= at && r.endedAt > at) n++;
+    return n;
+  }
+
   speeds(server: string): ServerSpeeds {
     return this.servers.get(server)?.speeds ?? DEFAULT_SPEEDS;
   }
@@ -121,9 +138,9 @@ export class ServerLedger {
    * A request placed on the server: in flight until the returned `end` is called (once; later calls
    * do nothing). Its conversation lives there from now on, so requests placed in the same instant
    * see it and spread. `end(false)` (the attempt failed before its first event) moves the
-   * conversation back where it was.
+   * conversation back where it was. `at` is when it ended (default: when it began).
    */
-  begin(server: string, key: string | null, expectedMs: number, now: number): (served?: boolean) => void {
+  begin(server: string, key: string | null, expectedMs: number, now: number): (served?: boolean, at?: number) => void {
     const e = this.entry(server);
     const ticket = this.nextTicket++;
     e.inflight.set(ticket, { startedAt: now, expectedMs });
@@ -131,10 +148,12 @@ export class ServerLedger {
     const before = key === null ? undefined : e.conversations.get(key);
     if (key !== null) this.place(server, key, now);
     let open = true;
-    return (served = true) => {
+    return (served = true, at = now) => {
       if (!open) return;
       open = false;
       e.inflight.delete(ticket);
+      e.ended.push({ startedAt: now, endedAt: Math.max(at, now) });
+      while (e.ended.length && e.ended[0]!.endedAt < at - ENDED_KEPT_MS) e.ended.shift();
       if (served || key === null) return;
       if (before === undefined) e.conversations.delete(key);
       else e.conversations.set(key, before);
@@ -198,7 +217,7 @@ export class ServerLedger {
   private entry(server: string): Entry {
     let e = this.servers.get(server);
     if (!e) {
-      e = { prefixes: new Map(), conversations: new Map(), inflight: new Map(), speeds: DEFAULT_SPEEDS };
+      e = { prefixes: new Map(), conversations: new Map(), inflight: new Map(), ended: [], speeds: DEFAULT_SPEEDS };
       this.servers.set(server, e);
     }
     return e;

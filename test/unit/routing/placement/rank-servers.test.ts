@@ -12,7 +12,7 @@ const conversation = (i: number, turns: number, bytes = 200) => {
 };
 const request = (messages: unknown[], maxTokens = 32): PlacementRequest => ({ key: conversationKey(messages), prefixes: promptPrefixes(messages), maxTokens });
 const servers = (slots = 2, busy: Record<string, number> = {}): ServerChoice[] =>
-  ["A", "B"].map((id, i) => ({ id, weight: 1, load: { slots, sampledBusy: busy[id] ?? 0 }, tieBreak: i }));
+  ["A", "B"].map((id, i) => ({ id, weight: 1, load: { slots, sampledBusy: busy[id] ?? 0, sampledAt: 0 }, tieBreak: i }));
 
 /** Places a request and, unless `hold`, serves it at once; returns the chosen server. */
 function place(l: ServerLedger, req: PlacementRequest, now: number, choices = servers(), hold = false): string {
@@ -78,6 +78,21 @@ describe("rankServers: a conversation stays with its cache", () => {
     const ranked = rankServers(servers(2, { [home]: 6 }), request(conversation(0, 2, 600)), l, 10);
     expect(ranked[0]!.id).not.toBe(home);
     expect(ranked[1]!.home).toBe(true);
+  });
+  it("a sample taken while its previous turn ran is not a queue: one at a time, the conversation stays home", () => {
+    const l = new ServerLedger();
+    const req1 = request(conversation(0, 1, 600));
+    const home = rankServers(servers(), req1, l, 0)[0]!.id;
+    const end = l.begin(home, req1.key, 400, 0);
+    l.served(home, req1.prefixes, 100);
+    end(true, 400);
+    // The /slots sample at 300 saw home's slot busy (that was this turn); the next turn comes at 900.
+    const stale = servers().map((c) => (c.id === home ? { ...c, load: { slots: 1, sampledBusy: 1, sampledAt: 300 } } : { ...c, load: { slots: 1, sampledBusy: 0, sampledAt: 300 } }));
+    const ranked = rankServers(stale, request(conversation(0, 2, 600)), l, 900);
+    expect(ranked[0]).toMatchObject({ id: home, waitMs: 0, home: true });
+    // A busy slot nobody here placed is a queue.
+    const busy = stale.map((c) => (c.id === home ? { ...c, load: { slots: 1, sampledBusy: 1, sampledAt: 800 } } : c));
+    expect(rankServers(busy, request(conversation(0, 2, 600)), l, 900).find((e) => e.id === home)!.waitMs).toBeGreaterThan(0);
   });
   it("knows nothing of the conversation: balance, then the rendezvous tie-break", () => {
     const l = new ServerLedger();

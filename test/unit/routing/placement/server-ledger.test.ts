@@ -49,6 +49,16 @@ describe("ServerLedger", () => {
     b();
     expect(l.inflight("A")).toEqual([]);
   });
+  it("tells how many of its requests were in flight at a sample's time", () => {
+    const l = new ServerLedger();
+    l.begin("A", null, 100, 0)(true, 500);
+    const open = l.begin("A", null, 100, 300);
+    expect([l.busyAt("A", 100), l.busyAt("A", 400), l.busyAt("A", 600), l.busyAt("A", 200)]).toEqual([1, 2, 1, 1]);
+    open(true, 700);
+    expect(l.busyAt("A", 650)).toBe(1);
+    expect(l.busyAt("A", 800)).toBe(0);
+    expect(l.busyAt("B", 100)).toBe(0);
+  });
   it("learns speeds from timings big enough to measure a rate", () => {
     const l = new ServerLedger();
     expect(l.speeds("A")).toEqual(DEFAULT_SPEEDS);
