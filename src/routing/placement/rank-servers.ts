@@ -37,14 +37,20 @@ export interface Estimate {
 /** Finishes closer than this (or than this share of the faster) are the same: noise, not a reason to move. */
 const SAME_MS = 25;
 const SAME_SHARE = 0.05;
+/** A `/slots` sample takes up to a second to gather: requests of ours that ended in it were what it saw. */
+const SAMPLE_SPAN_MS = 1000;
 const same = (a: number, b: number) => Math.abs(a - b) <= Math.max(SAME_MS, SAME_SHARE * Math.min(a, b));
 
 /**
  * The order in which to try servers for a request, by when it would finish on each
  * (docs/architecture.md, "Placement"):
- * - A conversation with a home stays there unless another server would finish it sooner: that is,
- *   unless the wait for a slot at home is longer than the wait elsewhere plus recomputing the part of
- *   the prompt only home holds. Finishes within noise keep it home.
+ * - A conversation with a home stays there unless another server would finish it sooner, counting
+ *   what the move costs that server's own conversations: the moved turn holds one of its slots for
+ *   its whole service (recomputing the part of the prompt only home holds, then generating), and
+ *   they queue behind it. So it moves only when the wait for a slot at home is longer than the wait
+ *   elsewhere plus about two such services (one when the other server hosts no conversation).
+ *   Without that, every burst that happens to crowd one server swaps conversations both ways and
+ *   recomputes them all; finishes within noise keep it home too.
  * - A new conversation goes where the fewest conversations live (per weight), so a few
  *   conversations split evenly and each later turn finds its server; a server whose finish is
  *   clearly later than the best (it has a queue the others do not) is passed over for one that
@@ -54,7 +60,7 @@ const same = (a: number, b: number) => Math.abs(a - b) <= Math.max(SAME_MS, SAME
 export function rankServers(choices: readonly ServerChoice[], req: PlacementRequest, ledger: ServerLedger, now: number): Estimate[] {
   const home = ledger.homeOf(req.key, now);
   const promptChars = req.prefixes.at(-1)?.chars ?? 0;
-  const estimates = choices.map((c): Estimate & { conversations: number; tieBreak: number } => {
+  const estimates = choices.map((c): Estimate & { conversations: number; tieBreak: number; moveMs: number } => {
     const speeds = ledger.speeds(c.id);
     const uncachedTokens = Math.max(0, promptChars - ledger.heldChars(c.id, req.prefixes, now)) * speeds.tokensPerChar;
     const generate = req.maxTokens !== undefined ? Math.min(req.maxTokens, speeds.completionTokens) : speeds.completionTokens;
@@ -63,7 +69,8 @@ export function rankServers(choices: readonly ServerChoice[], req: PlacementRequ
     const typicalMs = serviceMs(promptChars * speeds.tokensPerChar, generate, speeds);
     // What the sample saw beyond Switchyard's own requests in flight at the time (a second-old
     // sample still shows the turn that just ended; it must not count as a queue).
-    const unseen = Math.max(0, c.load.sampledBusy - ledger.busyAt(c.id, c.load.sampledAt));
+    const unseen = Math.max(0, c.load.sampledBusy - ledger.busyAt(c.id, c.load.sampledAt - SAMPLE_SPAN_MS, c.load.sampledAt));
+    const hostsOthers = ledger.conversationCount(c.id, now) - (c.id === home ? 1 : 0) > 0;
     const waitMs = slotWaitMs({ slots: c.load.slots, inflight: ledger.inflight(c.id), unseen, typicalMs }, now);
     return {
       id: c.id,
@@ -73,6 +80,9 @@ export function rankServers(choices: readonly ServerChoice[], req: PlacementRequ
       home: c.id === home,
       conversations: ledger.conversationCount(c.id, now) / c.weight,
       tieBreak: c.tieBreak,
+      // The cost of moving this conversation here: its finish, plus the slot time it takes from the
+      // server's own conversations when there are any.
+      moveMs: waitMs + service + (hostsOthers ? service : 0),
     };
   });
   const byFinish = [...estimates].sort((a, b) => a.finishMs - b.finishMs || b.tieBreak - a.tieBreak);
@@ -80,7 +90,10 @@ export function rankServers(choices: readonly ServerChoice[], req: PlacementRequ
   if (!best) return [];
   let first: (typeof estimates)[number];
   const atHome = estimates.find((e) => e.home);
-  if (atHome) first = same(atHome.finishMs, best.finishMs) ? atHome : best;
+  if (atHome) {
+    const move = estimates.filter((e) => e !== atHome).sort((a, b) => a.moveMs - b.moveMs)[0];
+    first = move && move.moveMs < atHome.finishMs && !same(move.moveMs, atHome.finishMs) ? move : atHome;
+  }
   else {
     // Balance among the servers that finish about as soon as the best.
     const near = estimates.filter((e) => same(e.finishMs, best.finishMs) || e.waitMs <= best.waitMs);

@@ -118,15 +118,16 @@ export class ServerLedger {
   }
 
   /**
-   * How many of Switchyard's requests (this isolate's) were in flight on the server at `at`: the
-   * part of a `/slots` sample taken then that is already in `inflight()` or over.
+   * How many of Switchyard's requests (this isolate's) were in flight on the server at some time
+   * between `from` and `to`: the part of a `/slots` sample gathered then that is already in
+   * `inflight()` or over.
    */
-  busyAt(server: string, at: number): number {
+  busyAt(server: string, from: number, to = from): number {
     const e = this.servers.get(server);
     if (!e) return 0;
     let n = 0;
-    for (const r of e.inflight.values()) if (r.startedAt <= at) n++;
-    for (const r of e.ended) if (r.startedAt <= at && r.endedAt > at) n++;
+    for (const r of e.inflight.values()) if (r.startedAt <= to) n++;
+    for (const r of e.ended) if (r.startedAt <= to && r.endedAt > from) n++;
     return n;
   }
 

@@ -70,6 +70,25 @@ describe("rankServers: a conversation stays with its cache", () => {
     expect(ranked[1]!.id).toBe(other);
     expect(ranked[1]!.uncachedTokens).toBeGreaterThan(ranked[0]!.uncachedTokens + 5000);
   });
+  it("a burst that crowds home is waited out when the other server has conversations of its own; a long queue is not", () => {
+    const l = new ServerLedger();
+    const mine = request(conversation(0, 1, 600));
+    const home = place(l, mine, 0);
+    const other = home === "A" ? "B" : "A";
+    l.begin(other, request(conversation(1, 1, 600)).key, 500, 0)(); // the other server hosts a conversation
+    // Four of ours in flight at home (2 slots): about one service of wait for the next.
+    for (let i = 0; i < 4; i++) l.begin(home, null, 500, 0);
+    const next = request(conversation(0, 2, 600));
+    const crowded = rankServers(servers(2, { [home]: 4 }), next, l, 10);
+    expect(crowded[0]!.id).toBe(home);
+    expect(crowded[0]!.waitMs).toBeGreaterThan(0);
+    // Twelve: still cheaper than recomputing there (~2.9 s) and taking as long from its own conversations.
+    for (let i = 0; i < 8; i++) l.begin(home, null, 500, 0);
+    expect(rankServers(servers(2, { [home]: 12 }), next, l, 10)[0]!.id).toBe(home);
+    // Twenty-eight: about 7 s of queue; the move pays.
+    for (let i = 0; i < 16; i++) l.begin(home, null, 500, 0);
+    expect(rankServers(servers(2, { [home]: 28 }), next, l, 10)[0]!.id).toBe(other);
+  });
   it("…and moves when the wait at home is longer than recomputing elsewhere", () => {
     const l = new ServerLedger();
     const req1 = request(conversation(0, 1, 600));
@@ -90,9 +109,9 @@ describe("rankServers: a conversation stays with its cache", () => {
     const stale = servers().map((c) => (c.id === home ? { ...c, load: { slots: 1, sampledBusy: 1, sampledAt: 300 } } : { ...c, load: { slots: 1, sampledBusy: 0, sampledAt: 300 } }));
     const ranked = rankServers(stale, request(conversation(0, 2, 600)), l, 900);
     expect(ranked[0]).toMatchObject({ id: home, waitMs: 0, home: true });
-    // A busy slot nobody here placed is a queue.
-    const busy = stale.map((c) => (c.id === home ? { ...c, load: { slots: 1, sampledBusy: 1, sampledAt: 800 } } : c));
-    expect(rankServers(busy, request(conversation(0, 2, 600)), l, 900).find((e) => e.id === home)!.waitMs).toBeGreaterThan(0);
+    // A busy slot nobody here placed is a queue (a sample gathered well after this turn ended).
+    const busy = stale.map((c) => (c.id === home ? { ...c, load: { slots: 1, sampledBusy: 1, sampledAt: 1500 } } : c));
+    expect(rankServers(busy, request(conversation(0, 2, 600)), l, 1600).find((e) => e.id === home)!.waitMs).toBeGreaterThan(0);
   });
   it("knows nothing of the conversation: balance, then the rendezvous tie-break", () => {
     const l = new ServerLedger();
