@@ -5,7 +5,9 @@ import { forgetCached, keyGate, keyStore } from "../auth/key-directory.ts";
 import { generateKey, generateKeyId, hashKey } from "../auth/key-format.ts";
 import type { KeyRecord, UsageRow } from "../auth/key-record.ts";
 import { requireAdmin } from "../auth/principal.ts";
+import { resolveServes } from "../auth/resolve-serves.ts";
 import { SCOPES } from "../auth/scopes.ts";
+import { BrowserPolicySchema } from "../config/config-schema.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { parseBody } from "../schemas/parse-body.ts";
@@ -17,7 +19,25 @@ const CreateKeySchema = z.strictObject({
   scopes: z.array(z.enum(SCOPES)).check(z.minLength(1)),
   models: z.optional(z.nullable(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
   limits: z.optional(z.strictObject({ rpm: z.optional(positive), concurrency: z.optional(positive), tokensPerDay: z.optional(positive) })),
+  /** May its requests be served by a browser session? null or absent: the deployment's browser.default. */
+  browser: z.optional(z.nullable(BrowserPolicySchema)),
+  /** A serve key: the keys (ids or names) whose requests its sessions take; null or absent: everyone's. */
+  serves: z.optional(z.nullable(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
 });
+
+const UpdateKeySchema = z.strictObject({
+  browser: z.optional(z.nullable(BrowserPolicySchema)),
+  serves: z.optional(z.nullable(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
+});
+
+function servesNeedsServeScope(scopes: readonly string[]): ProxyError {
+  return new ProxyError({
+    status: 400,
+    code: "invalid_value",
+    param: "serves",
+    message: `serves restricts whose requests a serve key's browser sessions take, and this key has no serve scope (it has: ${scopes.join(", ")}).`,
+  });
+}
 
 /** `POST /v1/admin/keys`: a new key, shown once in this answer and stored only as its hash. */
 export async function createKey(c: Context<AppEnv>): Promise<Response> {
@@ -25,19 +45,25 @@ export async function createKey(c: Context<AppEnv>): Promise<Response> {
   const body = await readJsonBody(c.req.raw, 64 * 1024);
   const input = parseBody(CreateKeySchema, body, {
     subject: "key",
-    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?}}.',
+    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?}, browser?: "allow"|"deny", serves?: [key ids or names]}.',
   });
+  const scopes = [...new Set(input.scopes)];
+  if (input.serves && !scopes.includes("serve")) throw servesNeedsServeScope(scopes);
+  const store = keyStore(c.env);
+  const serves = input.serves ? resolveServes(input.serves, await store.list()) : null;
   const key = generateKey();
   const record: KeyRecord = {
     id: generateKeyId(),
     name: input.name,
-    scopes: [...new Set(input.scopes)],
+    scopes,
     models: input.models ? [...new Set(input.models)] : null,
     limits: input.limits ?? {},
+    browser: input.browser ?? null,
+    serves,
     createdAt: Date.now(),
     revokedAt: null,
   };
-  await keyStore(c.env).create(record, await hashKey(key));
+  await store.create(record, await hashKey(key));
   forgetCached(c.env);
   return c.json({ ...publicRecord(record), key }, 201, { "cache-control": "no-store" });
 }
@@ -47,6 +73,33 @@ export async function listKeys(c: Context<AppEnv>): Promise<Response> {
   await requireAdmin(c);
   const keys = await keyStore(c.env).list();
   return c.json({ object: "list", data: keys.map(publicRecord) });
+}
+
+/**
+ * `PATCH /v1/admin/keys/:id`: changes a key's data policy, `browser` and `serves` (null: back to the
+ * default). Applies at once in this isolate, and within the key cache's 5 s in other isolates.
+ */
+export async function updateKey(c: Context<AppEnv>): Promise<Response> {
+  await requireAdmin(c);
+  const id = c.req.param("id") ?? "";
+  const input = parseBody(UpdateKeySchema, await readJsonBody(c.req.raw, 64 * 1024), {
+    subject: "key change",
+    send: 'Send {browser?: "allow"|"deny"|null, serves?: [key ids or names]|null}.',
+  });
+  const store = keyStore(c.env);
+  const notFound = () => new ProxyError({ status: 404, code: "key_not_found", param: "id", message: `No key with id "${id}". GET /v1/admin/keys lists them.` });
+  const current = await store.get(id);
+  if (!current) throw notFound();
+  if (current.revokedAt !== null) throw new ProxyError({ status: 400, code: "invalid_value", param: "id", message: `The key "${current.name}" was revoked; a revoked key cannot be changed.` });
+  if (input.serves && !current.scopes.includes("serve")) throw servesNeedsServeScope(current.scopes);
+  const change = {
+    ...(input.browser !== undefined ? { browser: input.browser } : {}),
+    ...(input.serves !== undefined ? { serves: input.serves ? resolveServes(input.serves, await store.list()) : null } : {}),
+  };
+  const updated = await store.update(id, change);
+  if (!updated) throw notFound();
+  forgetCached(c.env, updated.hash);
+  return c.json(publicRecord(updated.record));
 }
 
 /** `DELETE /v1/admin/keys/:id` (or `POST …/revoke`): refused from the next request on. */
@@ -123,6 +176,8 @@ export function publicRecord(k: KeyRecord) {
     scopes: k.scopes,
     models: k.models,
     limits: k.limits,
+    browser: k.browser,
+    serves: k.serves,
     created_at: new Date(k.createdAt).toISOString(),
     revoked_at: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
   };
