@@ -11,6 +11,7 @@ import { BrowserPolicySchema } from "../config/config-schema.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { parseBody } from "../schemas/parse-body.ts";
+import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
 
 const positive = z.int().check(z.positive());
 
@@ -77,7 +78,8 @@ export async function listKeys(c: Context<AppEnv>): Promise<Response> {
 
 /**
  * `PATCH /v1/admin/keys/:id`: changes a key's data policy, `browser` and `serves` (null: back to the
- * default). Applies at once in this isolate, and within the key cache's 5 s in other isolates.
+ * default). Applies at once in this isolate and to the key's live browser sessions, and within the
+ * key cache's 5 s in other isolates.
  */
 export async function updateKey(c: Context<AppEnv>): Promise<Response> {
   await requireAdmin(c);
@@ -99,10 +101,12 @@ export async function updateKey(c: Context<AppEnv>): Promise<Response> {
   const updated = await store.update(id, change);
   if (!updated) throw notFound();
   forgetCached(c.env, updated.hash);
+  // Sessions this key connected take only the requests it now lists, from the next one on.
+  if ("serves" in change && current.scopes.includes("serve")) await sessionHub(c.env).regrant(id, updated.record.serves);
   return c.json(publicRecord(updated.record));
 }
 
-/** `DELETE /v1/admin/keys/:id` (or `POST …/revoke`): refused from the next request on. */
+/** `DELETE /v1/admin/keys/:id` (or `POST …/revoke`): refused from the next request on; a serve key's sessions are closed. */
 export async function revokeKey(c: Context<AppEnv>): Promise<Response> {
   await requireAdmin(c);
   const id = c.req.param("id") ?? "";
@@ -110,6 +114,7 @@ export async function revokeKey(c: Context<AppEnv>): Promise<Response> {
   if (!revoked) throw new ProxyError({ status: 404, code: "key_not_found", param: "id", message: `No key with id "${id}". GET /v1/admin/keys lists them.` });
   await keyGate(c.env, id).revoke();
   forgetCached(c.env, revoked.hash);
+  if (revoked.record.scopes.includes("serve")) await sessionHub(c.env).closeSessionsOf(id);
   return c.json(publicRecord(revoked.record));
 }
 
