@@ -159,18 +159,48 @@ function isCalendarDay(value: string): boolean {
   return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === value;
 }
 
-/** Rows per day, model and backend, plus totals. */
+/**
+ * Where a request was served, from its backend (the target's name, as `x-switchyard-target` says
+ * it): a llama-server, a browser session, or nothing (refused or failed before any target answered).
+ */
+export function backendKind(backend: string): "llama" | "browser" | "none" {
+  if (backend.startsWith("llama:")) return "llama";
+  if (backend.startsWith("browser:")) return "browser";
+  return "none";
+}
+
+type Counts = { requests: number; prompt_tokens: number; completion_tokens: number; errors: number };
+
+function add(into: Counts, r: UsageRow): void {
+  into.requests += r.requests;
+  into.prompt_tokens += r.promptTokens;
+  into.completion_tokens += r.completionTokens;
+  into.errors += r.errors;
+}
+
+/** Rows per day, model and backend (each with its kind), totals, and totals per backend: where the key's requests were served. */
 export function summarize(rows: UsageRow[]) {
-  const totals = { requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 };
+  const totals: Counts = { requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 };
+  const perBackend = new Map<string, Counts>();
   for (const r of rows) {
-    totals.requests += r.requests;
-    totals.prompt_tokens += r.promptTokens;
-    totals.completion_tokens += r.completionTokens;
-    totals.errors += r.errors;
+    add(totals, r);
+    let b = perBackend.get(r.backend);
+    if (!b) perBackend.set(r.backend, (b = { requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 }));
+    add(b, r);
   }
   return {
     totals,
-    usage: rows.map((r) => ({ day: r.day, model: r.model, backend: r.backend, requests: r.requests, prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, errors: r.errors })),
+    by_backend: [...perBackend].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([backend, counts]) => ({ backend, kind: backendKind(backend), ...counts })),
+    usage: rows.map((r) => ({
+      day: r.day,
+      model: r.model,
+      backend: r.backend,
+      kind: backendKind(r.backend),
+      requests: r.requests,
+      prompt_tokens: r.promptTokens,
+      completion_tokens: r.completionTokens,
+      errors: r.errors,
+    })),
   };
 }
 
