@@ -26,7 +26,7 @@ environment: SWITCHYARD_URL (default http://127.0.0.1:8787), SWITCHYARD_ADMIN_TO
  * The admin API's wire shapes (publicRecord and summarize in src/routes/admin.ts).
  * @typedef {{ rpm?: number, concurrency?: number, tokensPerDay?: number }} KeyLimits
  * @typedef {{ id: string, name: string, scopes: string[], models: string[] | null, limits: KeyLimits, browser: "allow" | "deny" | null, serves: string[] | null, created_at: string, revoked_at: string | null }} PublicKey
- * @typedef {{ day: string, model: string, backend: string, requests: number, prompt_tokens: number, completion_tokens: number, errors: number }} UsageRow
+ * @typedef {{ day: string, model: string, backend: string, kind: "llama" | "browser" | "none", requests: number, prompt_tokens: number, completion_tokens: number, errors: number }} UsageRow
  */
 
 /**
@@ -255,8 +255,8 @@ async function main() {
       /** @type {{ data: Array<{ key: PublicKey, usage: UsageRow[] }> }} */
       const u = await api(base, token, "GET", `/v1/admin/usage${q.size ? `?${q}` : ""}`);
       /** @type {Array<Array<string | number>>} */
-      const rows = [["KEY", "DAY", "MODEL", "BACKEND", "REQUESTS", "PROMPT", "COMPLETION", "ERRORS"]];
-      for (const d of u.data) for (const r of d.usage) rows.push([d.key.name, r.day, r.model, r.backend, r.requests, r.prompt_tokens, r.completion_tokens, r.errors]);
+      const rows = [["KEY", "DAY", "MODEL", "BACKEND", "SERVED BY", "REQUESTS", "PROMPT", "COMPLETION", "ERRORS"]];
+      for (const d of u.data) for (const r of d.usage) rows.push([d.key.name, r.day, r.model, r.backend || "-", r.kind, r.requests, r.prompt_tokens, r.completion_tokens, r.errors]);
       out(rows.length > 1 ? pad(rows) : "no usage recorded yet", u.data);
       return;
     }
