@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // `npm run keys -- <command>`: manage a Switchyard's team keys over its admin API (/v1/admin/*).
 //   create --name alice --scopes chat,serve [--models m1,m2] [--rpm 60] [--concurrency 4] [--tokens-per-day 200000]
+//          [--browser allow|deny] [--serves alice,bob]
+//   update <id> [--browser allow|deny|default] [--serves alice,bob|'*']
 //   list · revoke <id> · usage [<id>] [--since YYYY-MM-DD]
 //   --json prints machine-readable output (use `npm run -s keys -- …` to keep npm's banner out of it).
 // Reads SWITCHYARD_URL (default http://127.0.0.1:8787) and SWITCHYARD_ADMIN_TOKEN. Against a local
@@ -10,17 +12,21 @@ import { parseArgs } from "node:util";
 
 const USAGE = `usage: npm run keys -- <command> [options]
   create --name <name> --scopes chat,serve,admin [--models m1,m2] [--rpm N] [--concurrency N] [--tokens-per-day N]
+         [--browser allow|deny] [--serves <key names or ids>]
+  update <id> [--browser allow|deny|default] [--serves <key names or ids>|'*']
   list
   revoke <id>
   usage [<id>] [--since YYYY-MM-DD]
 options: --json (machine-readable output)
+  --browser   may the key's requests be served by a teammate's browser tab (default: the deployment's browser.default)
+  --serves    a serve key: only these keys' requests reach its tabs ('*': every key's, the default)
 environment: SWITCHYARD_URL (default http://127.0.0.1:8787), SWITCHYARD_ADMIN_TOKEN`;
 
 /**
  * The admin API's wire shapes (publicRecord and summarize in src/routes/admin.ts).
  * @typedef {{ rpm?: number, concurrency?: number, tokensPerDay?: number }} KeyLimits
- * @typedef {{ id: string, name: string, scopes: string[], models: string[] | null, limits: KeyLimits, created_at: string, revoked_at: string | null }} PublicKey
- * @typedef {{ day: string, model: string, backend: string, requests: number, prompt_tokens: number, completion_tokens: number, errors: number }} UsageRow
+ * @typedef {{ id: string, name: string, scopes: string[], models: string[] | null, limits: KeyLimits, browser: "allow" | "deny" | null, serves: string[] | null, created_at: string, revoked_at: string | null }} PublicKey
+ * @typedef {{ day: string, model: string, backend: string, kind: "llama" | "browser" | "none", requests: number, prompt_tokens: number, completion_tokens: number, errors: number }} UsageRow
  */
 
 /**
@@ -39,6 +45,8 @@ function parseCommandLine(argv) {
         rpm: { type: "string" },
         concurrency: { type: "string" },
         "tokens-per-day": { type: "string" },
+        browser: { type: "string" },
+        serves: { type: "string" },
         since: { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean" },
@@ -67,6 +75,32 @@ function limit(value, name) {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) fail(`--${name} must be a positive integer`);
   return n;
+}
+
+/**
+ * `--browser`: the key's policy, or null for the deployment's default (`default`, update only).
+ * @param {string | undefined} value
+ * @param {boolean} allowDefault
+ * @returns {"allow" | "deny" | null | undefined}
+ */
+function browserFlag(value, allowDefault) {
+  if (value === undefined) return undefined;
+  if (value === "allow" || value === "deny") return value;
+  if (allowDefault && value === "default") return null;
+  fail(`--browser must be allow or deny${allowDefault ? " (or default: the deployment's browser.default)" : ""}`);
+}
+
+/**
+ * `--serves`: key names or ids (comma-separated), or `*` for every key (null).
+ * @param {string | undefined} value
+ * @returns {string[] | null | undefined}
+ */
+function servesFlag(value) {
+  if (value === undefined) return undefined;
+  if (value.trim() === "*") return null;
+  const list = value.split(",").map((s) => s.trim()).filter(Boolean);
+  if (list.length === 0) fail("--serves needs key names or ids (comma-separated), or '*' for every key");
+  return list;
 }
 
 /** @param {string} base */
@@ -120,6 +154,14 @@ const pad = (rows) => {
   const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows.map((r) => r.map((v, i) => String(v).padEnd(widths[i])).join("  ").trimEnd()).join("\n");
 };
+/** @param {PublicKey} k */
+const policyText = (k) => `${k.browser ? `; browser ${k.browser}` : ""}${k.serves ? `; serves ${k.serves.join(",")}` : ""}`;
+/**
+ * A serve key's `serves` by name (ids the list does not know stay ids); `-` for other keys.
+ * @param {PublicKey} k
+ * @param {PublicKey[]} all
+ */
+const servesText = (k, all) => (!k.scopes.includes("serve") ? "-" : k.serves ? k.serves.map((id) => all.find((o) => o.id === id)?.name ?? id).join(",") : "*");
 /** @param {KeyLimits} l */
 const limitsText = (l) => [l.rpm && `${l.rpm} rpm`, l.concurrency && `${l.concurrency} streams`, l.tokensPerDay && `${l.tokensPerDay} tokens/day`].filter(Boolean).join(", ") || "-";
 
@@ -145,12 +187,34 @@ async function main() {
       const scopes = String(flags.scopes ?? "chat").split(",").map((s) => s.trim()).filter(Boolean);
       const models = flags.models ? String(flags.models).split(",").map((s) => s.trim()).filter(Boolean) : undefined;
       const limits = { rpm: limit(flags.rpm, "rpm"), concurrency: limit(flags.concurrency, "concurrency"), tokensPerDay: limit(flags["tokens-per-day"], "tokens-per-day") };
+      const browser = browserFlag(flags.browser, false);
+      const serves = servesFlag(flags.serves);
       /** @type {PublicKey & { key: string }} */
-      const created = await api(base, token, "POST", "/v1/admin/keys", { name, scopes, ...(models ? { models } : {}), limits: JSON.parse(JSON.stringify(limits)) });
+      const created = await api(base, token, "POST", "/v1/admin/keys", {
+        name,
+        scopes,
+        ...(models ? { models } : {}),
+        limits: JSON.parse(JSON.stringify(limits)),
+        ...(browser ? { browser } : {}),
+        ...(serves ? { serves } : {}),
+      });
       out(
-        `created key ${created.id} "${created.name}" (${created.scopes.join(", ")})\n\n  ${created.key}\n\nThis is the only time the key is shown: hand it to ${created.name} now. Use it as Authorization: Bearer <key> (or x-api-key) against ${base}/v1.`,
-        { id: created.id, key: created.key, name: created.name, scopes: created.scopes, models: created.models, limits: created.limits },
+        `created key ${created.id} "${created.name}" (${created.scopes.join(", ")}${policyText(created)})\n\n  ${created.key}\n\nThis is the only time the key is shown: hand it to ${created.name} now. Use it as Authorization: Bearer <key> (or x-api-key) against ${base}/v1.`,
+        { id: created.id, key: created.key, name: created.name, scopes: created.scopes, models: created.models, limits: created.limits, browser: created.browser, serves: created.serves },
       );
+      return;
+    }
+    case "update": {
+      if (!arg) fail("update needs a key id (npm run keys -- list shows them)");
+      const browser = browserFlag(flags.browser, true);
+      const serves = servesFlag(flags.serves);
+      if (browser === undefined && serves === undefined) fail("update needs --browser and/or --serves");
+      /** @type {PublicKey} */
+      const k = await api(base, token, "PATCH", `/v1/admin/keys/${encodeURIComponent(arg)}`, {
+        ...(browser !== undefined ? { browser } : {}),
+        ...(serves !== undefined ? { serves } : {}),
+      });
+      out(`updated ${k.id} "${k.name}": browser ${k.browser ?? "default"}${k.serves ? `, serves ${k.serves.join(",")}` : ""}`, k);
       return;
     }
     case "list": {
@@ -158,7 +222,20 @@ async function main() {
       const { data } = await api(base, token, "GET", "/v1/admin/keys");
       out(
         data.length
-          ? pad([["ID", "NAME", "SCOPES", "MODELS", "LIMITS", "CREATED", "STATUS"], ...data.map((k) => [k.id, k.name, k.scopes.join(","), k.models ? k.models.join(",") : "*", limitsText(k.limits), k.created_at.slice(0, 10), k.revoked_at ? "revoked" : "active"])])
+          ? pad([
+              ["ID", "NAME", "SCOPES", "MODELS", "LIMITS", "BROWSER", "SERVES", "CREATED", "STATUS"],
+              ...data.map((k) => [
+                k.id,
+                k.name,
+                k.scopes.join(","),
+                k.models ? k.models.join(",") : "*",
+                limitsText(k.limits),
+                k.browser ?? "default",
+                servesText(k, data),
+                k.created_at.slice(0, 10),
+                k.revoked_at ? "revoked" : "active",
+              ]),
+            ])
           : "no keys yet: npm run keys -- create --name <name> --scopes chat",
         data,
       );
@@ -178,8 +255,8 @@ async function main() {
       /** @type {{ data: Array<{ key: PublicKey, usage: UsageRow[] }> }} */
       const u = await api(base, token, "GET", `/v1/admin/usage${q.size ? `?${q}` : ""}`);
       /** @type {Array<Array<string | number>>} */
-      const rows = [["KEY", "DAY", "MODEL", "BACKEND", "REQUESTS", "PROMPT", "COMPLETION", "ERRORS"]];
-      for (const d of u.data) for (const r of d.usage) rows.push([d.key.name, r.day, r.model, r.backend, r.requests, r.prompt_tokens, r.completion_tokens, r.errors]);
+      const rows = [["KEY", "DAY", "MODEL", "BACKEND", "SERVED BY", "REQUESTS", "PROMPT", "COMPLETION", "ERRORS"]];
+      for (const d of u.data) for (const r of d.usage) rows.push([d.key.name, r.day, r.model, r.backend || "-", r.kind, r.requests, r.prompt_tokens, r.completion_tokens, r.errors]);
       out(rows.length > 1 ? pad(rows) : "no usage recorded yet", u.data);
       return;
     }

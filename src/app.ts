@@ -20,7 +20,7 @@ import { corsMiddleware } from "./auth/cors.ts";
 import { authMode } from "./auth/principal.ts";
 import { metrics } from "./routes/metrics.ts";
 import { status } from "./routes/status.ts";
-import { adminUsage, createKey, listKeys, revokeKey } from "./routes/admin.ts";
+import { adminUsage, createKey, listKeys, revokeKey, updateKey } from "./routes/admin.ts";
 import { ownUsage } from "./routes/usage.ts";
 
 /**
@@ -54,7 +54,7 @@ async function page(c: Context<AppEnv>): Promise<Response> {
   return new Response(res.body, res); // the binding's headers are immutable; the middleware adds its own
 }
 
-type Method = "GET" | "POST" | "DELETE";
+type Method = "GET" | "POST" | "PATCH" | "DELETE";
 
 /** Every route: the one table both the router and the 405 answer (its Allow header) are built from. */
 const ROUTES: ReadonlyArray<readonly [Method, string, (c: Context<AppEnv>) => Response | Promise<Response>]> = [
@@ -79,6 +79,7 @@ const ROUTES: ReadonlyArray<readonly [Method, string, (c: Context<AppEnv>) => Re
   ["POST", "/v1/sessions/ticket", issueSessionTicket],
   ["POST", "/v1/admin/keys", createKey],
   ["GET", "/v1/admin/keys", listKeys],
+  ["PATCH", "/v1/admin/keys/:id", updateKey],
   ["DELETE", "/v1/admin/keys/:id", revokeKey],
   ["POST", "/v1/admin/keys/:id/revoke", revokeKey],
   ["GET", "/v1/admin/usage", adminUsage],
@@ -94,7 +95,7 @@ function pathPattern(path: string): RegExp {
 }
 
 const PATTERNS = ROUTES.map(([method, path]) => ({ method, pattern: pathPattern(path) }));
-const METHOD_ORDER = ["GET", "HEAD", "POST", "DELETE"];
+const METHOD_ORDER = ["GET", "HEAD", "POST", "PATCH", "DELETE"];
 
 /** The methods some route takes at `path` (HEAD wherever GET is: Hono answers it with the GET route); none for an unknown path. */
 export function allowedMethods(path: string): string[] {

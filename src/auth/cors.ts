@@ -23,7 +23,7 @@ export function corsMiddleware(): MiddlewareHandler<AppEnv> {
     const { origins, maxAgeSeconds } = settings;
     return cors({
       origin: origins.includes("*") ? "*" : (origin) => (origins.includes(origin) ? origin : null),
-      allowMethods: ["GET", "POST", "DELETE", "OPTIONS"],
+      allowMethods: ["GET", "POST", "PATCH", "DELETE", "OPTIONS"],
       allowHeaders: ALLOW_HEADERS,
       exposeHeaders: EXPOSE_HEADERS,
       maxAge: maxAgeSeconds,

@@ -1,3 +1,4 @@
+import type { BrowserPolicy } from "../config/config-schema.ts";
 import type { KeyLimits } from "./limit-math.ts";
 import type { Scope } from "./scopes.ts";
 
@@ -9,6 +10,10 @@ export interface KeyRecord {
   /** Model allow-list; null: every model. */
   models: string[] | null;
   limits: KeyLimits;
+  /** Whether its requests may be served by a browser session; null: the deployment's `browser.default`. */
+  browser: BrowserPolicy | null;
+  /** A `serve` key: the key ids whose requests its sessions take; null: every key's (and keyless ones). */
+  serves: string[] | null;
   createdAt: number;
   revokedAt: number | null;
 }

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import type { BrowserPolicy } from "../config/config-schema.ts";
 import type { KeyRecord } from "./key-record.ts";
 import type { Scope } from "./scopes.ts";
 
@@ -10,25 +11,31 @@ interface KeyRow extends Record<string, SqlStorageValue> {
   rpm: number | null;
   concurrency: number | null;
   tokens_per_day: number | null;
+  browser: string | null;
+  serves: string | null;
   created_at: number;
   revoked_at: number | null;
 }
 
 /**
  * The team's keys (one instance, "keys"). Holds only SHA-256 hashes of the secrets: the Worker hashes
- * a presented key and asks for the record. Isolates cache answers for a few seconds (src/auth/key-cache.ts).
+ * a presented key and asks for the record. Isolates cache answers for a few seconds (src/auth/key-directory.ts).
  */
 export class KeyStore extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS keys (
       id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, models TEXT,
-      rpm INTEGER, concurrency INTEGER, tokens_per_day INTEGER, created_at INTEGER NOT NULL, revoked_at INTEGER)`);
+      rpm INTEGER, concurrency INTEGER, tokens_per_day INTEGER, created_at INTEGER NOT NULL, revoked_at INTEGER,
+      browser TEXT, serves TEXT)`);
+    // Stores made before the browser data policy lack its columns: their keys follow browser.default.
+    const columns = ctx.storage.sql.exec("SELECT * FROM keys LIMIT 0").columnNames;
+    for (const column of ["browser", "serves"]) if (!columns.includes(column)) ctx.storage.sql.exec(`ALTER TABLE keys ADD COLUMN ${column} TEXT`);
   }
 
   create(record: KeyRecord, hash: string): KeyRecord {
     this.ctx.storage.sql.exec(
-      "INSERT INTO keys (id, name, hash, scopes, models, rpm, concurrency, tokens_per_day, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+      "INSERT INTO keys (id, name, hash, scopes, models, rpm, concurrency, tokens_per_day, browser, serves, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
       record.id,
       record.name,
       hash,
@@ -37,9 +44,23 @@ export class KeyStore extends DurableObject<Env> {
       record.limits.rpm ?? null,
       record.limits.concurrency ?? null,
       record.limits.tokensPerDay ?? null,
+      record.browser,
+      record.serves ? JSON.stringify(record.serves) : null,
       record.createdAt,
     );
     return record;
+  }
+
+  /**
+   * Changes a key's data policy (`browser`, `serves`; an absent field stays as it is); returns the
+   * record and its hash so the caller can drop it from caches, or null if unknown.
+   */
+  update(id: string, change: { browser?: BrowserPolicy | null; serves?: string[] | null }): { record: KeyRecord; hash: string } | null {
+    const sql = this.ctx.storage.sql;
+    if ("browser" in change) sql.exec("UPDATE keys SET browser = ? WHERE id = ?", change.browser ?? null, id);
+    if ("serves" in change) sql.exec("UPDATE keys SET serves = ? WHERE id = ?", change.serves ? JSON.stringify(change.serves) : null, id);
+    const row = sql.exec<KeyRow & { hash: string }>("SELECT * FROM keys WHERE id = ?", id).toArray()[0];
+    return row ? { record: toRecord(row), hash: row.hash } : null;
   }
 
   /** The record for a key's hash (revoked ones too, so the caller can say so), and how many keys are active. */
@@ -81,6 +102,8 @@ function toRecord(row: KeyRow): KeyRecord {
       ...(row.concurrency !== null ? { concurrency: row.concurrency } : {}),
       ...(row.tokens_per_day !== null ? { tokensPerDay: row.tokens_per_day } : {}),
     },
+    browser: row.browser === "allow" || row.browser === "deny" ? row.browser : null,
+    serves: row.serves ? (JSON.parse(row.serves) as string[]) : null,
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
   };

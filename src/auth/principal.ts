@@ -111,8 +111,9 @@ export async function requireAdmin(c: Context<AppEnv>): Promise<{ via: "token" }
 /**
  * The serve credential for browser sessions: a key with the `serve` scope, or the SERVE_TOKEN secret
  * (the documented fallback; `npm start` generates one in dev). Anonymous serving is always refused.
+ * Says which it was: a session's grant (whose requests it takes) comes from the key or the config.
  */
-export async function requireServe(c: Context<AppEnv>): Promise<void> {
+export async function requireServe(c: Context<AppEnv>): Promise<{ via: "token" } | { via: "key"; key: KeyRecord }> {
   const env = c.env;
   const address = clientAddress(c.req.raw.headers, env);
   const blocked = blockedFor(env, address);
@@ -126,11 +127,11 @@ export async function requireServe(c: Context<AppEnv>): Promise<void> {
     });
   }
   const serveToken = typeof env.SERVE_TOKEN === "string" && env.SERVE_TOKEN !== "" ? env.SERVE_TOKEN : null;
-  if (credential.kind === "key" && serveToken && sameSecret(credential.value, serveToken)) return;
+  if (credential.kind === "key" && serveToken && sameSecret(credential.value, serveToken)) return { via: "token" };
   const key = credential.kind === "key" ? await lookupKey(env, credential.value) : null;
   if (key && key.revokedAt === null) {
     if (!key.scopes.includes("serve")) throw missingScope(key, "serve");
-    return;
+    return { via: "key", key };
   }
   const blockedS = await recordFailure(env, address);
   if (blockedS > 0) throw tooManyFailures(blockedS);

@@ -102,6 +102,19 @@ export const CorsSchema = z.strictObject({
   maxAgeSeconds: z.optional(z.int().check(z.gte(0))),
 });
 
+/** Whether a request may be served by a teammate's browser tab (docs/security.md, "Browser sessions and prompts"). */
+export const BrowserPolicySchema = z.enum(["allow", "deny"]);
+
+/** A team key's public id, as `npm run keys -- list` shows it. */
+export const KEY_ID_PATTERN = /^key_[A-Za-z0-9_-]{12}$/;
+
+export const BrowserConfigSchema = z.strictObject({
+  /** For requests whose key does not say (and requests without a key): "allow" under `npm start`, "deny" deployed. */
+  default: z.optional(BrowserPolicySchema),
+  /** Sessions connected with SERVE_TOKEN serve only these keys' requests (key ids); default: every key's. */
+  serveTokenServes: z.optional(z.array(z.string().check(z.regex(KEY_ID_PATTERN))).check(z.minLength(1))),
+});
+
 export const ConfigSchema = z.strictObject({
   models: z.optional(z.record(z.string().check(z.minLength(1)), ModelSchema)),
   limits: z.optional(LimitsSchema),
@@ -112,9 +125,12 @@ export const ConfigSchema = z.strictObject({
   retries: z.optional(RetriesSchema),
   circuit: z.optional(CircuitSchema),
   health: z.optional(HealthSchema),
+  /** Which requests browser sessions may serve (see docs/security.md). */
+  browser: z.optional(BrowserConfigSchema),
 });
 
 export type LlamaTarget = z.infer<typeof LlamaTargetSchema>;
 export type BrowserTarget = z.infer<typeof BrowserTargetSchema>;
 export type TargetConfig = z.infer<typeof TargetSchema>;
+export type BrowserPolicy = z.infer<typeof BrowserPolicySchema>;
 export type ConfigInput = z.infer<typeof ConfigSchema>;

@@ -1,4 +1,4 @@
-import { ConfigSchema, type ConfigInput, type TargetConfig } from "./config-schema.ts";
+import { ConfigSchema, type BrowserPolicy, type ConfigInput, type TargetConfig } from "./config-schema.ts";
 import { describeIssue } from "../schemas/describe-issues.ts";
 
 export interface ModelConfig {
@@ -31,6 +31,12 @@ export interface Config {
   retries: { perTarget: number; maxAttempts: number; backoffMs: number; maxBackoffMs: number; maxRetryAfterMs: number };
   circuit: { failureThreshold: number; cooldownMs: number; maxCooldownMs: number };
   health: { sampleMs: number; snapshotTtlMs: number; idleStopMs: number };
+  browser: {
+    /** For a request whose key sets no `browser` policy, and a request without a key. */
+    default: BrowserPolicy;
+    /** Key ids whose requests sessions connected with SERVE_TOKEN take; null: every request. */
+    serveTokenServes: string[] | null;
+  };
 }
 
 export const DEFAULTS = {
@@ -138,6 +144,9 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
       retries: { ...DEFAULTS.retries, ...input.retries },
       circuit: { ...DEFAULTS.circuit, ...input.circuit },
       health: { ...DEFAULTS.health, ...input.health },
+      // Under `npm start` the only tab is usually the developer's own; deployed, a tab is a
+      // teammate's machine, and prompts go there only where the operator allowed it.
+      browser: { default: input.browser?.default ?? (dev ? "allow" : "deny"), serveTokenServes: input.browser?.serveTokenServes ?? null },
     },
   };
 }

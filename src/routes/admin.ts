@@ -5,10 +5,13 @@ import { forgetCached, keyGate, keyStore } from "../auth/key-directory.ts";
 import { generateKey, generateKeyId, hashKey } from "../auth/key-format.ts";
 import type { KeyRecord, UsageRow } from "../auth/key-record.ts";
 import { requireAdmin } from "../auth/principal.ts";
+import { resolveServes } from "../auth/resolve-serves.ts";
 import { SCOPES } from "../auth/scopes.ts";
+import { BrowserPolicySchema } from "../config/config-schema.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { parseBody } from "../schemas/parse-body.ts";
+import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
 
 const positive = z.int().check(z.positive());
 
@@ -17,7 +20,25 @@ const CreateKeySchema = z.strictObject({
   scopes: z.array(z.enum(SCOPES)).check(z.minLength(1)),
   models: z.optional(z.nullable(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
   limits: z.optional(z.strictObject({ rpm: z.optional(positive), concurrency: z.optional(positive), tokensPerDay: z.optional(positive) })),
+  /** May its requests be served by a browser session? null or absent: the deployment's browser.default. */
+  browser: z.optional(z.nullable(BrowserPolicySchema)),
+  /** A serve key: the keys (ids or names) whose requests its sessions take; null or absent: everyone's. */
+  serves: z.optional(z.nullable(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
 });
+
+const UpdateKeySchema = z.strictObject({
+  browser: z.optional(z.nullable(BrowserPolicySchema)),
+  serves: z.optional(z.nullable(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
+});
+
+function servesNeedsServeScope(scopes: readonly string[]): ProxyError {
+  return new ProxyError({
+    status: 400,
+    code: "invalid_value",
+    param: "serves",
+    message: `serves restricts whose requests a serve key's browser sessions take, and this key has no serve scope (it has: ${scopes.join(", ")}).`,
+  });
+}
 
 /** `POST /v1/admin/keys`: a new key, shown once in this answer and stored only as its hash. */
 export async function createKey(c: Context<AppEnv>): Promise<Response> {
@@ -25,19 +46,25 @@ export async function createKey(c: Context<AppEnv>): Promise<Response> {
   const body = await readJsonBody(c.req.raw, 64 * 1024);
   const input = parseBody(CreateKeySchema, body, {
     subject: "key",
-    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?}}.',
+    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?}, browser?: "allow"|"deny", serves?: [key ids or names]}.',
   });
+  const scopes = [...new Set(input.scopes)];
+  if (input.serves && !scopes.includes("serve")) throw servesNeedsServeScope(scopes);
+  const store = keyStore(c.env);
+  const serves = input.serves ? resolveServes(input.serves, await store.list()) : null;
   const key = generateKey();
   const record: KeyRecord = {
     id: generateKeyId(),
     name: input.name,
-    scopes: [...new Set(input.scopes)],
+    scopes,
     models: input.models ? [...new Set(input.models)] : null,
     limits: input.limits ?? {},
+    browser: input.browser ?? null,
+    serves,
     createdAt: Date.now(),
     revokedAt: null,
   };
-  await keyStore(c.env).create(record, await hashKey(key));
+  await store.create(record, await hashKey(key));
   forgetCached(c.env);
   return c.json({ ...publicRecord(record), key }, 201, { "cache-control": "no-store" });
 }
@@ -49,7 +76,37 @@ export async function listKeys(c: Context<AppEnv>): Promise<Response> {
   return c.json({ object: "list", data: keys.map(publicRecord) });
 }
 
-/** `DELETE /v1/admin/keys/:id` (or `POST …/revoke`): refused from the next request on. */
+/**
+ * `PATCH /v1/admin/keys/:id`: changes a key's data policy, `browser` and `serves` (null: back to the
+ * default). Applies at once in this isolate and to the key's live browser sessions, and within the
+ * key cache's 5 s in other isolates.
+ */
+export async function updateKey(c: Context<AppEnv>): Promise<Response> {
+  await requireAdmin(c);
+  const id = c.req.param("id") ?? "";
+  const input = parseBody(UpdateKeySchema, await readJsonBody(c.req.raw, 64 * 1024), {
+    subject: "key change",
+    send: 'Send {browser?: "allow"|"deny"|null, serves?: [key ids or names]|null}.',
+  });
+  const store = keyStore(c.env);
+  const notFound = () => new ProxyError({ status: 404, code: "key_not_found", param: "id", message: `No key with id "${id}". GET /v1/admin/keys lists them.` });
+  const current = await store.get(id);
+  if (!current) throw notFound();
+  if (current.revokedAt !== null) throw new ProxyError({ status: 400, code: "invalid_value", param: "id", message: `The key "${current.name}" was revoked; a revoked key cannot be changed.` });
+  if (input.serves && !current.scopes.includes("serve")) throw servesNeedsServeScope(current.scopes);
+  const change = {
+    ...(input.browser !== undefined ? { browser: input.browser } : {}),
+    ...(input.serves !== undefined ? { serves: input.serves ? resolveServes(input.serves, await store.list()) : null } : {}),
+  };
+  const updated = await store.update(id, change);
+  if (!updated) throw notFound();
+  forgetCached(c.env, updated.hash);
+  // Sessions this key connected take only the requests it now lists, from the next one on.
+  if ("serves" in change && current.scopes.includes("serve")) await sessionHub(c.env).regrant(id, updated.record.serves);
+  return c.json(publicRecord(updated.record));
+}
+
+/** `DELETE /v1/admin/keys/:id` (or `POST …/revoke`): refused from the next request on; a serve key's sessions are closed. */
 export async function revokeKey(c: Context<AppEnv>): Promise<Response> {
   await requireAdmin(c);
   const id = c.req.param("id") ?? "";
@@ -57,6 +114,7 @@ export async function revokeKey(c: Context<AppEnv>): Promise<Response> {
   if (!revoked) throw new ProxyError({ status: 404, code: "key_not_found", param: "id", message: `No key with id "${id}". GET /v1/admin/keys lists them.` });
   await keyGate(c.env, id).revoke();
   forgetCached(c.env, revoked.hash);
+  if (revoked.record.scopes.includes("serve")) await sessionHub(c.env).closeSessionsOf(id);
   return c.json(publicRecord(revoked.record));
 }
 
@@ -101,18 +159,48 @@ function isCalendarDay(value: string): boolean {
   return !Number.isNaN(day.getTime()) && day.toISOString().slice(0, 10) === value;
 }
 
-/** Rows per day, model and backend, plus totals. */
+/**
+ * Where a request was served, from its backend (the target's name, as `x-switchyard-target` says
+ * it): a llama-server, a browser session, or nothing (refused or failed before any target answered).
+ */
+export function backendKind(backend: string): "llama" | "browser" | "none" {
+  if (backend.startsWith("llama:")) return "llama";
+  if (backend.startsWith("browser:")) return "browser";
+  return "none";
+}
+
+type Counts = { requests: number; prompt_tokens: number; completion_tokens: number; errors: number };
+
+function add(into: Counts, r: UsageRow): void {
+  into.requests += r.requests;
+  into.prompt_tokens += r.promptTokens;
+  into.completion_tokens += r.completionTokens;
+  into.errors += r.errors;
+}
+
+/** Rows per day, model and backend (each with its kind), totals, and totals per backend: where the key's requests were served. */
 export function summarize(rows: UsageRow[]) {
-  const totals = { requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 };
+  const totals: Counts = { requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 };
+  const perBackend = new Map<string, Counts>();
   for (const r of rows) {
-    totals.requests += r.requests;
-    totals.prompt_tokens += r.promptTokens;
-    totals.completion_tokens += r.completionTokens;
-    totals.errors += r.errors;
+    add(totals, r);
+    let b = perBackend.get(r.backend);
+    if (!b) perBackend.set(r.backend, (b = { requests: 0, prompt_tokens: 0, completion_tokens: 0, errors: 0 }));
+    add(b, r);
   }
   return {
     totals,
-    usage: rows.map((r) => ({ day: r.day, model: r.model, backend: r.backend, requests: r.requests, prompt_tokens: r.promptTokens, completion_tokens: r.completionTokens, errors: r.errors })),
+    by_backend: [...perBackend].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([backend, counts]) => ({ backend, kind: backendKind(backend), ...counts })),
+    usage: rows.map((r) => ({
+      day: r.day,
+      model: r.model,
+      backend: r.backend,
+      kind: backendKind(r.backend),
+      requests: r.requests,
+      prompt_tokens: r.promptTokens,
+      completion_tokens: r.completionTokens,
+      errors: r.errors,
+    })),
   };
 }
 
@@ -123,6 +211,8 @@ export function publicRecord(k: KeyRecord) {
     scopes: k.scopes,
     models: k.models,
     limits: k.limits,
+    browser: k.browser,
+    serves: k.serves,
     created_at: new Date(k.createdAt).toISOString(),
     revoked_at: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
   };

@@ -4,7 +4,7 @@ import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { Deadlines } from "../stream/deadlines.ts";
-import { planTargets } from "../routing/plan-targets.ts";
+import { planTargetsFor } from "../routing/plan-targets.ts";
 import { tryTargets } from "../routing/try-targets.ts";
 import { EmbeddingsRequestSchema } from "../schemas/embeddings-request.ts";
 import { fetchBrowserEmbeddings } from "../upstreams/browser/browser-embeddings.ts";
@@ -21,7 +21,9 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
   const request = validateBody(EmbeddingsRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
   c.get("meter")?.checkModel(request.model);
-  const targets = planTargets(config, request.model);
+  // Under the caller's browser policy: a denied request never reaches a session.
+  const key = c.get("principal");
+  const targets = planTargetsFor(config, request.model, key);
   const requestId = c.get("requestId");
   const env = c.env;
   // Every attempt's timeouts on the request's one timer.
@@ -37,7 +39,7 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
       skips: (err) => err instanceof BrowserUnableError,
     },
     async (target, signal) => {
-      const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines, env };
+      const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines, env, ...(key ? { keyId: key.id } : {}) };
       if (target.kind === "llama") return fetchLlamaEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);
       try {
         return await fetchBrowserEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);

@@ -7,6 +7,8 @@ import { toProxyError } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { AppEnv } from "../auth/app-env.ts";
 import { fetchFresh } from "../http/fetch-fresh.ts";
+import { browserPolicy } from "../routing/browser-policy.ts";
+import { planTargetsFor } from "../routing/plan-targets.ts";
 import { targetName } from "../routing/target.ts";
 import type { LlamaTarget } from "../config/config-schema.ts";
 import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
@@ -50,13 +52,15 @@ export async function listModels(c: Context<AppEnv>): Promise<Response> {
 }
 
 async function modelEntries(c: Context<AppEnv>, config: Config): Promise<ModelEntry[]> {
-  if (config.models) return declaredModels(c, config);
+  // A caller whose requests browser sessions may not serve is not offered what only they serve.
+  const denied = browserPolicy(config, c.get("principal")) === "deny";
+  if (config.models) return declaredModels(c, config, undefined, denied);
   const [upstream, browser] = await Promise.all([
     upstreamModels(c, config).then(
       (data) => ({ ok: true as const, data }),
       (error: unknown) => ({ ok: false as const, error }),
     ),
-    browserModels(c.env),
+    denied ? [] : browserModels(c.env),
   ]);
   if (!upstream.ok && browser.length === 0) throw upstream.error;
   const data = upstream.ok ? [...upstream.data] : [];
@@ -95,6 +99,8 @@ async function modelEntry(c: Context<AppEnv>, config: Config, id: string): Promi
     if (!Object.hasOwn(config.models, id)) {
       throw new ProxyError({ status: 404, code: "model_not_found", param: "model", message: `The model "${id}" does not exist here. GET /v1/models lists the available ones.` });
     }
+    // 403 browser_not_allowed, as a request would get, when only browser sessions serve it and the caller may not use them.
+    planTargetsFor(config, id, c.get("principal"));
     return (await declaredModels(c, config, id))[0]!;
   }
   const listed = (await upstreamModels(c, config)).find((m) => m.id === id);
@@ -116,10 +122,13 @@ function wantsAnthropic(c: Context<AppEnv>): boolean {
   return c.req.header("anthropic-version") !== undefined;
 }
 
-/** Declared models (or the one named `only`), each with what its first llama target's /props says. */
-async function declaredModels(c: Context<AppEnv>, config: Config, only?: string): Promise<ModelEntry[]> {
+/**
+ * Declared models (or the one named `only`), each with what its first llama target's /props says;
+ * `withoutBrowserOnly`: leaving out those only browser sessions serve.
+ */
+async function declaredModels(c: Context<AppEnv>, config: Config, only?: string, withoutBrowserOnly = false): Promise<ModelEntry[]> {
   const models = config.models ?? {};
-  const ids = only !== undefined ? [only] : Object.keys(models);
+  const ids = (only !== undefined ? [only] : Object.keys(models)).filter((id) => !withoutBrowserOnly || models[id]!.targets.some((t) => t.kind !== "browser"));
   return Promise.all(
     ids.map(async (id) => {
       const target = models[id]!.targets.find((t): t is LlamaTarget => t.kind === "llama");

@@ -1,5 +1,7 @@
+import type { KeyRecord } from "../auth/key-record.ts";
 import { modelConfig, type Config } from "../config/config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
+import { applyBrowserPolicy, browserPolicy } from "./browser-policy.ts";
 import { targetName, type Target } from "./target.ts";
 
 /** The ordered list of targets to try for a model name. */
@@ -22,4 +24,13 @@ export function planTargets(config: Config, model: string): Target[] {
     });
   }
   return declared.targets.map((t) => ({ ...t, name: targetName(t) }) as Target);
+}
+
+/**
+ * The targets one request may try: the model's plan under the caller's browser policy (`key`: the
+ * request's key, from the auth middleware; undefined without one). Every API that can reach a
+ * browser session plans with this.
+ */
+export function planTargetsFor(config: Config, model: string, key: KeyRecord | undefined): Target[] {
+  return applyBrowserPolicy(planTargets(config, model), browserPolicy(config, key), model, key);
 }

@@ -34,6 +34,8 @@ export interface AttemptOptions {
   /** The request's timer: every attempt's timeouts are deadlines on it. */
   deadlines: Deadlines;
   upstreamFor(target: Target): Upstream;
+  /** The id of the request's key, for upstreams that choose who may serve it (browser sessions). */
+  keyId?: string;
   /** Called as each attempt starts, so attempts can be reported even on failure. */
   onAttempt?(n: number, target: Target): void;
   /** Where health signals and the outcome are sent after the response (ctx.waitUntil). */
@@ -63,7 +65,7 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
       const upstream = opts.upstreamFor(target);
       // A browser hub places the conversation among sessions by its prompt's chain of hashes.
       const promptChain = target.kind === "browser" ? placementOnce().prefixes.map((p) => p.hash) : undefined;
-      const stream = await upstream.open(opts.request, { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...(promptChain ? { promptChain } : {}) });
+      const stream = await upstream.open(opts.request, { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...(promptChain ? { promptChain } : {}), ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}) });
       const events = new EventReader(stream, target.name, config.timeouts, startedAt, opts.deadlines);
       const first = await events.next();
       if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} ended its answer without sending anything.` });

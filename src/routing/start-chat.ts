@@ -16,7 +16,7 @@ import { BrowserUpstream } from "../upstreams/browser/browser-upstream.ts";
 import { LlamaUpstream } from "../upstreams/llama/llama-upstream.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
 import { Deadlines } from "../stream/deadlines.ts";
-import { planTargets } from "./plan-targets.ts";
+import { planTargetsFor } from "./plan-targets.ts";
 import { runAttempts, type Started } from "./run-attempts.ts";
 import type { Target } from "./target.ts";
 
@@ -53,7 +53,9 @@ export interface StartOptions {
 export function startChat(c: Context<AppEnv>, config: Config, request: ChatRequest, options: StartOptions = {}): ChatRun {
   const upstreamFor = options.upstreamFor ?? chatUpstreamFor;
   c.get("meter")?.checkModel(request.model);
-  const targets = planTargets(config, request.model);
+  // The caller's browser policy is applied here, to the plan: a denied request never reaches a session.
+  const key = c.get("principal");
+  const targets = planTargetsFor(config, request.model, key);
   const requestId = c.get("requestId");
 
   // One controller for everything this request started upstream: the client leaving (noticed by a
@@ -87,6 +89,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     signal: work.signal,
     deadlines,
     upstreamFor: upstream,
+    ...(key ? { keyId: key.id } : {}),
     waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p),
   });
   const headersOf = () => ({ "x-switchyard-target": started?.target.name ?? "", "x-switchyard-attempts": String(attempts) });

@@ -20,6 +20,8 @@ export const CLOSE = {
   malformed: 4422,
   tooBig: 1009,
   replaced: 4409,
+  /** The serve key that connected the session was revoked. */
+  revoked: 4403,
 } as const;
 
 const Id = z.string().check(z.minLength(1), z.maxLength(128));

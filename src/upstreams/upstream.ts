@@ -18,6 +18,11 @@ export interface AttemptContext {
    * whose engine still holds it.
    */
   promptChain?: readonly string[];
+  /**
+   * The id of the key the request was made with (never the key itself); absent without one. A browser
+   * hub places the request only on sessions allowed to serve that key.
+   */
+  keyId?: string;
 }
 
 /**

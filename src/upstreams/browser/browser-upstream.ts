@@ -26,7 +26,14 @@ export class BrowserUnableError extends ProxyError {}
 export async function openRelay(endpoint: Endpoint, model: string, body: Record<string, unknown>, ctx: AttemptContext): Promise<ReadableStream<Uint8Array>> {
   const hub = sessionHub(ctx.env);
   const id = randomId("rl_", 16);
-  const start: RelayStart = { id, model, ...(endpoint === "chat" ? {} : { endpoint }), body, ...(endpoint === "chat" && ctx.promptChain?.length ? { prompt: [...ctx.promptChain] } : {}) };
+  const start: RelayStart = {
+    id,
+    model,
+    ...(endpoint === "chat" ? {} : { endpoint }),
+    body,
+    ...(endpoint === "chat" && ctx.promptChain?.length ? { prompt: [...ctx.promptChain] } : {}),
+    ...(ctx.keyId !== undefined ? { keyId: ctx.keyId } : {}),
+  };
   let res: Response;
   try {
     res = await hub.fetch("https://hub/relay", { method: "POST", body: JSON.stringify(start) });

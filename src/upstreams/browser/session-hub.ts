@@ -14,6 +14,7 @@ import {
 } from "../../schemas/relay.ts";
 import { randomHex } from "../../stream/ids.ts";
 import { MAX_QUEUE_PER_MODEL, RelayQueue } from "./relay-queue.ts";
+import { GRANT_HEADER, mayServe, parseGrant, SERVES_EVERYONE, type ServeGrant } from "./serve-grant.ts";
 import { SILENT_CLOSE, silentDeadline } from "./session-liveness.ts";
 
 /** How long a ticket from `POST /v1/sessions/ticket` stays valid. */
@@ -32,6 +33,8 @@ interface SessionAttachment {
   pingedAt?: number;
   agent?: string;
   capabilities?: Hello["capabilities"];
+  /** Who connected it and whose requests it takes (absent on sockets accepted before grants existed: everyone's). */
+  grant?: ServeGrant;
 }
 
 /** A relayed request. Lives only in memory: an in-flight request keeps the object from hibernating. */
@@ -47,6 +50,8 @@ interface Relay {
   closed: boolean;
   timer?: ReturnType<typeof setTimeout>;
   prompt?: string;
+  /** The id of the key the request was made with; absent: a request without a key. */
+  keyId?: string;
 }
 
 export interface RelayStart {
@@ -57,6 +62,8 @@ export interface RelayStart {
   body: Record<string, unknown>;
   /** The prompt's hashes at each message boundary (chat), so the request goes where an engine holds its conversation. */
   prompt?: string[];
+  /** Who is asking: the id of the request's key (never the key); absent for a request without one. Only sessions whose grant admits it are candidates. */
+  keyId?: string;
 }
 
 /**
@@ -89,16 +96,54 @@ export class SessionHub extends DurableObject<Env> {
     super(ctx, env);
     // Pings are answered without waking the object; their time is the session's liveness.
     ctx.setWebSocketAutoResponse(new WebSocketRequestResponsePair(PING_TEXT, PONG_TEXT));
-    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS tickets (ticket TEXT PRIMARY KEY, expires INTEGER NOT NULL)");
+    const sql = ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS tickets (ticket TEXT PRIMARY KEY, expires INTEGER NOT NULL, serve_grant TEXT)");
+    // Tickets stored before grants existed: the column is added; such a ticket admits nobody's requests.
+    if (!sql.exec("SELECT * FROM tickets LIMIT 0").columnNames.includes("serve_grant")) sql.exec("ALTER TABLE tickets ADD COLUMN serve_grant TEXT");
   }
 
-  /** A one-use ticket for `GET /v1/sessions?ticket=…` (the caller has checked the serve credential). */
-  issueTicket(): { ticket: string; expiresInMs: number } {
+  /**
+   * A one-use ticket for `GET /v1/sessions?ticket=…` (the caller has checked the serve credential);
+   * the session it opens holds `grant`.
+   */
+  issueTicket(grant: ServeGrant): { ticket: string; expiresInMs: number } {
     const now = Date.now();
     this.ctx.storage.sql.exec("DELETE FROM tickets WHERE expires < ?", now);
     const ticket = randomHex("tk_", 24);
-    this.ctx.storage.sql.exec("INSERT INTO tickets (ticket, expires) VALUES (?, ?)", ticket, now + TICKET_TTL_MS);
+    this.ctx.storage.sql.exec("INSERT INTO tickets (ticket, expires, serve_grant) VALUES (?, ?, ?)", ticket, now + TICKET_TTL_MS, JSON.stringify(grant));
     return { ticket, expiresInMs: TICKET_TTL_MS };
+  }
+
+  /**
+   * A serve key's `serves` changed: its live sessions take only the listed keys' requests from now
+   * on, and the requests waiting on them that they may no longer take move to a session that may (or
+   * fail as no longer servable there). The running ones finish.
+   */
+  regrant(keyId: string, serves: string[] | null): void {
+    const affected: string[] = [];
+    for (const { ws, att } of this.openSockets()) {
+      if (att.grant?.keyId !== keyId) continue;
+      ws.serializeAttachment({ ...att, grant: { keyId, serves } });
+      affected.push(att.sessionId);
+    }
+    const grant = { keyId, serves };
+    for (const sessionId of affected) {
+      const leaving = this.relays.all().filter((r) => r.sessionId === sessionId && r.state === "queued" && !mayServe(grant, r.keyId));
+      this.rehome(leaving, sessionId, "may no longer serve this request (its serve key's serves changed)");
+      // The session stays: it hears that its queues got shorter.
+      for (const model of new Set(leaving.map((r) => r.model))) this.sendQueue(sessionId, model);
+    }
+  }
+
+  /** A serve key was revoked: the sessions it connected are closed (4403) and get no more requests. */
+  closeSessionsOf(keyId: string): void {
+    for (const { ws, att } of this.openSockets()) {
+      if (att.grant?.keyId !== keyId) continue;
+      this.dropSession(ws, "was closed: its serve key was revoked");
+      try {
+        ws.close(CLOSE.revoked, "serve key revoked");
+      } catch {}
+    }
   }
 
   /** The client left (or the attempt was abandoned): a queued request disappears, a running one is interrupted. */
@@ -119,8 +164,11 @@ export class SessionHub extends DurableObject<Env> {
   }
 
   /** Live sessions, for the page's stats and for tests. */
-  sessions(): Array<{ sessionId: string; models: string[]; running: number; queued: number }> {
-    return this.liveSockets().map(({ att }) => ({ sessionId: att.sessionId, models: att.models, ...this.relays.counts(att.sessionId) }));
+  sessions(): Array<{ sessionId: string; models: string[]; running: number; queued: number; serveKey: string | null; serves: string[] | null }> {
+    return this.liveSockets().map(({ att }) => {
+      const grant = att.grant ?? SERVES_EVERYONE;
+      return { sessionId: att.sessionId, models: att.models, ...this.relays.counts(att.sessionId), serveKey: grant.keyId, serves: grant.serves };
+    });
   }
 
   override async fetch(request: Request): Promise<Response> {
@@ -139,17 +187,22 @@ export class SessionHub extends DurableObject<Env> {
       return json(426, { status: 426, code: "upgrade_required", message: "GET /v1/sessions is a WebSocket endpoint: connect with a WebSocket client." });
     }
     const ticket = url.searchParams.get("ticket");
+    let grant: ServeGrant;
     if (ticket !== null) {
-      const row = this.ctx.storage.sql.exec<{ expires: number }>("DELETE FROM tickets WHERE ticket = ? RETURNING expires", ticket).toArray()[0];
+      const row = this.ctx.storage.sql.exec<{ expires: number; serve_grant: string | null }>("DELETE FROM tickets WHERE ticket = ? RETURNING expires, serve_grant", ticket).toArray()[0];
       if (!row || row.expires < Date.now()) {
         return json(403, { status: 403, code: "invalid_ticket", message: "The session ticket is unknown, used or expired: get a new one from POST /v1/sessions/ticket (tickets are one-use and last 60 s)." });
       }
-    } else if (url.searchParams.get("verified") !== "1") {
+      grant = parseGrant(row.serve_grant);
+    } else if (url.searchParams.get("verified") === "1") {
+      // The Worker checked the credential and says what it grants (src/routes/sessions.ts).
+      grant = parseGrant(request.headers.get(GRANT_HEADER));
+    } else {
       return json(401, { status: 401, code: "missing_credential", message: "A serve credential is required." });
     }
     const pair = new WebSocketPair();
     const server = pair[1];
-    const att: SessionAttachment = { sessionId: randomHex("s_", 4), connectedAt: Date.now(), models: [], ready: false };
+    const att: SessionAttachment = { sessionId: randomHex("s_", 4), connectedAt: Date.now(), models: [], ready: false, grant };
     this.ctx.acceptWebSocket(server, [att.sessionId]);
     server.serializeAttachment(att);
     return new Response(null, { status: 101, webSocket: pair[0] });
@@ -163,7 +216,18 @@ export class SessionHub extends DurableObject<Env> {
       return json(413, { status: 413, code: "request_too_large", retryable: true, message: `The request is larger than a browser session accepts (${MAX_MESSAGE_BYTES} bytes per relay message).` });
     }
     const live = this.liveSockets().filter(({ att }) => att.ready);
-    const candidates = live.filter(({ att }) => sessionServes(att, start.model, endpoint));
+    const serving = live.filter(({ att }) => sessionServes(att, start.model, endpoint));
+    // Only sessions whose serve key admits the asking key: as if the others did not exist.
+    const candidates = serving.filter(({ att }) => mayServe(att.grant, start.keyId));
+    if (candidates.length === 0 && serving.length > 0) {
+      return json(503, {
+        status: 503,
+        code: "no_capacity",
+        retryAfter: 5,
+        ...(endpoint === "chat" ? {} : { unable: true }),
+        message: `No browser session serving ${start.model} may serve this request: the sessions serving it take only other keys' requests (their serve key's serves list).`,
+      });
+    }
     if (candidates.length === 0) {
       if (endpoint !== "chat" && live.some(({ att }) => att.models.includes(start.model))) {
         // `unable`: sessions have the model but none serves this endpoint with it (skipped, not tried).
@@ -189,7 +253,19 @@ export class SessionHub extends DurableObject<Env> {
       },
       cancel: () => this.cancel(start.id),
     });
-    const r: Relay = { id: start.id, sessionId, model: start.model, endpoint, text, state: "queued", cancelled: false, out, closed: false, ...(chain?.length ? { prompt: chain.at(-1)! } : {}) };
+    const r: Relay = {
+      id: start.id,
+      sessionId,
+      model: start.model,
+      endpoint,
+      text,
+      state: "queued",
+      cancelled: false,
+      out,
+      closed: false,
+      ...(chain?.length ? { prompt: chain.at(-1)! } : {}),
+      ...(start.keyId !== undefined ? { keyId: start.keyId } : {}),
+    };
     this.relays.add(r);
     this.startNext(sessionId, start.model);
     if (r.state === "queued") this.sendQueue(sessionId, start.model);
@@ -349,10 +425,17 @@ export class SessionHub extends DurableObject<Env> {
     const att = ws.deserializeAttachment() as SessionAttachment | null;
     if (!att) return;
     this.relays.forget(att.sessionId);
+    this.rehome(this.relays.all().filter((r) => r.sessionId === att.sessionId), att.sessionId, why);
+  }
+
+  /**
+   * Requests leaving `from`: waiting ones (the page never saw them) move to another live session that
+   * serves them and may take them; the rest end with an error saying `why`.
+   */
+  private rehome(relays: Relay[], from: string, why: string): void {
     const moved = new Set<string>();
-    for (const r of this.relays.all()) {
-      if (r.sessionId !== att.sessionId) continue;
-      const other = r.state === "queued" ? this.leastBusy(r.model, r.endpoint, att.sessionId) : undefined;
+    for (const r of relays) {
+      const other = r.state === "queued" ? this.leastBusy(r, from) : undefined;
       if (other) {
         r.sessionId = other.sessionId;
         moved.add(`${other.sessionId}\n${r.model}`);
@@ -368,14 +451,14 @@ export class SessionHub extends DurableObject<Env> {
     }
   }
 
-  private leastBusy(model: string, endpoint: Endpoint, except: string): { sessionId: string; load: number } | undefined {
+  private leastBusy(r: Relay, except: string): { sessionId: string; load: number } | undefined {
     const serving: string[] = [];
     for (const ws of this.ctx.getWebSockets()) {
       const att = ws.deserializeAttachment() as SessionAttachment | null;
-      if (!att || att.sessionId === except || !att.ready || ws.readyState !== WebSocket.OPEN || !sessionServes(att, model, endpoint)) continue;
+      if (!att || att.sessionId === except || !att.ready || ws.readyState !== WebSocket.OPEN || !sessionServes(att, r.model, r.endpoint) || !mayServe(att.grant, r.keyId)) continue;
       serving.push(att.sessionId);
     }
-    return this.relays.leastLoaded(serving, model);
+    return this.relays.leastLoaded(serving, r.model);
   }
 
   private refuse(ws: WebSocket, code: number, reason: string): void {
