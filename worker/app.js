@@ -31,12 +31,13 @@ const $ = (id) => /** @type {Elements[Id]} */ (document.getElementById(id));
  *   engine: import("@mlc-ai/web-llm").MLCEngineInterface | null,
  *   model: string | null,
  *   embedding: boolean,
+ *   context: number | null,
  *   caps: import("./capabilities.js").WebGPUCheck | null,
  *   session: ServeSession | null,
  *   history: import("@mlc-ai/web-llm").ChatCompletionMessageParam[],
  * }}
  */
-const state = { webllm: null, engine: null, model: null, embedding: false, caps: null, session: null, history: [] };
+const state = { webllm: null, engine: null, model: null, embedding: false, context: null, caps: null, session: null, history: [] };
 
 function serveToken() {
   const m = /(?:^|[#&])serve=([^&]+)/.exec(location.hash);
@@ -110,7 +111,10 @@ async function load() {
       state.engine = await webllm.CreateWebWorkerMLCEngine(worker, id, { initProgressCallback: onProgress });
     }
     state.model = id;
-    state.embedding = isEmbeddingModel(webllm.prebuiltAppConfig.model_list.find((r) => r.model_id === id));
+    const record = webllm.prebuiltAppConfig.model_list.find((r) => r.model_id === id);
+    state.embedding = isEmbeddingModel(record);
+    // The most one request can hold; the hub sends longer prompts elsewhere.
+    state.context = typeof record?.overrides?.context_window_size === "number" ? record.overrides.context_window_size : null;
     state.history = [];
     $("progress").value = 1;
     show("loaded", `Loaded: ${id}${state.embedding ? " (an embedding model: it serves /v1/embeddings for the team, not chat)" : ""}`);
@@ -173,6 +177,7 @@ function toggleServe() {
       // Chat models also serve /v1/completions (engine.completions); an embedding model serves only /v1/embeddings.
       completions: !state.embedding,
       ...(state.embedding ? { embeddingModels: [model] } : {}),
+      ...(state.context ? { contextWindows: { [model]: state.context } } : {}),
     },
     onChange: (s) => {
       show("serve-status", s.message, `status ${s.state}`);

@@ -9,12 +9,15 @@ import type { ProxyError } from "../errors/proxy-error.ts";
  * - broken: a 5xx or a broken stream; worth one more try on the same target after a backoff;
  * - misconfigured: the upstream refused Switchyard itself (401/403 key, 404 URL, router mode without
  *   the target's model: a retryable 400); move on;
- * - unavailable: not a health signal (a browser target without a session, a missing secret).
+ * - unavailable: not a health signal (a browser target without a session, a missing secret);
+ * - too_long: the prompt does not fit this target's context; a larger one may take it (move on,
+ *   not a health signal).
  */
-export type FailureKind = "client" | "gone" | "unreachable" | "timeout" | "loading" | "busy" | "broken" | "misconfigured" | "unavailable";
+export type FailureKind = "client" | "gone" | "unreachable" | "timeout" | "loading" | "busy" | "broken" | "misconfigured" | "unavailable" | "too_long";
 
 export function classifyFailure(err: ProxyError, upstreamStatus?: number): FailureKind {
   if (err.status === 499 || err.code === "client_closed_request") return "gone";
+  if (err.code === "context_length_exceeded") return err.retryable ? "too_long" : "client";
   if (!err.retryable) return "client";
   if (upstreamStatus === 400 || upstreamStatus === 401 || upstreamStatus === 403 || upstreamStatus === 404) return "misconfigured";
   switch (err.code) {

@@ -141,6 +141,7 @@ export class HealthHub extends DurableObject<Env> {
     let state: UpstreamHealth["state"] = "down";
     let slotsTotal: number | undefined;
     let slotsBusy: number | undefined;
+    let contextWindow: number | undefined;
     try {
       const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
       state = res.status === 200 ? "ready" : res.status === 503 ? "loading" : "down";
@@ -152,6 +153,8 @@ export class HealthHub extends DurableObject<Env> {
           if (Array.isArray(list)) {
             slotsTotal = list.length;
             slotsBusy = list.filter((s) => (s as { is_processing?: unknown }).is_processing === true).length;
+            const windows = list.map((s) => (s as { n_ctx?: unknown }).n_ctx).filter((n): n is number => typeof n === "number" && n > 0);
+            if (windows.length) contextWindow = Math.min(...windows);
           }
         } else await slots.body?.cancel().catch(() => {});
         // With --metrics, requests waiting for a slot (deferred) count as load too; /slots cannot show them.
@@ -170,6 +173,6 @@ export class HealthHub extends DurableObject<Env> {
     }
     const now = Date.now();
     const circuit = recordProbe(t.health.circuit, now, state === "ready", this.policy.circuit);
-    t.health = { state, circuit, checkedAt: now, ...(slotsTotal !== undefined ? { slotsTotal, slotsBusy } : {}) };
+    t.health = { state, circuit, checkedAt: now, ...(slotsTotal !== undefined ? { slotsTotal, slotsBusy } : {}), ...(contextWindow !== undefined ? { contextWindow } : {}) };
   }
 }

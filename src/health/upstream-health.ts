@@ -7,6 +7,8 @@ export interface UpstreamHealth {
   /** From `/slots`: how many slots exist and how many are processing. */
   slotsTotal?: number;
   slotsBusy?: number;
+  /** From `/slots`: the smallest slot's `n_ctx`, the most one request can hold there. */
+  contextWindow?: number;
   circuit: Circuit;
   checkedAt: number;
 }

@@ -1,4 +1,5 @@
 import type { ProxyError, TargetOutcome } from "../errors/proxy-error.ts";
+import { parseContextLengthMessage } from "../errors/context-length.ts";
 
 /** One target's last failure in a request that no target served. */
 export interface TargetFailure {
@@ -52,7 +53,8 @@ export function failureClass(f: TargetFailure): FailureClass {
 /**
  * Negative when `a` is the better answer for the client. Within a class: a live target before one
  * whose circuit was open, a target tried before one skipped; then a failure no target would get past (not retryable) before one only
- * this target had, `context_length_exceeded` first (clients compact on it); the smallest
+ * this target had, `context_length_exceeded` first (clients compact on it) and of those the one
+ * naming the largest window (the most the model can hold anywhere); the smallest
  * `Retry-After`, `model_loading` before `no_capacity`; then status and code, so the order is total.
  */
 export function compareFailures(a: TargetFailure, b: TargetFailure): number {
@@ -62,11 +64,18 @@ export function compareFailures(a: TargetFailure, b: TargetFailure): number {
     Number(Boolean(a.skipped)) - Number(Boolean(b.skipped)) ||
     Number(a.error.retryable) - Number(b.error.retryable) ||
     Number(a.error.code !== "context_length_exceeded") - Number(b.error.code !== "context_length_exceeded") ||
+    contextWindowOf(b) - contextWindowOf(a) ||
     (a.error.retryAfter ?? Infinity) - (b.error.retryAfter ?? Infinity) ||
     Number(a.error.code !== "model_loading") - Number(b.error.code !== "model_loading") ||
     a.error.status - b.error.status ||
     (a.error.code < b.error.code ? -1 : a.error.code > b.error.code ? 1 : 0)
   );
+}
+
+/** The context window a `context_length_exceeded` failure names (0 when it names none). */
+function contextWindowOf(f: TargetFailure): number {
+  if (f.error.code !== "context_length_exceeded") return 0;
+  return parseContextLengthMessage(f.error.message)?.contextTokens ?? 0;
 }
 
 /**

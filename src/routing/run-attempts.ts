@@ -7,6 +7,7 @@ import type { UpstreamEvent } from "../stream/events.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
 import { classifyFailure } from "../health/classify-failure.ts";
 import { conversationKey } from "./placement/conversation-key.ts";
+import { promptTokensLow } from "./context-fit.ts";
 import { learnFromUsage } from "./placement/isolate-ledger.ts";
 import { promptPrefixes } from "./placement/prompt-prefixes.ts";
 import type { PlacementRequest } from "./placement/rank-servers.ts";
@@ -57,15 +58,17 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
       env: opts.env,
       model: opts.request.model,
       placement: placementOnce,
+      size: () => ({ chars: placementOnce().prefixes.at(-1)?.chars ?? 0, ...(placementOnce().maxTokens !== undefined ? { maxTokens: placementOnce().maxTokens } : {}) }),
       signal: opts.signal,
       onAttempt: opts.onAttempt,
       waitUntil: opts.waitUntil,
     },
     async (target, signal, startedAt) => {
       const upstream = opts.upstreamFor(target);
-      // A browser hub places the conversation among sessions by its prompt's chain of hashes.
-      const promptChain = target.kind === "browser" ? placementOnce().prefixes.map((p) => p.hash) : undefined;
-      const stream = await upstream.open(opts.request, { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...(promptChain ? { promptChain } : {}), ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}) });
+      // A browser hub places the conversation among sessions by its prompt's chain of hashes, and
+      // skips sessions whose model's window cannot hold the prompt (tokenizer unknown: the low estimate).
+      const browser = target.kind === "browser" ? { promptChain: placementOnce().prefixes.map((p) => p.hash), promptTokens: promptTokensLow(placementOnce().prefixes.at(-1)?.chars ?? 0, undefined) } : {};
+      const stream = await upstream.open(opts.request, { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...browser, ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}) });
       const events = new EventReader(stream, target.name, config.timeouts, startedAt, opts.deadlines);
       const first = await events.next();
       if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} ended its answer without sending anything.` });

@@ -8,6 +8,7 @@ import { classifyFailure, retriesSameTarget } from "../health/classify-failure.t
 import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcome.ts";
 import { orderTargets } from "./order-targets.ts";
 import { retryDelayMs } from "./retry-delay.ts";
+import { contextFit, type PromptSize } from "./context-fit.ts";
 import { expectedServiceMs, ledger, placementNote } from "./placement/isolate-ledger.ts";
 import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Target } from "./target.ts";
@@ -20,6 +21,8 @@ export interface TryOptions {
   model: string;
   /** What placement reads from the request for `least-busy` (its conversation, prompt prefixes, max_tokens); asked only then. */
   placement?(): PlacementRequest | null;
+  /** The prompt's size, for skipping targets whose context cannot hold it; asked only when there is a choice. */
+  size?(): PromptSize | null;
   /** Aborted when the client leaves: stops the current attempt and any further ones. */
   signal: AbortSignal;
   /** Called as each attempt starts, so attempts can be reported even on failure. */
@@ -76,7 +79,9 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
   const now = Date.now();
   const balance = config.models?.[opts.model]?.balance ?? "ordered";
   const placement = balance === "least-busy" ? (opts.placement?.() ?? null) : null;
-  const ordered = snapshot ? orderTargets(targets, { balance, snapshot, now, placement }) : targets;
+  const byBalance = snapshot ? orderTargets(targets, { balance, snapshot, now, placement }) : targets;
+  const size = snapshot ? (opts.size?.() ?? null) : null;
+  const { ordered, tooLong } = size && snapshot ? byContext(byBalance, size, snapshot) : { ordered: byBalance, tooLong: [] };
 
   // Each target's last failure, in the order first tried.
   const failures = new Map<Target, TargetFailure>();
@@ -88,6 +93,8 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
       ...(circuitOpen(target, snapshot, now) ? { circuitOpen: true } : {}),
       ...(target.kind === "browser" && target.implicit ? { implicit: true } : {}),
     });
+  // A target whose context cannot hold the prompt is skipped, with the error it would have answered.
+  for (const { target, error } of tooLong) failed(target, error, true);
   let lastTarget: Target | undefined;
   let attempts = 0;
   const fail = (err: ProxyError, from?: TargetFailure): ProxyError => {
@@ -120,7 +127,9 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
           ledger.served(server, placement.prefixes, succeededAt);
           health.placed(placementNote(server, placement, succeededAt));
         }
-        const placed = server !== undefined && end ? { server, request: placement, end: (at: number) => end(true, at) } : undefined;
+        // The answer's usage teaches the server's speeds and tokenizer (the context fit reads it too).
+        const request = placement ?? (size ? (opts.placement?.() ?? null) : null);
+        const placed = server !== undefined && end ? { server, request, end: (at: number) => end(true, at) } : undefined;
         return { target, attempts, value, requestStart, startedAt, succeededAt, health, ...(placed ? { placed } : {}) };
       } catch (e) {
         end?.(false, Date.now());
@@ -149,6 +158,29 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
   if (opts.signal.aborted) throw fail(new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." }));
   const chosen = finalOutcome([...failures.values()]);
   throw fail(chosen?.error ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." }), chosen);
+}
+
+/**
+ * The targets by context fit, keeping their order within each group: those that hold the prompt and
+ * max_tokens (or whose window is unknown: browser targets, servers not sampled yet) first, then those
+ * that hold only the prompt; those that cannot hold the prompt are left out (docs/reliability.md).
+ */
+function byContext(targets: Target[], size: PromptSize, snapshot: HealthSnapshot): { ordered: Target[]; tooLong: Array<{ target: Target; error: ProxyError }> } {
+  const fits: Target[] = [];
+  const promptOnly: Target[] = [];
+  const tooLong: Array<{ target: Target; error: ProxyError }> = [];
+  for (const t of targets) {
+    if (t.kind !== "llama") {
+      fits.push(t);
+      continue;
+    }
+    const key = upstreamKey(t.url);
+    const f = contextFit(size, ledger.learnedTokensPerChar(key), snapshot.upstreams[key]?.contextWindow);
+    if (f.fit === "fits") fits.push(t);
+    else if (f.fit === "prompt") promptOnly.push(t);
+    else tooLong.push({ target: t, error: f.error });
+  }
+  return { ordered: [...fits, ...promptOnly], tooLong };
 }
 
 /** Whether the target's circuit was open when the request was ordered (orderTargets put it last). */

@@ -42,6 +42,8 @@ export const HelloSchema = z.object({
       completions: z.optional(z.boolean()),
       /** Which of `models` are embedding models (web-llm `model_type: embedding`): they serve only `endpoint: "embeddings"`. */
       embeddingModels: z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(200))).check(z.maxLength(16))),
+      /** Per model of `models`, the most tokens one request can hold (web-llm's `context_window_size`): longer prompts go elsewhere. */
+      contextWindows: z.optional(z.record(z.string().check(z.maxLength(200)), z.int().check(z.positive()))),
     }),
   ),
   /** Free text shown in logs, e.g. the browser. */

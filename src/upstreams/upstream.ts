@@ -18,6 +18,8 @@ export interface AttemptContext {
    * whose engine still holds it.
    */
   promptChain?: readonly string[];
+  /** The prompt's tokens at least (routing's low estimate), for an upstream that knows its engines' context windows. */
+  promptTokens?: number;
   /**
    * The id of the key the request was made with (never the key itself); absent without one. A browser
    * hub places the request only on sessions allowed to serve that key.

@@ -10,6 +10,7 @@
 //                                                                  whatever the path's endpoint)
 //   /u-<tag>/…                a leading u-<tag> segment is ignored: one upstream URL (so one health
 //                             record and one circuit) per test
+//   …/n_ctx-<n>/…             a segment after it: /slots reports slots of n_ctx <n> (a context window)
 //   GET …/health, …/slots,    answered as llama-server does (503 while `loading`, else ok and one idle
 //       …/metrics             slot; /metrics 501 as without --metrics), recorded in /_probes only (the
 //                             health hub samples them)
@@ -303,6 +304,8 @@ export async function startFixtureUpstream() {
     if (url.pathname === "/_closed") return json(res, closed);
     if (url.pathname === "/_probes") return json(res, probes);
     if (/^\/u-[^/]+\//.test(url.pathname)) url.pathname = url.pathname.replace(/^\/u-[^/]+/, "");
+    const nCtx = /^\/n_ctx-(\d+)\//.exec(url.pathname)?.[1];
+    if (nCtx) url.pathname = url.pathname.replace(/^\/n_ctx-\d+/, "");
     if (req.method === "GET" && /\/(health|slots|metrics)$/.test(url.pathname)) {
       probes.push({ path: url.pathname, at: Date.now() });
       if (url.pathname.startsWith("/behave/loading/")) {
@@ -313,7 +316,7 @@ export async function startFixtureUpstream() {
         res.writeHead(501, { "content-type": "application/json" });
         return res.end(JSON.stringify({ error: { code: 501, message: "This server does not support metrics endpoint. Start it with `--metrics`", type: "not_supported_error" } }));
       }
-      return url.pathname.endsWith("/health") ? json(res, { status: "ok" }) : json(res, [{ id: 0, is_processing: false }]);
+      return url.pathname.endsWith("/health") ? json(res, { status: "ok" }) : json(res, [{ id: 0, is_processing: false, ...(nCtx ? { n_ctx: Number(nCtx) } : {}) }]);
     }
     if (url.pathname === "/_reset") {
       received.length = 0;

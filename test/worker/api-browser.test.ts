@@ -6,7 +6,7 @@ import { call, configWith } from "./harness.ts";
 // internal events, so the same wire formats as with llama.cpp targets.
 const TOKEN = "serve-secret-for-api-tests";
 const uniqueModel = () => `Fake-api-${Math.random().toString(36).slice(2, 8)}-q4f32_1-MLC`;
-const browserOnly = (model: string) => ({ ...configWith({ m: { targets: [{ kind: "browser", model }] } }, { timeouts: { commitMs: 300, heartbeatMs: 100 } }), SERVE_TOKEN: TOKEN });
+const browserOnly = (model: string) => ({ ...configWith({ m: { targets: [{ kind: "browser", model }] } }, { timeouts: { commitMs: 3000, heartbeatMs: 100 } }), SERVE_TOKEN: TOKEN });
 
 async function serving(model: string) {
   const { res } = await call("/v1/sessions", { headers: { upgrade: "websocket", authorization: `Bearer ${TOKEN}` } }, { SERVE_TOKEN: TOKEN });

@@ -12,7 +12,9 @@ import { FIXTURE_URL, LLAMA_URL, call, configWith, createKey, grammar, keyedVars
 const TOKEN = "serve-secret-for-policy-tests";
 let n = 0;
 const unique = (kind = "Fake") => `${kind}-policy-${++n}-${Math.random().toString(36).slice(2, 6)}-q4f32_1-MLC`;
-const timeouts = { timeouts: { commitMs: 300, heartbeatMs: 100 } };
+// A long commit grace: the tests read who served from the x-switchyard-target header, which a response
+// committed before its first event (a loaded machine) goes without.
+const timeouts = { timeouts: { commitMs: 3000, heartbeatMs: 100 } };
 
 type Vars = ReturnType<typeof keyedVars>;
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });

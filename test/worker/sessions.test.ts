@@ -142,9 +142,13 @@ describe("register and relay", () => {
       { json: ask("echo: Served after failover.") },
       vars({ m: { targets: [{ kind: "llama", url: "http://127.0.0.1:9" }, { kind: "browser", model }] } }),
     );
-    expect(res.headers.get("x-switchyard-target")).toBe(`browser:${model}`);
-    expect(res.headers.get("x-switchyard-attempts")).toBe("2");
-    expect(text((await readSse(res)).frames)).toBe("Served after failover.");
+    // The headers name the target only when it answered within the commit grace (300 ms here; a
+    // loaded machine can miss it): the finish chunk's x_switchyard always does.
+    const header = res.headers.get("x-switchyard-target");
+    if (header) expect(header).toBe(`browser:${model}`);
+    const { frames } = await readSse(res);
+    expect(text(frames)).toBe("Served after failover.");
+    expect(frames.find((f) => f.x_switchyard)?.x_switchyard).toMatchObject({ target: `browser:${model}`, attempts: 2 });
     s.ws.close();
   });
 
@@ -272,6 +276,24 @@ describe("a conversation's KV stays with its session", () => {
     }
     a.ws.close();
     b.ws.close();
+  });
+});
+
+describe("context windows of browser sessions", () => {
+  it("a prompt longer than the session's announced window is not relayed: 400 context_length_exceeded naming it; a short one is served", async () => {
+    const model = uniqueModel();
+    const s = await connect();
+    await s.hello([model], 1, { contextWindows: { [model]: 256 } });
+    const long = "lorem ipsum dolor sit amet ".repeat(200); // 5,400 characters: over 1,000 tokens at the low estimate
+    const refused = await call("/v1/chat/completions", { json: ask(`echo: ${long}`) }, browserOnly(model));
+    expect(refused.res.status).toBe(400);
+    const body = await refused.res.json<any>();
+    expect(body.error.code).toBe("context_length_exceeded");
+    expect(body.error.message).toMatch(/^This model's maximum context length is 256 tokens\./);
+    expect(s.inbox.filter((m) => m.type === "request")).toHaveLength(0);
+    const { res } = await call("/v1/chat/completions", { json: ask("echo: fits") }, browserOnly(model));
+    expect(text((await readSse(res)).frames)).toBe("fits");
+    s.ws.close();
   });
 });
 

@@ -1,6 +1,6 @@
 import { attemptHeaders } from "../../errors/error-envelope.ts";
 import type { ErrorInfo, ProxyError } from "../../errors/proxy-error.ts";
-import { parseContextLengthMessage } from "../../upstreams/llama/map-llama-error.ts";
+import { parseContextLengthMessage } from "../../errors/context-length.ts";
 
 /** Anthropic's error type for a status (its documented set; 503 is how it says "overloaded"). */
 export function anthropicErrorType(status: number): string {

@@ -73,6 +73,8 @@ const MIN_GEN_SAMPLE = 8;
  */
 export class ServerLedger {
   private readonly servers = new Map<string, Entry>();
+  /** Servers whose tokens per character come from their own answers, not the default. */
+  private readonly tokenizers = new Set<string>();
   private nextTicket = 1;
 
   constructor(private readonly limits: LedgerLimits = DEFAULT_LEDGER_LIMITS) {}
@@ -129,6 +131,11 @@ export class ServerLedger {
     for (const r of e.inflight.values()) if (r.startedAt <= to) n++;
     for (const r of e.ended) if (r.startedAt <= to && r.endedAt > from) n++;
     return n;
+  }
+
+  /** The server's tokens per character as its answers measured it, undefined before any. */
+  learnedTokensPerChar(server: string): number | undefined {
+    return this.tokenizers.has(server) ? this.speeds(server).tokensPerChar : undefined;
   }
 
   speeds(server: string): ServerSpeeds {
@@ -196,7 +203,11 @@ export class ServerLedger {
     const e = this.entry(server);
     const v = { ...e.speeds };
     const mix = (old: number, sample: number) => old + EWMA * (sample - old);
-    if (s.promptTokens && s.chars > 0) v.tokensPerChar = mix(v.tokensPerChar, s.promptTokens / s.chars);
+    if (s.promptTokens && s.chars > 0) {
+      // The first sample replaces the default outright: the context fit relies on this ratio.
+      v.tokensPerChar = this.tokenizers.has(server) ? mix(v.tokensPerChar, s.promptTokens / s.chars) : s.promptTokens / s.chars;
+      this.tokenizers.add(server);
+    }
     if (s.promptProcessed !== undefined && s.promptProcessed >= MIN_PROMPT_SAMPLE && s.promptMs) v.promptTps = mix(v.promptTps, (s.promptProcessed * 1000) / s.promptMs);
     if (s.predictedTokens !== undefined && s.predictedTokens >= MIN_GEN_SAMPLE && s.predictedMs) v.genTps = mix(v.genTps, (s.predictedTokens * 1000) / s.predictedMs);
     if (s.predictedTokens !== undefined && s.predictedTokens > 0) v.completionTokens = mix(v.completionTokens, s.predictedTokens);

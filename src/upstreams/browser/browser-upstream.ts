@@ -32,6 +32,7 @@ export async function openRelay(endpoint: Endpoint, model: string, body: Record<
     ...(endpoint === "chat" ? {} : { endpoint }),
     body,
     ...(endpoint === "chat" && ctx.promptChain?.length ? { prompt: [...ctx.promptChain] } : {}),
+    ...(endpoint === "chat" && ctx.promptTokens !== undefined ? { promptTokens: ctx.promptTokens } : {}),
     ...(ctx.keyId !== undefined ? { keyId: ctx.keyId } : {}),
   };
   let res: Response;

@@ -12,6 +12,7 @@ import {
   type Hello,
   type PageMessage,
 } from "../../schemas/relay.ts";
+import { contextLengthMessage } from "../../errors/context-length.ts";
 import { randomHex } from "../../stream/ids.ts";
 import { MAX_QUEUE_PER_MODEL, RelayQueue } from "./relay-queue.ts";
 import { GRANT_HEADER, mayServe, parseGrant, SERVES_EVERYONE, type ServeGrant } from "./serve-grant.ts";
@@ -64,6 +65,8 @@ export interface RelayStart {
   prompt?: string[];
   /** Who is asking: the id of the request's key (never the key); absent for a request without one. Only sessions whose grant admits it are candidates. */
   keyId?: string;
+  /** The prompt's tokens at least (a low estimate from its size): sessions whose model's window is smaller are not candidates. */
+  promptTokens?: number;
 }
 
 /**
@@ -218,7 +221,15 @@ export class SessionHub extends DurableObject<Env> {
     const live = this.liveSockets().filter(({ att }) => att.ready);
     const serving = live.filter(({ att }) => sessionServes(att, start.model, endpoint));
     // Only sessions whose serve key admits the asking key: as if the others did not exist.
-    const candidates = serving.filter(({ att }) => mayServe(att.grant, start.keyId));
+    const admitted = serving.filter(({ att }) => mayServe(att.grant, start.keyId));
+    // Only sessions whose model's context window (announced in hello) can hold the prompt.
+    const windowOf = (att: SessionAttachment) => att.capabilities?.contextWindows?.[start.model];
+    const candidates = admitted.filter(({ att }) => start.promptTokens === undefined || (windowOf(att) ?? Infinity) > start.promptTokens);
+    if (candidates.length === 0 && admitted.length > 0) {
+      const largest = Math.max(...admitted.map(({ att }) => windowOf(att) ?? 0));
+      // `unable`: skipped, not tried; a target with a larger context may take it.
+      return json(400, { status: 400, code: "context_length_exceeded", param: "messages", unable: true, message: contextLengthMessage(start.promptTokens!, largest) });
+    }
     if (candidates.length === 0 && serving.length > 0) {
       return json(503, {
         status: 503,

@@ -1,3 +1,4 @@
+import { contextLengthMessage } from "../../errors/context-length.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import { redactKnownSecrets } from "../../errors/redact-secrets.ts";
 
@@ -32,20 +33,6 @@ export interface LlamaErrorBody {
   n_ctx?: unknown;
 }
 
-/**
- * OpenAI's wording for a prompt over the context, which clients' auto-compaction matches (with the
- * code `context_length_exceeded`); `n_ctx` is llama-server's per-slot context.
- */
-export function contextLengthMessage(promptTokens: number, contextTokens: number): string {
-  return `This model's maximum context length is ${contextTokens} tokens. However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`;
-}
-
-/** The counts back from a `contextLengthMessage` (for APIs that word the same error their own way). */
-export function parseContextLengthMessage(message: string): { promptTokens: number; contextTokens: number } | null {
-  const m = /maximum context length is (\d+) tokens\. However, your messages resulted in (\d+) tokens/.exec(message);
-  return m ? { contextTokens: Number(m[1]), promptTokens: Number(m[2]) } : null;
-}
-
 /** Maps llama-server's error (HTTP status plus `{"error":{…}}`, or any other body) to the client's outcome. */
 export function mapLlamaError(status: number, body: string, contentType: string | null, upstream: string): ProxyError {
   const parsed = parseErrorBody(body);
@@ -73,10 +60,12 @@ export function mapLlamaErrorObject(status: number, err: LlamaErrorBody, upstrea
     const counted = /request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)/.exec(message);
     const promptTokens = typeof err.n_prompt_tokens === "number" ? err.n_prompt_tokens : counted ? Number(counted[1]) : undefined;
     const contextTokens = typeof err.n_ctx === "number" ? err.n_ctx : counted ? Number(counted[2]) : undefined;
+    // Retryable: a target with a larger context may still take it (tryTargets moves on).
     return new ProxyError({
       status: 400,
       code: "context_length_exceeded",
       param: "messages",
+      retryable: true,
       message:
         promptTokens !== undefined && contextTokens !== undefined
           ? contextLengthMessage(promptTokens, contextTokens)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ProxyError } from "../../../src/errors/proxy-error.ts";
 import { failureClass, finalOutcome, targetOutcomes, type TargetFailure } from "../../../src/routing/final-outcome.ts";
+import { contextLengthMessage } from "../../../src/errors/context-length.ts";
 
 const err = (init: ConstructorParameters<typeof ProxyError>[0]) => new ProxyError(init);
 const LLAMA = "llama:10.0.0.1:8080";
@@ -101,3 +102,18 @@ function shuffle<T>(list: readonly T[], seed: number): T[] {
   }
   return out;
 }
+
+describe("finalOutcome: prompts too long everywhere", () => {
+  it("names the largest window there is, whichever target was tried first or skipped", () => {
+    const too = (target: string, window: number, skipped = false): TargetFailure => ({
+      target,
+      error: err({ status: 400, code: "context_length_exceeded", param: "messages", retryable: true, message: contextLengthMessage(3000, window) }),
+      ...(skipped ? { skipped } : {}),
+    });
+    const failures = [too("llama:a:1", 1024, true), too("llama:b:1", 2048, true), too("llama:c:1", 512, true)];
+    expect(finalOutcome(failures)?.target).toBe("llama:b:1");
+    expect(finalOutcome([...failures].reverse())?.target).toBe("llama:b:1");
+    // A server that answered its own 400 outranks a skip (it is an answer, not an estimate).
+    expect(finalOutcome([...failures, too("llama:d:1", 256)])?.target).toBe("llama:d:1");
+  });
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { mapLlamaError, parseContextLengthMessage } from "../../../../src/upstreams/llama/map-llama-error.ts";
+import { mapLlamaError } from "../../../../src/upstreams/llama/map-llama-error.ts";
+import { parseContextLengthMessage } from "../../../../src/errors/context-length.ts";
 import { anthropicErrorBody } from "../../../../src/api/messages/anthropic-error.ts";
 import contextExceeded from "../../../fixtures/llama/error-context-exceeded.body.json";
 
@@ -11,9 +12,9 @@ describe("mapLlamaError", () => {
     const e = mapLlamaError(503, body({ message: "Loading model", type: "unavailable_error", code: 503 }), "application/json", up);
     expect([e.status, e.code, e.retryable, e.retryAfter !== undefined]).toEqual([503, "model_loading", true, true]);
   });
-  it("maps context overflow to 400 context_length_exceeded, not retryable", () => {
+  it("maps context overflow to 400 context_length_exceeded, retryable (a target with a larger context may take it)", () => {
     const e = mapLlamaError(400, body({ code: 400, message: "request (3030 tokens) exceeds the available context size (1024 tokens), try increasing it", type: "exceed_context_size_error", n_prompt_tokens: 3030, n_ctx: 1024 }), "application/json", up);
-    expect([e.status, e.code, e.retryable]).toEqual([400, "context_length_exceeded", false]);
+    expect([e.status, e.code, e.retryable]).toEqual([400, "context_length_exceeded", true]);
   });
   it("error-context-exceeded: OpenAI's wording (clients' auto-compaction matches it), and Anthropic's on /v1/messages", () => {
     const e = mapLlamaError(400, JSON.stringify(contextExceeded), "application/json; charset=utf-8", up);
