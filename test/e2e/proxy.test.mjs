@@ -66,7 +66,12 @@ describe("the official openai client", () => {
     assert.equal(data.choices[0].finish_reason, "stop");
     assert.equal(data.model, "tiny");
     assert.ok(/** @type {NonNullable<typeof data.usage>} */ (data.usage).completion_tokens > 0);
-    assert.match(/** @type {string} */ (response.headers.get("x-switchyard-target")), /^llama:127\.0\.0\.1:\d+$/);
+    // The body's x_switchyard always names the target; the header only when the answer began within
+    // the commit grace (docs/api.md), which a loaded machine does not always give.
+    const ext = /** @type {{ x_switchyard?: { target: string } }} */ (/** @type {unknown} */ (data)).x_switchyard;
+    assert.match(ext?.target ?? "", /^llama:127\.0\.0\.1:\d+$/);
+    const header = response.headers.get("x-switchyard-target");
+    if (header) assert.equal(header, ext?.target);
   });
 
   it("stream: deltas add up to the exact text, usage last", async () => {
