@@ -1,5 +1,4 @@
-import { serviceMs } from "./expected-finish.ts";
-import type { PlacementRequest } from "./rank-servers.ts";
+import { serviceEstimate, type PlacementRequest } from "./rank-servers.ts";
 import { ServerLedger } from "./server-ledger.ts";
 import type { Timings, Usage } from "../../stream/events.ts";
 import { onPlacementNotes } from "../../health/health-client.ts";
@@ -27,12 +26,7 @@ export function resetLedger(): void {
 
 /** What the request is expected to cost on the server, for the in-flight estimate others queue behind. */
 export function expectedServiceMs(server: string, req: PlacementRequest | null, now: number): number {
-  const speeds = ledger.speeds(server);
-  const prefixes = req?.prefixes ?? [];
-  const promptChars = prefixes.at(-1)?.chars ?? 0;
-  const uncached = Math.max(0, promptChars - ledger.heldChars(server, prefixes, now)) * speeds.tokensPerChar;
-  const generate = req?.maxTokens !== undefined ? Math.min(req.maxTokens, speeds.completionTokens) : speeds.completionTokens;
-  return serviceMs(uncached, generate, speeds);
+  return serviceEstimate(ledger, server, req, now).service;
 }
 
 /** An answer's usage and llama-server timings, folded into the server's speeds. */

@@ -42,6 +42,19 @@ const SAMPLE_SPAN_MS = 1000;
 const same = (a: number, b: number) => Math.abs(a - b) <= Math.max(SAME_MS, SAME_SHARE * Math.min(a, b));
 
 /**
+ * What the request would cost on the server once it has a slot: the prompt tokens it is not known to
+ * hold (prefilled at its measured speed) and the answer (min(max_tokens, its typical answer)).
+ */
+export function serviceEstimate(ledger: ServerLedger, server: string, req: PlacementRequest | null, now: number): { uncachedTokens: number; generate: number; service: number } {
+  const speeds = ledger.speeds(server);
+  const prefixes = req?.prefixes ?? [];
+  const promptChars = prefixes.at(-1)?.chars ?? 0;
+  const uncachedTokens = Math.max(0, promptChars - ledger.heldChars(server, prefixes, now)) * speeds.tokensPerChar;
+  const generate = req?.maxTokens !== undefined ? Math.min(req.maxTokens, speeds.completionTokens) : speeds.completionTokens;
+  return { uncachedTokens, generate, service: serviceMs(uncachedTokens, generate, speeds) };
+}
+
+/**
  * The order in which to try servers for a request, by when it would finish on each
  * (docs/architecture.md, "Placement"):
  * - A conversation with a home stays there unless another server would finish it sooner, counting
@@ -62,9 +75,7 @@ export function rankServers(choices: readonly ServerChoice[], req: PlacementRequ
   const promptChars = req.prefixes.at(-1)?.chars ?? 0;
   const estimates = choices.map((c): Estimate & { conversations: number; tieBreak: number; moveMs: number } => {
     const speeds = ledger.speeds(c.id);
-    const uncachedTokens = Math.max(0, promptChars - ledger.heldChars(c.id, req.prefixes, now)) * speeds.tokensPerChar;
-    const generate = req.maxTokens !== undefined ? Math.min(req.maxTokens, speeds.completionTokens) : speeds.completionTokens;
-    const service = serviceMs(uncachedTokens, generate, speeds);
+    const { uncachedTokens, generate, service } = serviceEstimate(ledger, c.id, req, now);
     // What is not known of the others' requests is taken to be like this one, uncached.
     const typicalMs = serviceMs(promptChars * speeds.tokensPerChar, generate, speeds);
     // What the sample saw beyond Switchyard's own requests in flight at the time (a second-old
