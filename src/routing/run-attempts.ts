@@ -9,7 +9,7 @@ import { classifyFailure } from "../health/classify-failure.ts";
 import { conversationKey } from "./placement/conversation-key.ts";
 import { promptTokensLow } from "./context-fit.ts";
 import { learnFromUsage } from "./placement/isolate-ledger.ts";
-import { promptPrefixes } from "./placement/prompt-prefixes.ts";
+import { prefixesOf, promptParts } from "./placement/prompt-prefixes.ts";
 import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Deadlines } from "../stream/deadlines.ts";
 import { EventReader } from "./event-reader.ts";
@@ -49,8 +49,13 @@ export interface AttemptOptions {
  */
 export async function runAttempts(targets: Target[], opts: AttemptOptions): Promise<Started> {
   const { config } = opts;
+  // Each computed once, and only when asked: sizing a prompt needs its parts, placing it their hashes.
+  const messages = Array.isArray(opts.request.messages) ? opts.request.messages : [];
+  const maxTokens = opts.request.max_completion_tokens ?? opts.request.max_tokens;
+  let parts: string[] | undefined;
+  const partsOnce = () => (parts ??= promptParts(messages, opts.request.tools));
   let placement: PlacementRequest | undefined;
-  const placementOnce = () => (placement ??= placementOf(opts.request));
+  const placementOnce = () => (placement ??= { key: conversationKey(messages), prefixes: prefixesOf(partsOnce()), ...(typeof maxTokens === "number" ? { maxTokens } : {}) });
   const tried = await tryTargets(
     targets,
     {
@@ -58,7 +63,7 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
       env: opts.env,
       model: opts.request.model,
       placement: placementOnce,
-      size: () => ({ chars: placementOnce().prefixes.at(-1)?.chars ?? 0, ...(placementOnce().maxTokens !== undefined ? { maxTokens: placementOnce().maxTokens } : {}) }),
+      size: () => ({ chars: partsOnce().reduce((n, p) => n + p.length, 0), ...(typeof maxTokens === "number" ? { maxTokens } : {}) }),
       signal: opts.signal,
       onAttempt: opts.onAttempt,
       waitUntil: opts.waitUntil,
@@ -93,7 +98,7 @@ function observeEnd(events: EventReader, target: Target, health: HealthRecorder,
       if (e.type === "usage") {
         promptTokens = e.usage.promptTokens;
         completionTokens = e.usage.completionTokens;
-        if (placed) learnFromUsage(placed.server, placed.request, e.usage, e.timings);
+        if (placed) learnFromUsage(placed.server, placed.chars, e.usage, e.timings);
       }
     },
     end(how) {
@@ -114,11 +119,4 @@ function observeEnd(events: EventReader, target: Target, health: HealthRecorder,
       });
     },
   };
-}
-
-/** What placement reads from a chat request: its conversation, its prompt's prefixes, its max_tokens. */
-function placementOf(request: ChatRequest): PlacementRequest {
-  const messages = Array.isArray(request.messages) ? request.messages : [];
-  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
-  return { key: conversationKey(messages), prefixes: promptPrefixes(messages, request.tools), ...(typeof maxTokens === "number" ? { maxTokens } : {}) };
 }

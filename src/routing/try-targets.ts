@@ -52,8 +52,8 @@ export interface Tried<T> {
   succeededAt: number;
   /** The request's health signals: the caller reports the outcome with `finish` once the answer is over. */
   health: HealthRecorder;
-  /** A llama-server's place in the ledger: `end()` once the answer is over; what it was placed with. */
-  placed?: { server: string; request: PlacementRequest | null; end(at: number): void };
+  /** A llama-server's place in the ledger: `end()` once the answer is over; the prompt's characters, when sized. */
+  placed?: { server: string; chars: number | undefined; end(at: number): void };
 }
 
 /**
@@ -127,9 +127,9 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
           ledger.served(server, placement.prefixes, succeededAt);
           health.placed(placementNote(server, placement, succeededAt));
         }
-        // The answer's usage teaches the server's speeds and tokenizer (the context fit reads it too).
-        const request = placement ?? (size ? (opts.placement?.() ?? null) : null);
-        const placed = server !== undefined && end ? { server, request, end: (at: number) => end(true, at) } : undefined;
+        // The answer's usage teaches the server's speeds and its tokens per character (the context fit reads it too).
+        const chars = placement?.prefixes.at(-1)?.chars ?? size?.chars;
+        const placed = server !== undefined && end ? { server, chars, end: (at: number) => end(true, at) } : undefined;
         return { target, attempts, value, requestStart, startedAt, succeededAt, health, ...(placed ? { placed } : {}) };
       } catch (e) {
         end?.(false, Date.now());

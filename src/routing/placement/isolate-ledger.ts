@@ -29,10 +29,10 @@ export function expectedServiceMs(server: string, req: PlacementRequest | null, 
   return serviceEstimate(ledger, server, req, now).service;
 }
 
-/** An answer's usage and llama-server timings, folded into the server's speeds. */
-export function learnFromUsage(server: string, req: PlacementRequest | null, usage: Usage, timings: Timings | undefined): void {
+/** An answer's usage and llama-server timings (and the prompt's characters, when known), folded into the server's speeds. */
+export function learnFromUsage(server: string, chars: number | undefined, usage: Usage, timings: Timings | undefined): void {
   ledger.learn(server, {
-    chars: req?.prefixes.at(-1)?.chars ?? 0,
+    chars: chars ?? 0,
     promptTokens: usage.promptTokens,
     ...(timings?.prompt_n !== undefined ? { promptProcessed: timings.prompt_n } : {}),
     ...(timings?.prompt_ms !== undefined ? { promptMs: timings.prompt_ms } : {}),

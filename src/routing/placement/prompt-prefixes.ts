@@ -16,9 +16,19 @@ export interface PromptPrefix {
  * earlier message differently breaks the chain there: the estimate errs towards "not cached".
  */
 export function promptPrefixes(messages: readonly unknown[], tools?: unknown): PromptPrefix[] {
+  return prefixesOf(promptParts(messages, tools));
+}
+
+/** The prompt's parts as JSON, tools first: what `promptPrefixes` hashes, and whose lengths size the prompt. */
+export function promptParts(messages: readonly unknown[], tools?: unknown): string[] {
   const parts: string[] = [];
   if (Array.isArray(tools) && tools.length) parts.push(JSON.stringify(tools));
   for (const m of messages) parts.push(JSON.stringify(m) ?? "null");
+  return parts;
+}
+
+/** The hash chain over parts from `promptParts`. */
+export function prefixesOf(parts: readonly string[]): PromptPrefix[] {
   const out: PromptPrefix[] = [];
   let hash = "";
   let chars = 0;
