@@ -31,10 +31,17 @@ export const BrowserTargetSchema = z.strictObject({
 
 export const TargetSchema = z.discriminatedUnion("kind", [LlamaTargetSchema, BrowserTargetSchema]);
 
+export const ResumeSchema = z.strictObject({
+  /** How many times one answer may be continued on another target after its upstream failed mid-answer (0: never). */
+  maxResumes: z.int().check(z.gte(0), z.lte(5)),
+});
+
 export const ModelSchema = z.strictObject({
   targets: z.array(TargetSchema).check(z.minLength(1)),
   /** "ordered" (default): targets in the order given; "least-busy": llama targets by expected completion, prompt cache included (docs/architecture.md, Placement). */
   balance: z.optional(z.enum(["ordered", "least-busy"])),
+  /** Continuing an interrupted answer on another target, for this model (overrides the top-level `resume`; `maxResumes: 0` turns it off). */
+  resume: z.optional(ResumeSchema),
 });
 
 export const LimitsSchema = z.strictObject({
@@ -123,6 +130,8 @@ export const ConfigSchema = z.strictObject({
   /** CORS for browser clients; off unless set (see docs/security.md). */
   cors: z.optional(CorsSchema),
   retries: z.optional(RetriesSchema),
+  /** Continuing an answer on another target when its upstream fails mid-answer (docs/reliability.md). */
+  resume: z.optional(ResumeSchema),
   circuit: z.optional(CircuitSchema),
   health: z.optional(HealthSchema),
   /** Which requests browser sessions may serve (see docs/security.md). */

@@ -4,6 +4,7 @@ import { describeIssue } from "../schemas/describe-issues.ts";
 export interface ModelConfig {
   targets: TargetConfig[];
   balance?: "ordered" | "least-busy";
+  resume?: { maxResumes: number };
 }
 
 /** Validated configuration with every default filled in. */
@@ -30,6 +31,8 @@ export interface Config {
   cors: { origins: string[]; maxAgeSeconds: number } | null;
   retries: { perTarget: number; maxAttempts: number; backoffMs: number; maxBackoffMs: number; maxRetryAfterMs: number };
   circuit: { failureThreshold: number; cooldownMs: number; maxCooldownMs: number };
+  /** How often one answer may be continued elsewhere after its upstream failed mid-answer (models may override). */
+  resume: { maxResumes: number };
   health: { sampleMs: number; snapshotTtlMs: number; idleStopMs: number };
   browser: {
     /** For a request whose key sets no `browser` policy, and a request without a key. */
@@ -52,6 +55,7 @@ export const DEFAULTS = {
   },
   minScore: 0,
   retries: { perTarget: 2, maxAttempts: 6, backoffMs: 100, maxBackoffMs: 1000, maxRetryAfterMs: 2000 },
+  resume: { maxResumes: 1 },
   circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 },
   health: { sampleMs: 1000, snapshotTtlMs: 1000, idleStopMs: 60_000 },
 } as const;
@@ -142,6 +146,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
       toolCalls: { minScore: input.toolCalls?.minScore ?? DEFAULTS.minScore, models: ownEntries(input.toolCalls?.models ?? {}) },
       cors: input.cors ? { origins: input.cors.origins, maxAgeSeconds: input.cors.maxAgeSeconds ?? 600 } : null,
       retries: { ...DEFAULTS.retries, ...input.retries },
+      resume: { ...DEFAULTS.resume, ...input.resume },
       circuit: { ...DEFAULTS.circuit, ...input.circuit },
       health: { ...DEFAULTS.health, ...input.health },
       // Under `npm start` the only tab is usually the developer's own; deployed, a tab is a
@@ -175,4 +180,9 @@ export function modelConfig(config: Config, name: string): ModelConfig | undefin
 export function minToolCallScore(config: Config, model: string): number {
   const own = Object.hasOwn(config.toolCalls.models, model) ? config.toolCalls.models[model] : undefined;
   return own?.minScore ?? config.toolCalls.minScore;
+}
+
+/** How many times an answer of this model may be continued on another target (0: never). */
+export function maxResumes(config: Config, model: string): number {
+  return modelConfig(config, model)?.resume?.maxResumes ?? config.resume.maxResumes;
 }

@@ -15,14 +15,19 @@ import type { Deadlines } from "../stream/deadlines.ts";
 import { EventReader } from "./event-reader.ts";
 import type { Target } from "./target.ts";
 import { tryTargets, type Tried } from "./try-targets.ts";
+import { continuationRequest } from "./resume/continuation-request.ts";
+import { ResumingEvents } from "./resume/resuming-events.ts";
+import type { EventPull } from "../stream/event-source.ts";
 
 export interface Started {
   target: Target;
   attempts: number;
   first: UpstreamEvent;
-  events: EventReader;
+  events: EventPull;
   startedAt: number;
   firstEventAt: number;
+  /** Set when the answer may be continued elsewhere: who writes it now, its continuations, their tries. */
+  resuming?: ResumingEvents;
 }
 
 export interface AttemptOptions {
@@ -41,6 +46,11 @@ export interface AttemptOptions {
   onAttempt?(n: number, target: Target): void;
   /** Where health signals and the outcome are sent after the response (ctx.waitUntil). */
   waitUntil?(p: Promise<unknown>): void;
+  /**
+   * Continuing the answer on another of `targets` if its upstream fails mid-answer (only llama-servers
+   * can continue one; src/routing/resume/). Absent: the failure is the answer's end.
+   */
+  resume?: { targets: Target[]; maxResumes: number; blocked: string | null };
 }
 
 /**
@@ -86,7 +96,26 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
   );
   const { target, attempts, value, startedAt, succeededAt: firstEventAt } = tried;
   observeEnd(value.events, target, tried.health, tried.requestStart, firstEventAt, tried.placed);
-  return { target, attempts, first: value.first, events: value.events, startedAt, firstEventAt };
+  const started: Started = { target, attempts, first: value.first, events: value.events, startedAt, firstEventAt };
+  const resume = opts.resume;
+  if (!resume || resume.maxResumes <= 0 || resume.blocked !== null) return started;
+  const failed = new Set<string>();
+  const offersTools = Boolean(opts.request.tools?.length) && opts.request.tool_choice !== "none";
+  const resuming = new ResumingEvents(value.first, value.events, target.name, {
+    maxResumes: resume.maxResumes,
+    blocked: resume.blocked,
+    async open(written, from) {
+      const request = continuationRequest(opts.request, written);
+      if (!request) return null;
+      failed.add(from);
+      // A prompt-mode server would constrain the continuation with a tool grammar started over.
+      const rest = resume.targets.filter((t) => t.kind === "llama" && !failed.has(t.name) && !(offersTools && t.tools === "prompt"));
+      if (!rest.length) return null;
+      const s = await runAttempts(rest, { ...opts, request, resume: undefined });
+      return { target: s.target.name, first: s.first, events: s.events, attempts: s.attempts };
+    },
+  });
+  return { ...started, events: resuming, resuming };
 }
 
 /** The outcome is known once the chosen attempt's events end: report it (and mid-stream breaks). */

@@ -11,7 +11,8 @@ import { pullThrough } from "../stream/pull-through.ts";
 import { ToolCallEvents, type ToolCallReport, type ToolDefinition } from "../toolcalls/index.ts";
 import { applyToolCallPolicy, type RewrittenAttempt } from "./tool-call-policy.ts";
 import { rewriteContext } from "./rewrite-context.ts";
-import { minToolCallScore } from "../config/config.ts";
+import { maxResumes, minToolCallScore } from "../config/config.ts";
+import { resumeBlocker } from "./resume/continuation-request.ts";
 import { BrowserUpstream } from "../upstreams/browser/browser-upstream.ts";
 import { LlamaUpstream } from "../upstreams/llama/llama-upstream.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
@@ -73,15 +74,19 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
   const minScore = minToolCallScore(config, request.model);
   const extension = (): SwitchyardExtension => {
     const scores = reports();
+    const resuming = started?.resuming;
     return {
-      target: started?.target.name ?? "",
-      attempts,
+      target: resuming?.current ?? started?.target.name ?? "",
+      attempts: attempts + (resuming?.extraAttempts ?? 0),
+      ...(resuming?.resumes.length ? { resumes: resuming.resumes } : {}),
       ...(started ? { timings: { first_event_ms: started.firstEventAt - started.startedAt, total_ms: Date.now() - started.startedAt } } : {}),
       ...(scores.length ? { tool_calls: scores.map(({ index, id, score, problems }) => ({ index, id, score, problems })) } : {}),
       ...(belowMinScore || (minScore > 0 && scores.some((r) => r.score < minScore)) ? { policy: "below_min_score" } : {}),
     };
   };
-  const attemptOptions = (upstream: (t: Target) => Upstream) => ({
+  // Only a chat request can be continued as a trailing assistant message; text completions cannot.
+  const resume = options.upstreamFor ? undefined : { targets, maxResumes: maxResumes(config, request.model), blocked: resumeBlocker(request) };
+  const attemptOptions = (upstream: (t: Target) => Upstream, resumable = true) => ({
     request,
     requestId,
     config,
@@ -90,14 +95,16 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     deadlines,
     upstreamFor: upstream,
     ...(key ? { keyId: key.id } : {}),
+    ...(resume && resumable ? { resume } : {}),
     waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p),
   });
   const headersOf = () => ({ "x-switchyard-target": started?.target.name ?? "", "x-switchyard-attempts": String(attempts) });
   const rewrites = Boolean(request.tools?.length) && request.tool_choice !== "none";
 
   // One target (or the whole plan), its events through the tool-call rewriter.
-  const startRewritten = async (plan: Target[], upstream: (t: Target) => Upstream): Promise<RewrittenAttempt> => {
-    const s = await runAttempts(plan, attemptOptions(upstream));
+  const startRewritten = async (plan: Target[], upstream: (t: Target) => Upstream, constrained = false): Promise<RewrittenAttempt> => {
+    // A constrained retry's grammar (built from the tools) would start over on a continuation.
+    const s = await runAttempts(plan, attemptOptions(upstream, !constrained));
     const rewrite = new ToolCallEvents(request.tools as ToolDefinition[], {
       ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}),
       ...(request.parallel_tool_calls != null ? { parallel_tool_calls: request.parallel_tool_calls } : {}),
@@ -129,7 +136,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
       targets,
       minScore,
       stream: request.stream === true,
-      start: (target, constrained) => startRewritten([target], constrained ? promptModeUpstreamFor : upstreamFor),
+      start: (target, constrained) => startRewritten([target], constrained ? promptModeUpstreamFor : upstreamFor, constrained),
       onDiscard: (events) => c.get("meter")?.chargeDiscarded(events, JSON.stringify(request.messages).length),
     });
     const a = outcome.attempt as RewrittenAttempt & { started: Started };

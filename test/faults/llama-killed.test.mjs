@@ -1,56 +1,141 @@
-// Fault: the real llama-server killed mid-answer, stream and non-stream, through `wrangler dev`.
-// Stream: the text so far, then one error frame, no [DONE], no finish_reason. Non-stream (committed
-// after the grace period): a 200 whose body is the error envelope. Then the dead server is refused
-// (502 upstream_unreachable) within a second, and a second server in the plan takes over.
+// Fault: the real llama-server killed mid-answer, through `wrangler dev`, with the tiny model
+// generating through a one-literal grammar (so both servers write the same text).
+// - With a second llama-server for the model, the answer is continued there (src/routing/resume/):
+//   the official openai client, stream and non-stream, gets the exact full text, one id, a normal
+//   finish, usage as for an uninterrupted answer, and `x_switchyard.resumes` naming both servers.
+// - With no other target, or resume off for the model: the text so far, then one error frame (stream)
+//   or a committed 200 whose body is the error envelope (non-stream); the dead server is refused
+//   (502 upstream_unreachable) at once, and a second server in the plan takes the next request.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import OpenAI from "openai";
 import { startLlamaServer } from "../support/llama-server.mjs";
 import { grammar, startSwitchyard } from "../support/switchyard-dev.mjs";
 
 /** @typedef {import("../support/llama-server.mjs").LlamaServer} LlamaServer */
-/** @type {LlamaServer} */
-let stream;
-/** @type {LlamaServer} */
-let nonStream;
-/** @type {LlamaServer} */
-let spare;
+/** @type {LlamaServer[]} */
+let servers = [];
+/** @type {Record<"alone" | "streamed" | "held" | "noResume" | "spare", LlamaServer>} */
+let s;
 /** @type {import("../support/switchyard-dev.mjs").Switchyard} */
 let proxy;
+/** @type {OpenAI} */
+let openai;
 
 before(async () => {
-  [stream, nonStream, spare] = await Promise.all([1, 2, 3].map(() => startLlamaServer({ parallel: 1, args: ["-t", "1"] })));
+  servers = await Promise.all([1, 2, 3, 4, 5].map(() => startLlamaServer({ parallel: 1, args: ["-t", "1"] })));
+  const [alone, streamed, held, noResume, spare] = /** @type {LlamaServer[]} */ (servers);
+  s = { alone, streamed, held, noResume, spare };
+  const llama = (/** @type {LlamaServer} */ x) => ({ kind: "llama", url: x.url });
   proxy = await startSwitchyard({
     vars: {
       SWITCHYARD_CONFIG: {
         models: {
-          "victim-s": { targets: [{ kind: "llama", url: stream.url }] },
-          "victim-n": { targets: [{ kind: "llama", url: nonStream.url }, { kind: "llama", url: spare.url }] },
+          alone: { targets: [llama(alone)] },
+          streamed: { targets: [llama(streamed), llama(spare)] },
+          held: { targets: [llama(held), llama(spare)] },
+          "no-resume": { targets: [llama(noResume), llama(spare)], resume: { maxResumes: 0 } },
+          spare: { targets: [llama(spare)] },
         },
         timeouts: { commitMs: 300, heartbeatMs: 100 },
       },
     },
   });
+  openai = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: "unused", maxRetries: 0 });
 });
 
 after(async () => {
   await proxy?.stop();
-  await Promise.all([stream, nonStream, spare].map((s) => s?.stop()));
+  await Promise.all(servers.map((x) => x.stop()));
 });
 
 const long = Array.from({ length: 150 }, (_, i) => `k${i}`).join(" ");
+/** The request, as the openai client sends it; `grammar` is llama.cpp's extension. */
+const params = (/** @type {string} */ model, text = long) => ({ model, messages: [{ role: /** @type {const} */ ("user"), content: "go" }], temperature: 0, max_tokens: 1000, grammar: grammar(text) });
 const ask = (/** @type {string} */ model, /** @type {boolean} */ streamIt, text = long) => ({
   method: "POST",
   headers: { "content-type": "application/json" },
-  body: JSON.stringify({ model, stream: streamIt, messages: [{ role: "user", content: "go" }], temperature: 0, max_tokens: 1000, grammar: grammar(text) }),
+  body: JSON.stringify({ ...params(model, text), stream: streamIt }),
+});
+/** @typedef {{ attempts: number, target: string, resumes?: Array<{ from: string, to: string, code: string, after_chars: number, after_tokens: number }> }} Extension */
+
+/** @type {Promise<import("openai/resources/completions").CompletionUsage> | undefined} */
+let uninterrupted;
+/** The uninterrupted answer's usage, from the spare (asked once): what a continued answer's usage should match. */
+function uninterruptedUsage() {
+  return (uninterrupted ??= askUninterrupted());
+}
+async function askUninterrupted() {
+  const answer = await openai.chat.completions.create(/** @type {any} */ (params("spare")));
+  assert.equal(answer.choices[0]?.message.content, long);
+  return /** @type {import("openai/resources/completions").CompletionUsage} */ (answer.usage);
+}
+
+describe("the real llama-server killed mid-answer, another one continues", () => {
+  it("stream (openai client): the exact full text, one id, finish stop, usage summed, resumes named", async () => {
+    const expected = await uninterruptedUsage();
+    const stream = await openai.chat.completions.create(/** @type {any} */ ({ ...params("streamed"), stream: true, stream_options: { include_usage: true } }));
+    let text = "";
+    let killedAfter = -1;
+    const ids = new Set();
+    /** @type {string | null | undefined} */
+    let finish;
+    /** @type {any} */
+    let usage;
+    /** @type {Extension | undefined} */
+    let ext;
+    for await (const chunk of /** @type {AsyncIterable<any>} */ (stream)) {
+      ids.add(chunk.id);
+      text += chunk.choices[0]?.delta?.content ?? "";
+      finish ??= chunk.choices[0]?.finish_reason;
+      if (chunk.usage) usage = chunk.usage;
+      if (chunk.x_switchyard) ext = chunk.x_switchyard;
+      if (killedAfter < 0 && text.length >= 40) {
+        killedAfter = text.length;
+        s.streamed.kill("SIGKILL");
+      }
+    }
+    assert.ok(killedAfter > 0 && killedAfter < long.length, `killed after ${killedAfter} of ${long.length} characters`);
+    assert.equal(text, long);
+    assert.equal(ids.size, 1);
+    assert.equal(finish, "stop");
+    assert.ok(ext?.resumes?.length === 1, JSON.stringify(ext));
+    const [r] = /** @type {NonNullable<Extension["resumes"]>} */ (ext.resumes);
+    assert.equal(r.from, `llama:${new URL(s.streamed.url).host}`);
+    assert.equal(r.to, `llama:${new URL(s.spare.url).host}`);
+    assert.equal(ext.target, r.to);
+    assert.ok(r.after_chars >= killedAfter && r.after_chars < long.length, JSON.stringify(r));
+    assert.equal(ext.attempts, 2);
+    // Completion: the deltas written before (one token each) plus the continuation's. Prompt: the
+    // continuation's less those deltas; the prefill re-tokenizes into fewer tokens than a random
+    // model forced through a grammar wrote it in, so it reads a little low.
+    assert.ok(Math.abs(usage.completion_tokens - expected.completion_tokens) <= 3, `${JSON.stringify(usage)} vs ${JSON.stringify(expected)}`);
+    assert.ok(usage.prompt_tokens > 0 && Math.abs(usage.prompt_tokens - expected.prompt_tokens) <= 10, `${JSON.stringify(usage)} vs ${JSON.stringify(expected)}`);
+  });
+
+  it("non-stream (openai client): the exact full text and a normal finish; the client never knew", async () => {
+    const expected = await uninterruptedUsage();
+    const pending = openai.chat.completions.create(/** @type {any} */ (params("held")));
+    await new Promise((r) => setTimeout(r, 700)); // past the commit grace, generation under way
+    s.held.kill("SIGKILL");
+    const answer = /** @type {import("openai/resources/chat/completions").ChatCompletion & { x_switchyard: Extension }} */ (await pending);
+    assert.equal(answer.choices[0]?.message.content, long);
+    assert.equal(answer.choices[0]?.finish_reason, "stop");
+    assert.match(answer.id, /^chatcmpl-/);
+    const r = answer.x_switchyard.resumes?.[0];
+    assert.ok(r && r.after_chars > 0 && r.after_chars < long.length, JSON.stringify(answer.x_switchyard));
+    assert.equal(r.to, `llama:${new URL(s.spare.url).host}`);
+    assert.ok(Math.abs((answer.usage?.completion_tokens ?? 0) - expected.completion_tokens) <= 3, `${JSON.stringify(answer.usage)} vs ${JSON.stringify(expected)}`);
+  });
 });
 
-describe("the real llama-server killed mid-answer", () => {
-  it("stream: text so far, one error frame, no [DONE], no finish_reason; then 502 at once", async () => {
-    const res = await fetch(`${proxy.url}/v1/chat/completions`, ask("victim-s", true));
+describe("the real llama-server killed mid-answer, nothing can continue", () => {
+  it("stream, no other target: text so far, one error frame, no [DONE], no finish_reason; then 502 at once", async () => {
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, ask("alone", true));
     assert.equal(res.status, 200);
     const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader();
     let raw = new TextDecoder().decode((await reader.read()).value);
-    stream.kill("SIGKILL");
+    s.alone.kill("SIGKILL");
     const killedAt = Date.now();
     for (;;) {
       const { done, value } = await reader.read();
@@ -64,15 +149,15 @@ describe("the real llama-server killed mid-answer", () => {
     assert.equal(parsed.at(-1).error.code, "upstream_error");
     assert.ok(!parsed.some((f) => f.choices?.[0]?.finish_reason));
     assert.ok(endedAfter < 1000, `stream ended ${endedAfter} ms after the kill`);
-    const again = await fetch(`${proxy.url}/v1/chat/completions`, ask("victim-s", true, "x"));
+    const again = await fetch(`${proxy.url}/v1/chat/completions`, ask("alone", true, "x"));
     assert.equal(again.status, 502);
     assert.equal(/** @type {import("../support/switchyard-dev.mjs").ErrorBody} */ (await again.json()).error.code, "upstream_unreachable");
   });
 
-  it("non-stream: a committed 200 whose body is the error envelope; the next request goes to the spare", async () => {
-    const pending = fetch(`${proxy.url}/v1/chat/completions`, ask("victim-n", false));
-    await new Promise((r) => setTimeout(r, 700)); // past the commit grace, generation under way
-    nonStream.kill("SIGKILL");
+  it("non-stream, resume off for the model: a committed 200 whose body is the error envelope; the next request goes to the spare", async () => {
+    const pending = fetch(`${proxy.url}/v1/chat/completions`, ask("no-resume", false));
+    await new Promise((r) => setTimeout(r, 700));
+    s.noResume.kill("SIGKILL");
     const killedAt = Date.now();
     const res = await pending;
     const raw = await res.text();
@@ -81,13 +166,13 @@ describe("the real llama-server killed mid-answer", () => {
     const body = JSON.parse(raw);
     assert.equal(body.error.code, "upstream_error");
     assert.ok(endedAfter < 1000, `answer ended ${endedAfter} ms after the kill`);
-    const next = await fetch(`${proxy.url}/v1/chat/completions`, ask("victim-n", false, "spare answers"));
+    const next = await fetch(`${proxy.url}/v1/chat/completions`, ask("no-resume", false, "spare answers"));
     assert.equal(next.status, 200);
     // Attempts from the body (always there); the header only when the answer began within the commit grace.
     const header = next.headers.get("x-switchyard-attempts");
     if (header) assert.equal(header, "2");
     const answer = /** @type {import("openai/resources/chat/completions").ChatCompletion & { x_switchyard: { attempts: number } }} */ (await next.json());
     assert.equal(answer.x_switchyard.attempts, 2);
-    assert.equal(answer.choices[0].message.content, "spare answers");
+    assert.equal(answer.choices[0]?.message.content, "spare answers");
   });
 });

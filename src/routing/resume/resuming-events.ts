@@ -1,0 +1,187 @@
+import { ProxyError, type ErrorInfo } from "../../errors/proxy-error.ts";
+import type { EventPull } from "../../stream/event-source.ts";
+import type { UpstreamEvent } from "../../stream/events.ts";
+import { EchoStrip } from "./echo-strip.ts";
+import type { Written } from "./continuation-request.ts";
+
+/** Where an answer was continued (`x_switchyard.resumes`). */
+export interface ResumePoint {
+  from: string;
+  to: string;
+  /** Why `from` stopped: its error code. */
+  code: string;
+  /** How much of the answer `from` had written: characters of content, and tokens (content and reasoning). */
+  after_chars: number;
+  after_tokens: number;
+}
+
+/** Another target's continuation of the answer: its first event and the rest. */
+export interface Continuation {
+  target: string;
+  first: UpstreamEvent;
+  events: EventPull;
+  /** Tries it took (same-target retries included). */
+  attempts: number;
+}
+
+export interface ResumeOptions {
+  /** Continuations allowed for this answer (`resume.maxResumes`). */
+  maxResumes: number;
+  /** Why the request can never be continued (resumeBlocker), or null. */
+  blocked: string | null;
+  /** Asks another target to continue after `written`; null or a throw when none can. */
+  open(written: Written, failed: string): Promise<Continuation | null>;
+}
+
+/**
+ * An answer's events that survive their upstream failing mid-answer: on a retryable failure after
+ * the first event (a broken connection, an error frame, a stall), another target is asked to
+ * continue from what was written, and its events follow as if nothing happened — its echo of the
+ * prefill cut off (EchoStrip), its usage counted with the tokens already written. The encoder sees
+ * one answer, so the client keeps one id. Nothing is continued inside a tool call (its partial
+ * arguments were parsed by the failed server and cannot be handed back as written), after the
+ * finish, past `maxResumes`, or when the request rules it out; then the failure stands, as an error
+ * event.
+ */
+export class ResumingEvents implements EventPull {
+  readonly resumes: ResumePoint[] = [];
+  /** Tries taken by continuations. */
+  extraAttempts = 0;
+  private readonly written: Written = { text: "", reasoning: "", tokens: 0 };
+  private tokensBefore = 0;
+  private ready: UpstreamEvent[] = [];
+  private pendingFirst: UpstreamEvent | undefined;
+  private heldError: UpstreamEvent | undefined;
+  private echo: EchoStrip | undefined;
+  private toolCalled = false;
+  private finished = false;
+  private cancelled = false;
+
+  constructor(
+    first: UpstreamEvent,
+    private inner: EventPull,
+    private target: string,
+    private readonly opts: ResumeOptions,
+  ) {
+    this.track(first);
+  }
+
+  /** The target writing the answer now. */
+  get current(): string {
+    return this.target;
+  }
+
+  nextNow(): UpstreamEvent | undefined {
+    if (this.ready.length) return this.ready.shift();
+    if (this.pendingFirst || this.heldError || this.echo) return undefined;
+    const e = this.inner.nextNow?.();
+    if (e === undefined) return undefined;
+    if (e.type === "error") {
+      this.heldError = e;
+      return undefined;
+    }
+    return this.track(e);
+  }
+
+  async next(): Promise<UpstreamEvent | null> {
+    for (;;) {
+      if (this.ready.length) return this.ready.shift()!;
+      if (this.cancelled) return null;
+      let e: UpstreamEvent | null;
+      if (this.heldError) [e, this.heldError] = [this.heldError, undefined];
+      else if (this.pendingFirst) [e, this.pendingFirst] = [this.pendingFirst, undefined];
+      else {
+        try {
+          e = await this.inner.next();
+        } catch (err) {
+          const pe = err instanceof ProxyError ? err : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: String(err) });
+          e = { type: "error", error: pe.toInfo() };
+        }
+      }
+      if (e?.type === "error") {
+        if (await this.resume(e.error)) continue;
+        return e;
+      }
+      if (this.echo) {
+        const out = e === null ? ("diverged" as const) : this.echo.push(e);
+        if (out === "diverged") {
+          this.cancel();
+          return this.notContinued();
+        }
+        if (this.echo.done) this.echo = undefined;
+        for (const o of out) this.ready.push(this.track(o));
+        continue;
+      }
+      if (e === null) return null;
+      return this.track(e);
+    }
+  }
+
+  cancel(): void {
+    this.cancelled = true;
+    this.inner.cancel();
+  }
+
+  /** What the client is handed: recorded as written; a continuation's usage counts the tokens before it. */
+  private track(e: UpstreamEvent): UpstreamEvent {
+    switch (e.type) {
+      case "text":
+        this.written.text += e.delta;
+        this.written.tokens++;
+        return e;
+      case "reasoning":
+        this.written.reasoning += e.delta;
+        this.written.tokens++;
+        return e;
+      case "toolCall":
+        this.toolCalled = true;
+        return e;
+      case "finish":
+        this.finished = true;
+        return e;
+      case "usage": {
+        if (!this.resumes.length) return e;
+        // The continuation's prompt held the tokens written before it; its completion did not.
+        const promptTokens = Math.max(0, e.usage.promptTokens - this.tokensBefore);
+        const usage = { ...e.usage, promptTokens, completionTokens: e.usage.completionTokens + this.tokensBefore };
+        if (usage.cachedTokens !== undefined) usage.cachedTokens = Math.min(usage.cachedTokens, promptTokens);
+        return { ...e, usage };
+      }
+      default:
+        return e;
+    }
+  }
+
+  private lastError: ErrorInfo | undefined;
+
+  /** Asks for a continuation after `error`; true when one now feeds the answer. */
+  private async resume(error: ErrorInfo): Promise<boolean> {
+    this.lastError = error;
+    if (this.cancelled || this.opts.blocked !== null || this.resumes.length >= this.opts.maxResumes) return false;
+    if (error.retryable !== true || this.toolCalled || this.finished || this.written.text === "") return false;
+    let next: Continuation | null;
+    try {
+      next = await this.opts.open({ ...this.written }, this.target);
+    } catch {
+      next = null;
+    }
+    if (!next || this.cancelled) {
+      if (next) next.events.cancel();
+      return false;
+    }
+    this.resumes.push({ from: this.target, to: next.target, code: error.code, after_chars: this.written.text.length, after_tokens: this.written.tokens });
+    this.extraAttempts += next.attempts;
+    this.tokensBefore = this.written.tokens;
+    this.target = next.target;
+    this.inner = next.events;
+    this.pendingFirst = next.first;
+    this.echo = new EchoStrip(this.written.text);
+    return true;
+  }
+
+  /** A continuation that did not continue the answer: the failure that asked for it stands. */
+  private notContinued(): UpstreamEvent {
+    const e = this.lastError!;
+    return { type: "error", error: { ...e, message: `${e.message} ${this.target} was asked to continue the answer but began a different one, so the answer ends here.` } };
+  }
+}
