@@ -99,19 +99,22 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
   const started: Started = { target, attempts, first: value.first, events: value.events, startedAt, firstEventAt };
   const resume = opts.resume;
   if (!resume || resume.maxResumes <= 0 || resume.blocked !== null) return started;
-  const failed = new Set<string>();
+  // Targets by identity: two targets may share a name (one host, two paths).
+  const failed = new Set<Target>();
+  let writing: Target = target;
   const offersTools = Boolean(opts.request.tools?.length) && opts.request.tool_choice !== "none";
   const resuming = new ResumingEvents(value.first, value.events, target.name, {
     maxResumes: resume.maxResumes,
     blocked: resume.blocked,
-    async open(written, from) {
+    async open(written) {
       const request = continuationRequest(opts.request, written);
       if (!request) return null;
-      failed.add(from);
+      failed.add(writing);
       // A prompt-mode server would constrain the continuation with a tool grammar started over.
-      const rest = resume.targets.filter((t) => t.kind === "llama" && !failed.has(t.name) && !(offersTools && t.tools === "prompt"));
+      const rest = resume.targets.filter((t) => t.kind === "llama" && !failed.has(t) && !(offersTools && t.tools === "prompt"));
       if (!rest.length) return null;
       const s = await runAttempts(rest, { ...opts, request, resume: undefined });
+      writing = s.target;
       return { target: s.target.name, first: s.first, events: s.events, attempts: s.attempts };
     },
   });

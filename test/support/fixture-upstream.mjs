@@ -145,6 +145,41 @@ const BEHAVIOURS = {
     res.writeHead(401, { "content-type": "application/json" });
     res.end(JSON.stringify({ error: { message: "Invalid API Key", type: "authentication_error", code: 401 } }));
   },
+  // A --jinja llama-server continuing an answer (docs/reliability.md, measured): the whole answer is
+  // the URL-encoded `arg`; a trailing assistant message that begins it is a prefill, echoed joined to
+  // the first new piece, then the rest follows 5 characters a frame. Usage counts only what it made.
+  async continue(req, res, arg, state, body) {
+    const text = decodeURIComponent(arg ?? "");
+    /** @type {Array<{ role: string, content?: unknown }>} */
+    const messages = JSON.parse(body).messages ?? [];
+    const last = messages.at(-1);
+    const prefill = last?.role === "assistant" && typeof last.content === "string" && text.startsWith(last.content) ? last.content : "";
+    const rest = text.slice(prefill.length);
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(chunk("chatcmpl-continue", { role: "assistant", content: null }));
+    let pieces = 0;
+    for (let i = 0; i < rest.length; i += 5, pieces++) res.write(chunk("chatcmpl-continue", { content: (i === 0 ? prefill : "") + rest.slice(i, i + 5) }));
+    if (!rest) res.write(chunk("chatcmpl-continue", { content: prefill }));
+    res.write(chunk("chatcmpl-continue", {}, "stop"));
+    res.write(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: pieces, prompt_tokens: 3 + Math.ceil(prefill.length / 5), total_tokens: 3 + pieces } })}\n\n`);
+    res.end("data: [DONE]\n\n");
+  },
+  // The URL-encoded `arg`, 5 characters a frame, then an in-stream error frame (llama-server's
+  // `data: {"error": …}` mid-answer).
+  async "error-frame-mid"(req, res, arg) {
+    const text = decodeURIComponent(arg ?? "Half");
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    for (let i = 0; i < text.length; i += 5) res.write(chunk("chatcmpl-errmid", { content: text.slice(i, i + 5) }));
+    await sleep(20);
+    res.end(`data: ${JSON.stringify({ error: { code: 500, message: "Compute error.", type: "server_error" } })}\n\n`);
+  },
+  // A tool call begun (its name and half its arguments), then the connection reset.
+  async "reset-mid-tool-call"(req, res) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(chunk("chatcmpl-resettool", { role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "{\"city\": \"Par" } }] }));
+    await sleep(30);
+    req.socket.resetAndDestroy();
+  },
   // ---- Faults for test/faults (added; the behaviours above are unchanged) ----
   // Accepts the request, then resets the connection without any response.
   async "reset-before"(req) {

@@ -368,6 +368,29 @@ describe("cancellation", () => {
   });
 });
 
+describe("a session that drops mid-answer, with a llama-server for the model", () => {
+  it("the llama-server continues the answer: one stream, the text whole, resumes naming both", async () => {
+    const model = uniqueModel();
+    const s = await serving(model, { auto: false });
+    // A --jinja llama-server continuing a trailing assistant message (test/support/fixture-upstream.mjs `continue`).
+    const llama = { kind: "llama", url: `${FIXTURE_URL}/u-resume-${n}/behave/continue/${encodeURIComponent("Partial answer, then the rest.")}` };
+    const pending = call("/v1/chat/completions", { json: ask("hi") }, vars({ m: { targets: [{ kind: "browser", model }, llama] } }));
+    const req = await s.next((m) => m.type === "request");
+    s.send({ type: "chunk", id: req.id, data: { id: "u", model, object: "chat.completion.chunk", created: 1, choices: [{ delta: { content: "Partial", role: "assistant" }, finish_reason: null, index: 0, logprobs: null }] } });
+    const { res } = await pending;
+    const reading = readSse(res);
+    await new Promise((r) => setTimeout(r, 50));
+    s.ws.close(1001, "tab closed");
+    const sse = await reading;
+    expect(text(sse.frames)).toBe("Partial answer, then the rest.");
+    expect(sse.done).toBe(true);
+    expect(new Set(sse.frames.filter((f) => f.id).map((f) => f.id)).size).toBe(1);
+    const ext = sse.frames.find((f) => f.x_switchyard)?.x_switchyard;
+    expect(ext.resumes).toEqual([{ from: `browser:${model}`, to: ext.target, code: "upstream_error", after_chars: 7, after_tokens: 1 }]);
+    expect(ext.target).toMatch(/^llama:/);
+  });
+});
+
 describe("a session that drops", () => {
   it("hands its waiting requests (never sent to it) to another session with the model", async () => {
     const model = uniqueModel();

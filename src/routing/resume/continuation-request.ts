@@ -12,7 +12,8 @@ export interface Written {
 /**
  * Why a request's answer can never be continued elsewhere, or null when it can (docs/reliability.md,
  * "Continuing an interrupted answer"):
- * - `n > 1`: the choices are interleaved, and a continuation would carry only one of them;
+ * - `n > 1`: the choices are interleaved, and a continuation would carry only one of them (refused
+ *   today anyway, 400 unsupported_parameter; the rule stands should choices ever be served);
  * - logprobs: the tokens already sent were scored by the model that failed; a continuation cannot give
  *   the same entries, and the prefill's tokens would have none;
  * - a client prefill (the last message is the assistant's): llama-server echoes it, so where the

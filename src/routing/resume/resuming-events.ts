@@ -29,8 +29,8 @@ export interface ResumeOptions {
   maxResumes: number;
   /** Why the request can never be continued (resumeBlocker), or null. */
   blocked: string | null;
-  /** Asks another target to continue after `written`; null or a throw when none can. */
-  open(written: Written, failed: string): Promise<Continuation | null>;
+  /** Asks another target than the one that failed to continue after `written`; null or a throw when none can. */
+  open(written: Written): Promise<Continuation | null>;
 }
 
 /**
@@ -161,7 +161,7 @@ export class ResumingEvents implements EventPull {
     if (error.retryable !== true || this.toolCalled || this.finished || this.written.text === "") return false;
     let next: Continuation | null;
     try {
-      next = await this.opts.open({ ...this.written }, this.target);
+      next = await this.opts.open({ ...this.written });
     } catch {
       next = null;
     }
