@@ -74,7 +74,8 @@ async function askUninterrupted() {
 describe("the real llama-server killed mid-answer, another one continues", () => {
   it("stream (openai client): the exact full text, one id, finish stop, usage summed, resumes named", async () => {
     const expected = await uninterruptedUsage();
-    const stream = await openai.chat.completions.create(/** @type {any} */ ({ ...params("streamed"), stream: true, stream_options: { include_usage: true } }));
+    /** @type {AsyncIterable<any>} */
+    const stream = /** @type {any} */ (await openai.chat.completions.create(/** @type {any} */ ({ ...params("streamed"), stream: true, stream_options: { include_usage: true } })));
     let text = "";
     let killedAfter = -1;
     const ids = new Set();
@@ -84,7 +85,7 @@ describe("the real llama-server killed mid-answer, another one continues", () =>
     let usage;
     /** @type {Extension | undefined} */
     let ext;
-    for await (const chunk of /** @type {AsyncIterable<any>} */ (stream)) {
+    for await (const chunk of stream) {
       ids.add(chunk.id);
       text += chunk.choices[0]?.delta?.content ?? "";
       finish ??= chunk.choices[0]?.finish_reason;
