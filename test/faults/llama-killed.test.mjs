@@ -15,7 +15,7 @@ import { grammar, startSwitchyard } from "../support/switchyard-dev.mjs";
 /** @typedef {import("../support/llama-server.mjs").LlamaServer} LlamaServer */
 /** @type {LlamaServer[]} */
 let servers = [];
-/** @type {Record<"alone" | "streamed" | "held" | "noResume" | "spare", LlamaServer>} */
+/** @type {Record<"alone" | "streamed" | "held" | "noResume" | "spare" | "beforeClassic" | "classic", LlamaServer>} */
 let s;
 /** @type {import("../support/switchyard-dev.mjs").Switchyard} */
 let proxy;
@@ -23,9 +23,10 @@ let proxy;
 let openai;
 
 before(async () => {
-  servers = await Promise.all([1, 2, 3, 4, 5].map(() => startLlamaServer({ parallel: 1, args: ["-t", "1"] })));
-  const [alone, streamed, held, noResume, spare] = /** @type {LlamaServer[]} */ (servers);
-  s = { alone, streamed, held, noResume, spare };
+  // `classic`: a --no-jinja server, which closes the assistant turn instead of continuing it.
+  servers = await Promise.all([1, 2, 3, 4, 5, 6, 7].map((i) => startLlamaServer({ parallel: 1, args: ["-t", "1", ...(i === 7 ? ["--no-jinja"] : [])] })));
+  const [alone, streamed, held, noResume, spare, beforeClassic, classic] = /** @type {LlamaServer[]} */ (servers);
+  s = { alone, streamed, held, noResume, spare, beforeClassic, classic };
   const llama = (/** @type {LlamaServer} */ x) => ({ kind: "llama", url: x.url });
   proxy = await startSwitchyard({
     vars: {
@@ -36,6 +37,7 @@ before(async () => {
           held: { targets: [llama(held), llama(spare)] },
           "no-resume": { targets: [llama(noResume), llama(spare)], resume: { maxResumes: 0 } },
           spare: { targets: [llama(spare)] },
+          classic: { targets: [llama(beforeClassic), llama(classic)] },
         },
         timeouts: { commitMs: 300, heartbeatMs: 100 },
       },
@@ -153,6 +155,28 @@ describe("the real llama-server killed mid-answer, nothing can continue", () => 
     const again = await fetch(`${proxy.url}/v1/chat/completions`, ask("alone", true, "x"));
     assert.equal(again.status, 502);
     assert.equal(/** @type {import("../support/switchyard-dev.mjs").ErrorBody} */ (await again.json()).error.code, "upstream_unreachable");
+  });
+
+  it("stream, the other server runs --no-jinja: it starts a new turn instead of continuing, so none of it is sent and the error frame stands", async () => {
+    const res = await fetch(`${proxy.url}/v1/chat/completions`, ask("classic", true));
+    assert.equal(res.status, 200);
+    const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader();
+    let raw = "";
+    for (let killed = false; ; ) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      raw += new TextDecoder().decode(value);
+      if (!killed && raw.includes('"content":"k')) {
+        killed = true;
+        s.beforeClassic.kill("SIGKILL");
+      }
+    }
+    const frames = raw.split("\n\n").filter((b) => b.startsWith("data: ")).map((b) => JSON.parse(b.slice(6)));
+    const text = frames.map((f) => f.choices?.[0]?.delta?.content ?? "").join("");
+    assert.ok(text.length > 0 && long.startsWith(text), text);
+    assert.equal(frames.at(-1).error.code, "upstream_error");
+    assert.match(frames.at(-1).error.message, /began a different one/);
+    assert.ok(!frames.some((f) => f.choices?.[0]?.finish_reason));
   });
 
   it("non-stream, resume off for the model: a committed 200 whose body is the error envelope; the next request goes to the spare", async () => {
