@@ -99,10 +99,15 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
   const started: Started = { target, attempts, first: value.first, events: value.events, startedAt, firstEventAt };
   const resume = opts.resume;
   if (!resume || resume.maxResumes <= 0 || resume.blocked !== null) return started;
+  const offersTools = Boolean(opts.request.tools?.length) && opts.request.tool_choice !== "none";
+  // Only a llama-server can continue (web-llm refuses a trailing assistant message); a prompt-mode one
+  // would constrain the continuation with a tool grammar started over.
+  const canContinue = (t: Target) => t.kind === "llama" && !(offersTools && t.tools === "prompt");
+  // One server and nothing else to continue on (the common setup): the events are not wrapped at all.
+  if (!resume.targets.some((t) => t !== target && canContinue(t))) return started;
   // Targets by identity: two targets may share a name (one host, two paths).
   const failed = new Set<Target>();
   let writing: Target = target;
-  const offersTools = Boolean(opts.request.tools?.length) && opts.request.tool_choice !== "none";
   const resuming = new ResumingEvents(value.first, value.events, target.name, {
     maxResumes: resume.maxResumes,
     blocked: resume.blocked,
@@ -110,8 +115,7 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
       const request = continuationRequest(opts.request, written);
       if (!request) return null;
       failed.add(writing);
-      // A prompt-mode server would constrain the continuation with a tool grammar started over.
-      const rest = resume.targets.filter((t) => t.kind === "llama" && !failed.has(t) && !(offersTools && t.tools === "prompt"));
+      const rest = resume.targets.filter((t) => canContinue(t) && !failed.has(t));
       if (!rest.length) return null;
       const s = await runAttempts(rest, { ...opts, request, resume: undefined });
       writing = s.target;
