@@ -28,6 +28,19 @@ async function serving(model: string, opts: ConstructorParameters<typeof FakeSes
 
 const ask = (content: string, extra: Record<string, unknown> = {}) => ({ model: "m", messages: [{ role: "user", content }], stream: true, ...extra });
 
+/** A stream the session for `model` begins ("Partial") and then drops (the tab closes): what the client read. */
+async function dropsAfterPartial(model: string, config: Record<string, unknown>) {
+  const s = await serving(model, { auto: false });
+  const pending = call("/v1/chat/completions", { json: ask("hi") }, config);
+  const req = await s.next((m) => m.type === "request");
+  s.send({ type: "chunk", id: req.id, data: { id: "u", model, object: "chat.completion.chunk", created: 1, choices: [{ delta: { content: "Partial", role: "assistant" }, finish_reason: null, index: 0, logprobs: null }] } });
+  const { res } = await pending;
+  const reading = readSse(res);
+  await new Promise((r) => setTimeout(r, 50));
+  s.ws.close(1001, "tab closed");
+  return reading;
+}
+
 describe("credentials before the upgrade", () => {
   it("401 without a credential, 403 with a wrong one or when no SERVE_TOKEN is set, 426 without an upgrade", async () => {
     const none = await call("/v1/sessions", { headers: { upgrade: "websocket" } }, { SERVE_TOKEN: TOKEN });
@@ -353,15 +366,7 @@ describe("cancellation", () => {
 
   it("a session dropping mid-stream ends that stream with an error frame", async () => {
     const model = uniqueModel();
-    const s = await serving(model, { auto: false });
-    const pending = call("/v1/chat/completions", { json: ask("hi") }, browserOnly(model));
-    const req = await s.next((m) => m.type === "request");
-    s.send({ type: "chunk", id: req.id, data: { id: "u", model, object: "chat.completion.chunk", created: 1, choices: [{ delta: { content: "Partial", role: "assistant" }, finish_reason: null, index: 0, logprobs: null }] } });
-    const { res } = await pending;
-    const reading = readSse(res);
-    await new Promise((r) => setTimeout(r, 50));
-    s.ws.close(1001, "tab closed");
-    const sse = await reading;
+    const sse = await dropsAfterPartial(model, browserOnly(model));
     expect(text(sse.frames)).toBe("Partial");
     expect(sse.done).toBe(false);
     expect(sse.frames.at(-1)!.error.message).toContain("disconnected");
@@ -371,17 +376,9 @@ describe("cancellation", () => {
 describe("a session that drops mid-answer, with a llama-server for the model", () => {
   it("the llama-server continues the answer: one stream, the text whole, resumes naming both", async () => {
     const model = uniqueModel();
-    const s = await serving(model, { auto: false });
     // A --jinja llama-server continuing a trailing assistant message (test/support/fixture-upstream.mjs `continue`).
     const llama = { kind: "llama", url: `${FIXTURE_URL}/u-resume-${n}/behave/continue/${encodeURIComponent("Partial answer, then the rest.")}` };
-    const pending = call("/v1/chat/completions", { json: ask("hi") }, vars({ m: { targets: [{ kind: "browser", model }, llama] } }));
-    const req = await s.next((m) => m.type === "request");
-    s.send({ type: "chunk", id: req.id, data: { id: "u", model, object: "chat.completion.chunk", created: 1, choices: [{ delta: { content: "Partial", role: "assistant" }, finish_reason: null, index: 0, logprobs: null }] } });
-    const { res } = await pending;
-    const reading = readSse(res);
-    await new Promise((r) => setTimeout(r, 50));
-    s.ws.close(1001, "tab closed");
-    const sse = await reading;
+    const sse = await dropsAfterPartial(model, vars({ m: { targets: [{ kind: "browser", model }, llama] } }));
     expect(text(sse.frames)).toBe("Partial answer, then the rest.");
     expect(sse.done).toBe(true);
     expect(new Set(sse.frames.filter((f) => f.id).map((f) => f.id)).size).toBe(1);
