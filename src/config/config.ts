@@ -31,6 +31,8 @@ export interface Config {
   retries: { perTarget: number; maxAttempts: number; backoffMs: number; maxBackoffMs: number; maxRetryAfterMs: number };
   circuit: { failureThreshold: number; cooldownMs: number; maxCooldownMs: number };
   health: { sampleMs: number; snapshotTtlMs: number; idleStopMs: number };
+  /** The admission queue: `maxWaitMs` 0 turns it off. */
+  queue: { maxWaitMs: number };
   browser: {
     /** For a request whose key sets no `browser` policy, and a request without a key. */
     default: BrowserPolicy;
@@ -54,6 +56,7 @@ export const DEFAULTS = {
   retries: { perTarget: 2, maxAttempts: 6, backoffMs: 100, maxBackoffMs: 1000, maxRetryAfterMs: 2000 },
   circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 },
   health: { sampleMs: 1000, snapshotTtlMs: 1000, idleStopMs: 60_000 },
+  queue: { maxWaitMs: 30_000 },
 } as const;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: ConfigProblem[] };
@@ -144,6 +147,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
       retries: { ...DEFAULTS.retries, ...input.retries },
       circuit: { ...DEFAULTS.circuit, ...input.circuit },
       health: { ...DEFAULTS.health, ...input.health },
+      queue: { ...DEFAULTS.queue, ...input.queue },
       // Under `npm start` the only tab is usually the developer's own; deployed, a tab is a
       // teammate's machine, and prompts go there only where the operator allowed it.
       browser: { default: input.browser?.default ?? (dev ? "allow" : "deny"), serveTokenServes: input.browser?.serveTokenServes ?? null },

@@ -89,7 +89,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     signal: work.signal,
     deadlines,
     upstreamFor: upstream,
-    ...(key ? { keyId: key.id } : {}),
+    ...(key ? { keyId: key.id, priority: key.priority } : {}),
     waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p),
   });
   const headersOf = () => ({ "x-switchyard-target": started?.target.name ?? "", "x-switchyard-attempts": String(attempts) });
