@@ -80,6 +80,35 @@ describe("admission queue (one busy slot)", () => {
     90_000,
   );
 
+  it("a key's priority (admin API: set on create, changed by PATCH) is served before lower levels", async () => {
+    const url = upstream("prio", 3);
+    const vars = keyedVars(configWith({ qprio: { targets: [{ kind: "llama", url }] } }, { ...fast, queue: { maxWaitMs: 60_000 } }));
+    const low = await createKey(vars, { name: "low", scopes: ["chat"], priority: -1 });
+    const high = await createKey(vars, { name: "high", scopes: ["chat"] });
+    expect((low as unknown as { priority: number }).priority).toBe(-1);
+    const patched = await call(`/v1/admin/keys/${high.id}`, { method: "PATCH", body: JSON.stringify({ priority: 5 }), headers: { authorization: `Bearer ${vars.ADMIN_TOKEN}`, "content-type": "application/json" } }, vars);
+    expect(await patched.res.json()).toMatchObject({ id: high.id, priority: 5 });
+    await patched.done();
+    const ask = async (key: string, content: string) => {
+      const { res, done } = await call("/v1/chat/completions", { json: { model: "qprio", messages: [{ role: "user", content }] }, headers: { authorization: `Bearer ${key}` } }, vars);
+      await res.text();
+      await done();
+      return res.status;
+    };
+    for (const k of [low, high]) expect(await ask(k.key, `warm-up ${tag}`)).toBe(200);
+    await warm(vars, "qprio", url, { authorization: `Bearer ${low.key}` });
+    const marker = `prio-${tag}`;
+    const lows = Array.from({ length: 6 }, (_, i) => ask(low.key, `${marker} [low] #${i}`));
+    await sleep(20);
+    const highs = Array.from({ length: 3 }, (_, i) => ask(high.key, `${marker} [high] #${i}`));
+    expect(await Promise.all([...lows, ...highs])).toEqual(Array(9).fill(200));
+    const order = await servedOrder(marker);
+    console.log(`priority order: ${order.join(" ")}`);
+    // The first low went at once; the highs arrived while the lows waited and went right after it.
+    expect(order.indexOf("high")).toBeLessThanOrEqual(2);
+    expect(order.lastIndexOf("high")).toBeLessThanOrEqual(4);
+  });
+
   it("past queue.maxWaitMs before commit: 503 no_capacity with a Retry-After from the line", async () => {
     const url = upstream("refuse", 120);
     // A long commit grace: the wait (800 ms) ends before the response is committed.
