@@ -73,7 +73,7 @@ describe("admission queue (one busy slot)", () => {
       const lastC = order.lastIndexOf("c");
       for (let i = 4; i < Math.min(lastB, lastC); i++) expect(order[i] === order[i - 1] && order[i] === order[i - 2], order.join("")).toBe(false);
       // One slot: each reached the upstream only once the one before had had its 60 ms answer.
-      const times = ((await received()) as Array<{ body: string; at: number }>).filter((r) => r.body.includes(marker)).map((r) => r.at);
+      const times = (await received()).filter((r) => r.body.includes(marker)).map((r) => r.at);
       const gaps = times.slice(1).map((t, i) => t - times[i]!);
       expect(Math.min(...gaps), gaps.join(",")).toBeGreaterThanOrEqual(50);
     },
