@@ -176,6 +176,10 @@ export class HealthHub extends DurableObject<Env> {
     }
     const now = Date.now();
     const circuit = recordProbe(t.health.circuit, now, state === "ready", this.policy.circuit);
-    t.health = { state, circuit, checkedAt: now, ...(slotsTotal !== undefined ? { slotsTotal, slotsBusy, ...(slotsReadAt ? { slotsReadAt } : {}) } : {}), ...(contextWindow !== undefined ? { contextWindow } : {}) };
+    // A sample that could not read /slots (a timeout under load, say) keeps the last reading: the
+    // admission queue gates on the slot count, and losing it would let every waiter through at once.
+    const previous = t.health;
+    const slots = slotsTotal !== undefined ? { slotsTotal, slotsBusy, ...(slotsReadAt ? { slotsReadAt } : {}) } : previous.slotsTotal !== undefined ? { slotsTotal: previous.slotsTotal, slotsBusy: previous.slotsBusy, ...(previous.slotsReadAt ? { slotsReadAt: previous.slotsReadAt } : {}) } : {};
+    t.health = { state, circuit, checkedAt: now, ...slots, ...(contextWindow !== undefined ? { contextWindow } : {}) };
   }
 }

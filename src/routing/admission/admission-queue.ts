@@ -121,11 +121,11 @@ export class AdmissionQueue {
    * A waiter's timer fired: what only the sample shows (other isolates' requests ending) may have
    * freed a slot. Its line is pumped unless a timer pumped it just now.
    */
-  looked(model: string, snapshot: HealthSnapshot, now: number): void {
+  looked(model: string, snapshot: HealthSnapshot | (() => HealthSnapshot), now: number): void {
     const line = this.lines.get(model);
     if (!line || now - line.lastTimerPump < TIMER_PUMP_GAP_MS) return;
     line.lastTimerPump = now;
-    this.pumpLine(line, snapshot);
+    this.pumpLine(line, typeof snapshot === "function" ? snapshot() : snapshot);
   }
 
   /** How many wait for `model` (tests, the status page). */

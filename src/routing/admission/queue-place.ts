@@ -108,7 +108,7 @@ export class QueuePlace {
           reject(err);
           return;
         }
-        queue.looked(this.ticket.model, this.opts.snapshot(), now);
+        queue.looked(this.ticket.model, this.opts.snapshot, now);
         if (!this.ticket.granted) schedule(now);
       };
       this.ticket.onTurn = () => {
