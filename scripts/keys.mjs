@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run keys -- <command>`: manage a Switchyard's team keys over its admin API (/v1/admin/*).
 //   create --name alice --scopes chat,serve [--models m1,m2] [--rpm 60] [--concurrency 4] [--tokens-per-day 200000]
-//          [--browser allow|deny] [--serves alice,bob]
-//   update <id> [--browser allow|deny|default] [--serves alice,bob|'*']
+//          [--browser allow|deny] [--serves alice,bob] [--priority N]
+//   update <id> [--browser allow|deny|default] [--serves alice,bob|'*'] [--priority N|default]
 //   list · revoke <id> · usage [<id>] [--since YYYY-MM-DD]
 //   --json prints machine-readable output (use `npm run -s keys -- …` to keep npm's banner out of it).
 // Reads SWITCHYARD_URL (default http://127.0.0.1:8787) and SWITCHYARD_ADMIN_TOKEN. Against a local
@@ -12,20 +12,21 @@ import { parseArgs } from "node:util";
 
 const USAGE = `usage: npm run keys -- <command> [options]
   create --name <name> --scopes chat,serve,admin [--models m1,m2] [--rpm N] [--concurrency N] [--tokens-per-day N]
-         [--browser allow|deny] [--serves <key names or ids>]
-  update <id> [--browser allow|deny|default] [--serves <key names or ids>|'*']
+         [--browser allow|deny] [--serves <key names or ids>] [--priority N]
+  update <id> [--browser allow|deny|default] [--serves <key names or ids>|'*'] [--priority N|default]
   list
   revoke <id>
   usage [<id>] [--since YYYY-MM-DD]
 options: --json (machine-readable output)
   --browser   may the key's requests be served by a teammate's browser tab (default: the deployment's browser.default)
   --serves    a serve key: only these keys' requests reach its tabs ('*': every key's, the default)
+  --priority  when requests wait for a free slot, higher levels are served first (-1000…1000; default 0)
 environment: SWITCHYARD_URL (default http://127.0.0.1:8787), SWITCHYARD_ADMIN_TOKEN`;
 
 /**
  * The admin API's wire shapes (publicRecord and summarize in src/routes/admin.ts).
  * @typedef {{ rpm?: number, concurrency?: number, tokensPerDay?: number }} KeyLimits
- * @typedef {{ id: string, name: string, scopes: string[], models: string[] | null, limits: KeyLimits, browser: "allow" | "deny" | null, serves: string[] | null, created_at: string, revoked_at: string | null }} PublicKey
+ * @typedef {{ id: string, name: string, scopes: string[], models: string[] | null, limits: KeyLimits, browser: "allow" | "deny" | null, serves: string[] | null, priority: number, created_at: string, revoked_at: string | null }} PublicKey
  * @typedef {{ day: string, model: string, backend: string, kind: "llama" | "browser" | "none", requests: number, prompt_tokens: number, completion_tokens: number, errors: number }} UsageRow
  */
 
@@ -47,6 +48,7 @@ function parseCommandLine(argv) {
         "tokens-per-day": { type: "string" },
         browser: { type: "string" },
         serves: { type: "string" },
+        priority: { type: "string" },
         since: { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean" },
@@ -88,6 +90,20 @@ function browserFlag(value, allowDefault) {
   if (value === "allow" || value === "deny") return value;
   if (allowDefault && value === "default") return null;
   fail(`--browser must be allow or deny${allowDefault ? " (or default: the deployment's browser.default)" : ""}`);
+}
+
+/**
+ * `--priority`: the key's level in the admission queue; `default` (update only) is null, back to 0.
+ * @param {unknown} value
+ * @param {boolean} allowDefault
+ * @returns {number | null | undefined}
+ */
+function priorityFlag(value, allowDefault) {
+  if (value === undefined) return undefined;
+  if (allowDefault && value === "default") return null;
+  const n = Number(value);
+  if (Number.isInteger(n) && n >= -1000 && n <= 1000) return n;
+  fail(`--priority must be an integer from -1000 to 1000${allowDefault ? " (or default: 0)" : ""}`);
 }
 
 /**
@@ -155,7 +171,7 @@ const pad = (rows) => {
   return rows.map((r) => r.map((v, i) => String(v).padEnd(widths[i])).join("  ").trimEnd()).join("\n");
 };
 /** @param {PublicKey} k */
-const policyText = (k) => `${k.browser ? `; browser ${k.browser}` : ""}${k.serves ? `; serves ${k.serves.join(",")}` : ""}`;
+const policyText = (k) => `${k.browser ? `; browser ${k.browser}` : ""}${k.serves ? `; serves ${k.serves.join(",")}` : ""}${k.priority ? `; priority ${k.priority}` : ""}`;
 /**
  * A serve key's `serves` by name (ids the list does not know stay ids); `-` for other keys.
  * @param {PublicKey} k
@@ -189,6 +205,7 @@ async function main() {
       const limits = { rpm: limit(flags.rpm, "rpm"), concurrency: limit(flags.concurrency, "concurrency"), tokensPerDay: limit(flags["tokens-per-day"], "tokens-per-day") };
       const browser = browserFlag(flags.browser, false);
       const serves = servesFlag(flags.serves);
+      const priority = priorityFlag(flags.priority, false);
       /** @type {PublicKey & { key: string }} */
       const created = await api(base, token, "POST", "/v1/admin/keys", {
         name,
@@ -197,10 +214,11 @@ async function main() {
         limits: JSON.parse(JSON.stringify(limits)),
         ...(browser ? { browser } : {}),
         ...(serves ? { serves } : {}),
+        ...(priority ? { priority } : {}),
       });
       out(
         `created key ${created.id} "${created.name}" (${created.scopes.join(", ")}${policyText(created)})\n\n  ${created.key}\n\nThis is the only time the key is shown: hand it to ${created.name} now. Use it as Authorization: Bearer <key> (or x-api-key) against ${base}/v1.`,
-        { id: created.id, key: created.key, name: created.name, scopes: created.scopes, models: created.models, limits: created.limits, browser: created.browser, serves: created.serves },
+        { id: created.id, key: created.key, name: created.name, scopes: created.scopes, models: created.models, limits: created.limits, browser: created.browser, serves: created.serves, priority: created.priority },
       );
       return;
     }
@@ -208,13 +226,15 @@ async function main() {
       if (!arg) fail("update needs a key id (npm run keys -- list shows them)");
       const browser = browserFlag(flags.browser, true);
       const serves = servesFlag(flags.serves);
-      if (browser === undefined && serves === undefined) fail("update needs --browser and/or --serves");
+      const priority = priorityFlag(flags.priority, true);
+      if (browser === undefined && serves === undefined && priority === undefined) fail("update needs --browser, --serves and/or --priority");
       /** @type {PublicKey} */
       const k = await api(base, token, "PATCH", `/v1/admin/keys/${encodeURIComponent(arg)}`, {
         ...(browser !== undefined ? { browser } : {}),
         ...(serves !== undefined ? { serves } : {}),
+        ...(priority !== undefined ? { priority } : {}),
       });
-      out(`updated ${k.id} "${k.name}": browser ${k.browser ?? "default"}${k.serves ? `, serves ${k.serves.join(",")}` : ""}`, k);
+      out(`updated ${k.id} "${k.name}": browser ${k.browser ?? "default"}${k.serves ? `, serves ${k.serves.join(",")}` : ""}, priority ${k.priority ?? 0}`, k);
       return;
     }
     case "list": {

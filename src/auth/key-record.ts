@@ -14,6 +14,8 @@ export interface KeyRecord {
   browser: BrowserPolicy | null;
   /** A `serve` key: the key ids whose requests its sessions take; null: every key's (and keyless ones). */
   serves: string[] | null;
+  /** Its requests' level in the admission queue: higher is served first when they wait; 0 by default. */
+  priority: number;
   createdAt: number;
   revokedAt: number | null;
 }

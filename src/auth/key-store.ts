@@ -13,6 +13,7 @@ interface KeyRow extends Record<string, SqlStorageValue> {
   tokens_per_day: number | null;
   browser: string | null;
   serves: string | null;
+  priority: number | null;
   created_at: number;
   revoked_at: number | null;
 }
@@ -27,15 +28,17 @@ export class KeyStore extends DurableObject<Env> {
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS keys (
       id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, models TEXT,
       rpm INTEGER, concurrency INTEGER, tokens_per_day INTEGER, created_at INTEGER NOT NULL, revoked_at INTEGER,
-      browser TEXT, serves TEXT)`);
-    // Stores made before the browser data policy lack its columns: their keys follow browser.default.
+      browser TEXT, serves TEXT, priority INTEGER)`);
+    // Stores made before the browser data policy lack its columns: their keys follow browser.default;
+    // stores made before the admission queue lack priority: their keys wait at level 0.
     const columns = ctx.storage.sql.exec("SELECT * FROM keys LIMIT 0").columnNames;
     for (const column of ["browser", "serves"]) if (!columns.includes(column)) ctx.storage.sql.exec(`ALTER TABLE keys ADD COLUMN ${column} TEXT`);
+    if (!columns.includes("priority")) ctx.storage.sql.exec("ALTER TABLE keys ADD COLUMN priority INTEGER");
   }
 
   create(record: KeyRecord, hash: string): KeyRecord {
     this.ctx.storage.sql.exec(
-      "INSERT INTO keys (id, name, hash, scopes, models, rpm, concurrency, tokens_per_day, browser, serves, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+      "INSERT INTO keys (id, name, hash, scopes, models, rpm, concurrency, tokens_per_day, browser, serves, priority, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
       record.id,
       record.name,
       hash,
@@ -46,17 +49,19 @@ export class KeyStore extends DurableObject<Env> {
       record.limits.tokensPerDay ?? null,
       record.browser,
       record.serves ? JSON.stringify(record.serves) : null,
+      record.priority || null,
       record.createdAt,
     );
     return record;
   }
 
   /**
-   * Changes a key's data policy (`browser`, `serves`; an absent field stays as it is); returns the
-   * record and its hash so the caller can drop it from caches, or null if unknown.
+   * Changes a key's data policy (`browser`, `serves`) or its queue `priority` (an absent field stays
+   * as it is); returns the record and its hash so the caller can drop it from caches, or null if unknown.
    */
-  update(id: string, change: { browser?: BrowserPolicy | null; serves?: string[] | null }): { record: KeyRecord; hash: string } | null {
+  update(id: string, change: { browser?: BrowserPolicy | null; serves?: string[] | null; priority?: number | null }): { record: KeyRecord; hash: string } | null {
     const sql = this.ctx.storage.sql;
+    if ("priority" in change) sql.exec("UPDATE keys SET priority = ? WHERE id = ?", change.priority || null, id);
     if ("browser" in change) sql.exec("UPDATE keys SET browser = ? WHERE id = ?", change.browser ?? null, id);
     if ("serves" in change) sql.exec("UPDATE keys SET serves = ? WHERE id = ?", change.serves ? JSON.stringify(change.serves) : null, id);
     const row = sql.exec<KeyRow & { hash: string }>("SELECT * FROM keys WHERE id = ?", id).toArray()[0];
@@ -104,6 +109,7 @@ function toRecord(row: KeyRow): KeyRecord {
     },
     browser: row.browser === "allow" || row.browser === "deny" ? row.browser : null,
     serves: row.serves ? (JSON.parse(row.serves) as string[]) : null,
+    priority: row.priority ?? 0,
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
   };

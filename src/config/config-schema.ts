@@ -93,6 +93,11 @@ export const HealthSchema = z.strictObject({
   idleStopMs: z.optional(positiveMs),
 });
 
+export const QueueSchema = z.strictObject({
+  /** How long a request waits in line when every target of its model is at capacity, before 503 no_capacity; 0: no queue. */
+  maxWaitMs: z.optional(z.int().check(z.gte(0), z.lte(600_000))),
+});
+
 const score = z.number().check(z.gte(0), z.lte(1));
 
 export const ToolCallsConfigSchema = z.strictObject({
@@ -134,6 +139,8 @@ export const ConfigSchema = z.strictObject({
   resume: z.optional(ResumeSchema),
   circuit: z.optional(CircuitSchema),
   health: z.optional(HealthSchema),
+  /** The admission queue: requests wait for a slot instead of being refused (see docs/configuration.md). */
+  queue: z.optional(QueueSchema),
   /** Which requests browser sessions may serve (see docs/security.md). */
   browser: z.optional(BrowserConfigSchema),
 });

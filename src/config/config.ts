@@ -34,6 +34,8 @@ export interface Config {
   /** How often one answer may be continued elsewhere after its upstream failed mid-answer (models may override). */
   resume: { maxResumes: number };
   health: { sampleMs: number; snapshotTtlMs: number; idleStopMs: number };
+  /** The admission queue: `maxWaitMs` 0 turns it off. */
+  queue: { maxWaitMs: number };
   browser: {
     /** For a request whose key sets no `browser` policy, and a request without a key. */
     default: BrowserPolicy;
@@ -58,6 +60,7 @@ export const DEFAULTS = {
   resume: { maxResumes: 1 },
   circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 },
   health: { sampleMs: 1000, snapshotTtlMs: 1000, idleStopMs: 60_000 },
+  queue: { maxWaitMs: 30_000 },
 } as const;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: ConfigProblem[] };
@@ -149,6 +152,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
       resume: { ...DEFAULTS.resume, ...input.resume },
       circuit: { ...DEFAULTS.circuit, ...input.circuit },
       health: { ...DEFAULTS.health, ...input.health },
+      queue: { ...DEFAULTS.queue, ...input.queue },
       // Under `npm start` the only tab is usually the developer's own; deployed, a tab is a
       // teammate's machine, and prompts go there only where the operator allowed it.
       browser: { default: input.browser?.default ?? (dev ? "allow" : "deny"), serveTokenServes: input.browser?.serveTokenServes ?? null },

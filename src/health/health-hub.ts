@@ -141,16 +141,19 @@ export class HealthHub extends DurableObject<Env> {
     let state: UpstreamHealth["state"] = "down";
     let slotsTotal: number | undefined;
     let slotsBusy: number | undefined;
+    let slotsReadAt: { from: number; to: number } | undefined;
     let contextWindow: number | undefined;
     try {
       const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
       state = res.status === 200 ? "ready" : res.status === 503 ? "loading" : "down";
       await res.body?.cancel().catch(() => {});
       if (state === "ready") {
+        const askedAt = Date.now();
         const slots = await fetch(`${base}/slots`, { headers, signal: AbortSignal.timeout(timeoutMs) });
         if (slots.ok && (slots.headers.get("content-type") ?? "").includes("json")) {
           const list = (await slots.json()) as unknown;
           if (Array.isArray(list)) {
+            slotsReadAt = { from: askedAt, to: Date.now() };
             slotsTotal = list.length;
             slotsBusy = list.filter((s) => (s as { is_processing?: unknown }).is_processing === true).length;
             const windows = list.map((s) => (s as { n_ctx?: unknown }).n_ctx).filter((n): n is number => typeof n === "number" && n > 0);
@@ -173,6 +176,10 @@ export class HealthHub extends DurableObject<Env> {
     }
     const now = Date.now();
     const circuit = recordProbe(t.health.circuit, now, state === "ready", this.policy.circuit);
-    t.health = { state, circuit, checkedAt: now, ...(slotsTotal !== undefined ? { slotsTotal, slotsBusy } : {}), ...(contextWindow !== undefined ? { contextWindow } : {}) };
+    // A sample that could not read /slots (a timeout under load, say) keeps the last reading: the
+    // admission queue gates on the slot count, and losing it would let every waiter through at once.
+    const previous = t.health;
+    const slots = slotsTotal !== undefined ? { slotsTotal, slotsBusy, ...(slotsReadAt ? { slotsReadAt } : {}) } : previous.slotsTotal !== undefined ? { slotsTotal: previous.slotsTotal, slotsBusy: previous.slotsBusy, ...(previous.slotsReadAt ? { slotsReadAt: previous.slotsReadAt } : {}) } : {};
+    t.health = { state, circuit, checkedAt: now, ...slots, ...(contextWindow !== undefined ? { contextWindow } : {}) };
   }
 }

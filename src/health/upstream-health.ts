@@ -7,6 +7,8 @@ export interface UpstreamHealth {
   /** From `/slots`: how many slots exist and how many are processing. */
   slotsTotal?: number;
   slotsBusy?: number;
+  /** When `/slots` was asked and answered (hub clock): the busy slots are what the server held at some moment between. */
+  slotsReadAt?: { from: number; to: number };
   /** From `/slots`: the smallest slot's `n_ctx`, the most one request can hold there. */
   contextWindow?: number;
   circuit: Circuit;

@@ -14,6 +14,8 @@ import { parseBody } from "../schemas/parse-body.ts";
 import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
 
 const positive = z.int().check(z.positive());
+/** A key's level in the admission queue (docs/configuration.md, "queue"): higher first, 0 by default. */
+const priority = z.int().check(z.gte(-1000), z.lte(1000));
 
 const CreateKeySchema = z.strictObject({
   name: z.string().check(z.minLength(1), z.maxLength(100)),
@@ -24,11 +26,15 @@ const CreateKeySchema = z.strictObject({
   browser: z.optional(z.nullable(BrowserPolicySchema)),
   /** A serve key: the keys (ids or names) whose requests its sessions take; null or absent: everyone's. */
   serves: z.optional(z.nullable(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
+  /** When its requests wait for a slot: higher levels are served first. Default 0. */
+  priority: z.optional(priority),
 });
 
 const UpdateKeySchema = z.strictObject({
   browser: z.optional(z.nullable(BrowserPolicySchema)),
   serves: z.optional(z.nullable(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
+  /** null: back to 0. */
+  priority: z.optional(z.nullable(priority)),
 });
 
 function servesNeedsServeScope(scopes: readonly string[]): ProxyError {
@@ -46,7 +52,7 @@ export async function createKey(c: Context<AppEnv>): Promise<Response> {
   const body = await readJsonBody(c.req.raw, 64 * 1024);
   const input = parseBody(CreateKeySchema, body, {
     subject: "key",
-    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?}, browser?: "allow"|"deny", serves?: [key ids or names]}.',
+    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?}, browser?: "allow"|"deny", serves?: [key ids or names], priority?: integer}.',
   });
   const scopes = [...new Set(input.scopes)];
   if (input.serves && !scopes.includes("serve")) throw servesNeedsServeScope(scopes);
@@ -61,6 +67,7 @@ export async function createKey(c: Context<AppEnv>): Promise<Response> {
     limits: input.limits ?? {},
     browser: input.browser ?? null,
     serves,
+    priority: input.priority ?? 0,
     createdAt: Date.now(),
     revokedAt: null,
   };
@@ -77,8 +84,8 @@ export async function listKeys(c: Context<AppEnv>): Promise<Response> {
 }
 
 /**
- * `PATCH /v1/admin/keys/:id`: changes a key's data policy, `browser` and `serves` (null: back to the
- * default). Applies at once in this isolate and to the key's live browser sessions, and within the
+ * `PATCH /v1/admin/keys/:id`: changes a key's data policy, `browser` and `serves`, and its queue
+ * `priority` (null: back to the default). Applies at once in this isolate and to the key's live browser sessions, and within the
  * key cache's 5 s in other isolates.
  */
 export async function updateKey(c: Context<AppEnv>): Promise<Response> {
@@ -86,7 +93,7 @@ export async function updateKey(c: Context<AppEnv>): Promise<Response> {
   const id = c.req.param("id") ?? "";
   const input = parseBody(UpdateKeySchema, await readJsonBody(c.req.raw, 64 * 1024), {
     subject: "key change",
-    send: 'Send {browser?: "allow"|"deny"|null, serves?: [key ids or names]|null}.',
+    send: 'Send {browser?: "allow"|"deny"|null, serves?: [key ids or names]|null, priority?: integer|null}.',
   });
   const store = keyStore(c.env);
   const notFound = () => new ProxyError({ status: 404, code: "key_not_found", param: "id", message: `No key with id "${id}". GET /v1/admin/keys lists them.` });
@@ -97,6 +104,7 @@ export async function updateKey(c: Context<AppEnv>): Promise<Response> {
   const change = {
     ...(input.browser !== undefined ? { browser: input.browser } : {}),
     ...(input.serves !== undefined ? { serves: input.serves ? resolveServes(input.serves, await store.list()) : null } : {}),
+    ...(input.priority !== undefined ? { priority: input.priority } : {}),
   };
   const updated = await store.update(id, change);
   if (!updated) throw notFound();
@@ -213,6 +221,7 @@ export function publicRecord(k: KeyRecord) {
     limits: k.limits,
     browser: k.browser,
     serves: k.serves,
+    priority: k.priority,
     created_at: new Date(k.createdAt).toISOString(),
     revoked_at: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
   };

@@ -40,8 +40,10 @@ export interface AttemptOptions {
   /** The request's timer: every attempt's timeouts are deadlines on it. */
   deadlines: Deadlines;
   upstreamFor(target: Target): Upstream;
-  /** The id of the request's key, for upstreams that choose who may serve it (browser sessions). */
+  /** The id of the request's key, for upstreams that choose who may serve it (browser sessions), and its turn in the admission queue. */
   keyId?: string;
+  /** The key's admission priority (default 0). */
+  priority?: number;
   /** Called as each attempt starts, so attempts can be reported even on failure. */
   onAttempt?(n: number, target: Target): void;
   /** Where health signals and the outcome are sent after the response (ctx.waitUntil). */
@@ -77,6 +79,7 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
       signal: opts.signal,
       onAttempt: opts.onAttempt,
       waitUntil: opts.waitUntil,
+      queue: { key: opts.keyId ?? null, priority: opts.priority ?? 0 },
     },
     async (target, signal, startedAt) => {
       const upstream = opts.upstreamFor(target);

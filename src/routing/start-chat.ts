@@ -94,7 +94,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     signal: work.signal,
     deadlines,
     upstreamFor: upstream,
-    ...(key ? { keyId: key.id } : {}),
+    ...(key ? { keyId: key.id, priority: key.priority } : {}),
     ...(resume && resumable ? { resume } : {}),
     waitUntil: (p: Promise<unknown>) => c.executionCtx.waitUntil(p),
   });

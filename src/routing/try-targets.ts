@@ -12,6 +12,7 @@ import { contextFit, type PromptSize } from "./context-fit.ts";
 import { expectedServiceMs, ledger, placementNote } from "./placement/isolate-ledger.ts";
 import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Target } from "./target.ts";
+import { QueuePlace, slotReleased } from "./admission/queue-place.ts";
 import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-hints.ts";
 
 export interface TryOptions {
@@ -36,6 +37,12 @@ export interface TryOptions {
    * target was tried.
    */
   skips?(err: ProxyError, target: Target): boolean;
+  /**
+   * Wait in the model's admission queue (docs/architecture.md, "Admission queue") when every target
+   * is at capacity, taking turns by key (`key`: the request's key id, null without one) and `priority`.
+   * Without it the request goes straight to the targets.
+   */
+  queue?: { key: string | null; priority: number };
 }
 
 /** One attempt: resolves with what counts as success, or rejects (a ProxyError) before anything reached the client. */
@@ -74,6 +81,68 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
     targets.flatMap((t) => (t.kind === "llama" ? [{ url: t.url, ...(t.apiKeySecret ? { apiKeySecret: t.apiKeySecret } : {}) }] : [])),
     opts.waitUntil,
   );
+  const place =
+    opts.queue && config.queue.maxWaitMs > 0
+      ? new QueuePlace({
+          model: opts.model,
+          key: opts.queue.key,
+          priority: opts.queue.priority,
+          plan: targets.map((t) => ({ server: t.kind === "llama" ? upstreamKey(t.url) : null })),
+          maxWaitMs: config.queue.maxWaitMs,
+          signal: opts.signal,
+          snapshot: () => health.snapshot(),
+        })
+      : undefined;
+  const tries = { attempts: 0, finishTarget: "none" };
+  const finish = (err: ProxyError): ProxyError => {
+    health.finish({ target: tries.finishTarget, code: err.code, totalMs: Date.now() - requestStart });
+    return err;
+  };
+  let turn: Promise<void> | null | undefined;
+  try {
+    turn = place?.first();
+  } catch (e) {
+    throw finish(e as ProxyError);
+  }
+  // Every target at capacity: wait for another turn while queue.maxWaitMs lasts.
+  for (;;) {
+    try {
+      if (turn) await turn;
+    } catch (e) {
+      throw finish(e as ProxyError);
+    }
+    try {
+      const tried = await tryOnce(targets, opts, attemptOne, { requestStart, health, place, tries });
+      place?.turnEnded();
+      return tried;
+    } catch (e) {
+      place?.turnEnded();
+      const err = e as ProxyError;
+      if (!place || err.code !== "no_capacity" || !err.retryable || opts.signal.aborted) throw finish(err);
+      try {
+        turn = place.again();
+      } catch (refused) {
+        const r = refused as ProxyError;
+        r.attempts = err.attempts;
+        if (err.outcomes) r.outcomes = err.outcomes;
+        throw finish(r);
+      }
+    }
+  }
+}
+
+/** The request's state across its tries: attempts so far, and the target its outcome is reported under. */
+interface TryState {
+  requestStart: number;
+  health: HealthRecorder;
+  place: QueuePlace | undefined;
+  tries: { attempts: number; finishTarget: string };
+}
+
+/** One pass over the targets; the error thrown carries the attempts and every target's outcome. */
+async function tryOnce<T>(targets: Target[], opts: TryOptions, attemptOne: AttemptOne<T>, state: TryState): Promise<Tried<T>> {
+  const { config } = opts;
+  const { requestStart, health, place, tries } = state;
   // One target has no order to choose and no failure to weigh against another: no snapshot needed.
   const snapshot = targets.length > 1 ? health.snapshot() : undefined;
   const now = Date.now();
@@ -96,18 +165,27 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
   // A target whose context cannot hold the prompt is skipped, with the error it would have answered.
   for (const { target, error } of tooLong) failed(target, error, true);
   let lastTarget: Target | undefined;
-  let attempts = 0;
+  // Attempts count across the request's tries; `retries.maxAttempts` bounds each try.
+  let attempts = tries.attempts;
+  const firstAttempt = attempts;
   const fail = (err: ProxyError, from?: TargetFailure): ProxyError => {
+    tries.attempts = attempts;
     err.attempts = attempts;
     err.outcomes = targetOutcomes([...failures.values()]);
-    const target = from && !from.skipped ? from.target : (lastTarget?.name ?? "none");
-    health.finish({ target, code: err.code, totalMs: Date.now() - requestStart });
+    tries.finishTarget = from && !from.skipped ? from.target : (lastTarget?.name ?? tries.finishTarget);
     return err;
   };
 
   targets: for (const target of ordered) {
     for (let onTarget = 1; ; onTarget++) {
-      if (opts.signal.aborted || attempts >= config.retries.maxAttempts) break targets;
+      if (opts.signal.aborted || attempts - firstAttempt >= config.retries.maxAttempts) break targets;
+      const server = target.kind === "llama" ? upstreamKey(target.url) : undefined;
+      // A llama-server holding as many of the requests as it has slots would only queue this one
+      // inside, where nobody takes turns: it counts as a refusal for capacity, without asking it.
+      if (server !== undefined && place && !place.mayStart(server)) {
+        failed(target, new ProxyError({ status: 503, code: "no_capacity", retryable: true, retryAfter: 1, message: `${target.name} has every slot busy.` }));
+        continue targets;
+      }
       const before = lastTarget;
       attempts++;
       lastTarget = target;
@@ -116,9 +194,15 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
       const onAbort = () => attempt.abort();
       opts.signal.addEventListener("abort", onAbort, { once: true });
       const startedAt = Date.now();
-      // Switchyard's own requests in flight on a llama-server are what later placements queue behind.
-      const server = target.kind === "llama" ? upstreamKey(target.url) : undefined;
-      const end = server !== undefined ? ledger.begin(server, placement?.key ?? null, expectedServiceMs(server, placement, startedAt), startedAt) : undefined;
+      // Switchyard's own requests in flight on a llama-server are what later placements queue behind,
+      // and what the admission queue counts against its slots; each one's end may give a waiter its turn.
+      const begun = server !== undefined ? ledger.begin(server, placement?.key ?? null, expectedServiceMs(server, placement, startedAt), startedAt) : undefined;
+      const end = begun
+        ? (served?: boolean, at?: number) => {
+            begun(served, at);
+            slotReleased(health.snapshot());
+          }
+        : undefined;
       try {
         const value = await attemptOne(target, attempt.signal, startedAt);
         const succeededAt = Date.now();
@@ -130,6 +214,7 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
         // The answer's usage teaches the server's speeds and its tokens per character (the context fit reads it too).
         const chars = placement?.prefixes.at(-1)?.chars ?? size?.chars;
         const placed = server !== undefined && end ? { server, chars, end: (at: number) => end(true, at) } : undefined;
+        tries.attempts = attempts;
         return { target, attempts, value, requestStart, startedAt, succeededAt, health, ...(placed ? { placed } : {}) };
       } catch (e) {
         end?.(false, Date.now());

@@ -278,6 +278,22 @@ const BEHAVIOURS = {
     }
     return BEHAVIOURS.say(req, res, "slot%20freed", state, body, counter);
   },
+  // A request whose last message is "hold" streams a token every 100 ms for `arg` ms (holding the
+  // one slot); any other answers at once like `say` ("served"): a line behind a busy slot.
+  async hold(req, res, arg, state, body, counter) {
+    /** @type {Array<{ content?: unknown }>} */
+    const messages = JSON.parse(body).messages ?? [];
+    if (messages.at(-1)?.content !== "hold") return BEHAVIOURS.say(req, res, "served", state, body, counter);
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(chunk("chatcmpl-hold", { role: "assistant", content: null }));
+    const until = Date.now() + Number(arg ?? 10_000);
+    for (let i = 0; !state.closed && Date.now() < until; i++) {
+      res.write(chunk("chatcmpl-hold", { content: `t${i} ` }));
+      await sleep(100);
+    }
+    res.write(chunk("chatcmpl-hold", {}, "stop"));
+    res.end("data: [DONE]\n\n");
+  },
   // 429 with Retry-After: `arg` seconds, always.
   async "rate-limited"(req, res, arg) {
     res.writeHead(429, { "content-type": "application/json", "retry-after": String(arg ?? 30) });

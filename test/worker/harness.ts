@@ -61,7 +61,7 @@ export function parseSse(raw: string): SseResult {
 
 export const text = (frames: Array<Record<string, any>>) => frames.map((f) => f.choices?.[0]?.delta?.content ?? "").join("");
 
-export async function received(): Promise<Array<{ path: string; headers: Record<string, string>; body: string }>> {
+export async function received(): Promise<Array<{ path: string; headers: Record<string, string>; body: string; at: number }>> {
   return (await fetch(`${FIXTURE_URL}/_requests`)).json();
 }
 

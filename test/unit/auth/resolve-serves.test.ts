@@ -10,6 +10,7 @@ const record = (id: string, name: string, revoked = false): KeyRecord => ({
   limits: {},
   browser: null,
   serves: null,
+  priority: 0,
   createdAt: 0,
   revokedAt: revoked ? 1 : null,
 });

@@ -20,6 +20,7 @@ const key = (browser: KeyRecord["browser"]): KeyRecord => ({
   limits: {},
   browser,
   serves: null,
+  priority: 0,
   createdAt: 0,
   revokedAt: null,
 });

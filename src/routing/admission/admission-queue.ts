@@ -1,0 +1,200 @@
+import type { HealthSnapshot } from "../../health/upstream-health.ts";
+import { serviceMs } from "../placement/expected-finish.ts";
+import { serviceEstimate } from "../placement/rank-servers.ts";
+import { DEFAULT_SPEEDS, type ServerLedger } from "../placement/server-ledger.ts";
+import { retryAfterSeconds, serverLoad, verdictFor, type Seat, type Verdict } from "./capacity.ts";
+import { FairQueue } from "./fair-queue.ts";
+
+/** One request's place in its model's line. */
+export class Ticket {
+  /** Set while it may try its targets (given a turn and not put back). */
+  granted = false;
+  /** Its turn came from the line (it had waited), not at once on arrival. */
+  waited = false;
+  /** The llama-server a slot is held on for it until its first attempt starts. */
+  reserved: string | null = null;
+  /** Called when it is given a turn while waiting (maybe during another request's call). */
+  onTurn: (() => void) | undefined;
+
+  constructor(
+    readonly model: string,
+    /** Whose turn it takes: the key's id; "" for requests without a key, which share one turn. */
+    readonly key: string,
+    readonly priority: number,
+    readonly plan: readonly Seat[],
+  ) {}
+}
+
+interface Line {
+  model: string;
+  queue: FairQueue<Ticket>;
+  lastTimerPump: number;
+}
+
+/** Timer pumps of one line closer together than this do nothing new: the sample changes once a second. */
+const TIMER_PUMP_GAP_MS = 200;
+
+/**
+ * The admission queue of one isolate: a line per model, in fair order (FairQueue), and the slots
+ * held for requests given a turn. Pure bookkeeping over the ledger and the health snapshot the
+ * caller passes in, every time passed in, so two isolates over one server can be simulated
+ * (docs/architecture.md, "Admission queue").
+ *
+ * A request may start at once when nobody waits for its model and its plan is not full. Otherwise
+ * it waits; `pump` gives turns in fair order while the head of the line can start: a llama-server
+ * with a slot free is held for it (so the next waiter does not count the same slot), and at most one
+ * waiter a pump goes to try targets whose capacity is unknown (a browser session), so a line of a
+ * hundred does not storm a full hub. The head that cannot start keeps everyone behind it waiting:
+ * nobody overtakes.
+ */
+export class AdmissionQueue {
+  private readonly lines = new Map<string, Line>();
+  private readonly reservations = new Map<string, number>();
+
+  constructor(private readonly ledger: () => ServerLedger) {}
+
+  /** Whether `t` may start now; if not it waits, and `onTurn` is called when it may. */
+  enter(t: Ticket, snapshot: HealthSnapshot): boolean {
+    if (!this.lines.get(t.model)?.queue.size) {
+      const v = this.verdict(t, snapshot);
+      if (v.kind !== "full") {
+        this.grant(t, v);
+        return true;
+      }
+    }
+    const line = this.line(t.model);
+    line.queue.push(t, t.key, t.priority);
+    this.pumpLine(line, snapshot, false);
+    return t.granted;
+  }
+
+  /**
+   * A turn that ended in no target with capacity: a turn from the line goes back to the front (its
+   * key's turn too), a request let through on arrival joins the end of the line. Only a slot known
+   * to be free gives it a turn at once: trying what was just found full again is for the next pump.
+   */
+  requeue(t: Ticket, snapshot: HealthSnapshot): boolean {
+    this.release(t);
+    t.granted = false;
+    const line = this.line(t.model);
+    if (t.waited) line.queue.pushFront(t, t.key, t.priority);
+    else line.queue.push(t, t.key, t.priority);
+    this.pumpLine(line, snapshot, false);
+    return t.granted;
+  }
+
+  /** Leaves the line (a client gone, a wait run out); the slot held for it, if any, is free again. */
+  leave(t: Ticket, snapshot: HealthSnapshot): void {
+    const line = this.lines.get(t.model);
+    const waited = line?.queue.remove(t) ?? false;
+    const held = this.release(t);
+    t.granted = false;
+    t.onTurn = undefined;
+    if (line && (waited || held)) this.pumpLine(line, snapshot, false);
+    else if (line && !line.queue.size) this.lines.delete(t.model);
+  }
+
+  /**
+   * Whether a request given its turn may start an attempt on `server` now: a slot there is free, or
+   * held for it, or the server's slots are unknown. Yes gives up the slot held for it anywhere (the
+   * attempt's place in the ledger counts it from here on, so call it just before `ledger.begin`).
+   */
+  mayStart(t: Ticket, server: string, snapshot: HealthSnapshot): boolean {
+    const load = serverLoad(server, snapshot.upstreams[server], this.ledger(), this.reservations.get(server) ?? 0);
+    const mine = t.reserved === server ? 1 : 0;
+    if (load.slots !== undefined && load.busy - mine >= load.slots) return false;
+    this.release(t);
+    return true;
+  }
+
+  /** The turn is over (an attempt started, or none could): a slot still held for it goes to the next. */
+  turnEnded(t: Ticket, snapshot: HealthSnapshot): void {
+    if (this.release(t)) this.pump(snapshot);
+  }
+
+  /** Gives turns in every line while its head can start (a request of ours ended, a client left). */
+  pump(snapshot: HealthSnapshot): void {
+    for (const line of [...this.lines.values()]) this.pumpLine(line, snapshot);
+  }
+
+  /**
+   * A waiter's timer fired: what only the sample shows (other isolates' requests ending) may have
+   * freed a slot. Its line is pumped unless a timer pumped it just now.
+   */
+  looked(model: string, snapshot: HealthSnapshot | (() => HealthSnapshot), now: number): void {
+    const line = this.lines.get(model);
+    if (!line || now - line.lastTimerPump < TIMER_PUMP_GAP_MS) return;
+    line.lastTimerPump = now;
+    this.pumpLine(line, typeof snapshot === "function" ? snapshot() : snapshot);
+  }
+
+  /** How many wait for `model` (tests, the status page). */
+  waiting(model: string): number {
+    return this.lines.get(model)?.queue.size ?? 0;
+  }
+
+  /** How many are served before `t` in its line (0 when it is not waiting). */
+  ahead(t: Ticket): number {
+    return this.lines.get(t.model)?.queue.ahead(t) ?? 0;
+  }
+
+  /**
+   * `Retry-After` for `t` refused after its wait: those ahead of it and itself over the plan's known
+   * slots, each taking the service its servers' answers suggest (the fastest; the default speeds
+   * before any answer, and for a plan of browser sessions).
+   */
+  retryAfter(t: Ticket, snapshot: HealthSnapshot, now: number): number {
+    const servers = [...new Set(t.plan.flatMap((s) => (s.server === null ? [] : [s.server])))];
+    const slots = servers.reduce((n, s) => n + (snapshot.upstreams[s]?.slotsTotal ?? 0), 0);
+    const service = servers.length ? Math.min(...servers.map((s) => serviceEstimate(this.ledger(), s, null, now).service)) : serviceMs(0, DEFAULT_SPEEDS.completionTokens, DEFAULT_SPEEDS);
+    return retryAfterSeconds(this.ahead(t), Math.max(1, slots), service);
+  }
+
+  /**
+   * Turns while the head can start. `probe`: one waiter may go and try targets whose capacity is
+   * unknown; only pumps driven by time or by a request ending probe, so arrivals and failed tries
+   * do not become a storm of tries on a full hub.
+   */
+  private pumpLine(line: Line, snapshot: HealthSnapshot, probe = true): void {
+    let probes = probe ? 1 : 0;
+    for (let head = line.queue.peek(); head; head = line.queue.peek()) {
+      const v = this.verdict(head, snapshot);
+      if (v.kind === "full" || (v.kind === "unknown" && probes-- <= 0)) return;
+      line.queue.shift();
+      head.waited = true;
+      this.grant(head, v);
+      head.onTurn?.();
+    }
+    // An empty line is forgotten (in zero config any model name makes one).
+    this.lines.delete(line.model);
+  }
+
+  private grant(t: Ticket, v: Verdict): void {
+    t.granted = true;
+    if (v.kind !== "free") return;
+    t.reserved = v.server;
+    this.reservations.set(v.server, (this.reservations.get(v.server) ?? 0) + 1);
+  }
+
+  /** Frees the slot held for `t`; whether there was one. */
+  private release(t: Ticket): boolean {
+    const server = t.reserved;
+    if (server === null) return false;
+    t.reserved = null;
+    const n = (this.reservations.get(server) ?? 1) - 1;
+    if (n > 0) this.reservations.set(server, n);
+    else this.reservations.delete(server);
+    return true;
+  }
+
+  private verdict(t: Ticket, snapshot: HealthSnapshot): Verdict {
+    const ledger = this.ledger();
+    return verdictFor(t.plan, (server) => serverLoad(server, snapshot.upstreams[server], ledger, this.reservations.get(server) ?? 0));
+  }
+
+  private line(model: string): Line {
+    let line = this.lines.get(model);
+    if (!line) this.lines.set(model, (line = { model, queue: new FairQueue(), lastTimerPump: 0 }));
+    return line;
+  }
+}

@@ -1,0 +1,66 @@
+import type { UpstreamHealth } from "../../health/upstream-health.ts";
+import type { ServerLedger } from "../placement/server-ledger.ts";
+
+/**
+ * A target as admission sees it: a llama-server, by its health key, whose slots Switchyard counts;
+ * or `null`, a target whose capacity it cannot see (a browser session: the SessionHub refuses with
+ * `503 no_capacity` when its sessions are full).
+ */
+export interface Seat {
+  server: string | null;
+}
+
+/** One llama-server's slots and how many are taken, as far as this isolate can tell. */
+export interface ServerLoad {
+  /** From the hub's `/slots` sample; undefined before any sample: the server is not gated. */
+  slots: number | undefined;
+  busy: number;
+}
+
+/** Before the hub recorded when it read `/slots`: the sample was gathered within this long of its `checkedAt`. */
+export const SAMPLE_SPAN_MS = 1000;
+
+/**
+ * Busy = Switchyard's own requests in flight there now (this isolate's ledger) + the others the last
+ * sample saw (its busy slots less ours in flight while `/slots` was read, never below 0) + turns
+ * given to waiters that have not started yet (`reserved`). Only ours that began or ended during that
+ * read's round trip are uncertain; they are taken as seen, so the error is at most those, for one
+ * sample.
+ */
+export function serverLoad(server: string, health: UpstreamHealth | undefined, ledger: ServerLedger, reserved: number): ServerLoad {
+  const own = ledger.inflight(server).length;
+  if (health?.slotsTotal === undefined) return { slots: undefined, busy: own + reserved };
+  const read = health.slotsReadAt ?? { from: health.checkedAt - SAMPLE_SPAN_MS, to: health.checkedAt };
+  const others = Math.max(0, (health.slotsBusy ?? 0) - ledger.busyAt(server, read.from, read.to));
+  return { slots: health.slotsTotal, busy: own + others + reserved };
+}
+
+/**
+ * Whether a request with this plan may start now: `free` names the first llama-server (in plan
+ * order) with a slot free, to hold for it; `unknown` when none is free but some target's capacity
+ * is not known (a browser session, a server not sampled yet): only trying tells; `full` when every
+ * target is a llama-server with every slot taken.
+ */
+export type Verdict = { kind: "free"; server: string } | { kind: "unknown" } | { kind: "full" };
+
+export function verdictFor(plan: readonly Seat[], load: (server: string) => ServerLoad): Verdict {
+  let unknown = false;
+  for (const seat of plan) {
+    if (seat.server === null) {
+      unknown = true;
+      continue;
+    }
+    const l = load(seat.server);
+    if (l.slots === undefined) unknown = true;
+    else if (l.busy < l.slots) return { kind: "free", server: seat.server };
+  }
+  return unknown ? { kind: "unknown" } : { kind: "full" };
+}
+
+/**
+ * `Retry-After` in seconds for a request refused after waiting: the waiters ahead of it and itself,
+ * shared among the model's slots, each an expected service; rounded up, at least 1.
+ */
+export function retryAfterSeconds(ahead: number, slots: number, serviceMs: number): number {
+  return Math.max(1, Math.ceil((((ahead + 1) / Math.max(1, slots)) * serviceMs) / 1000));
+}

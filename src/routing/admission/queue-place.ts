@@ -1,0 +1,136 @@
+import { ProxyError } from "../../errors/proxy-error.ts";
+import type { HealthSnapshot } from "../../health/upstream-health.ts";
+import { ledger } from "../placement/isolate-ledger.ts";
+import { AdmissionQueue, Ticket } from "./admission-queue.ts";
+import type { Seat } from "./capacity.ts";
+
+/** This isolate's admission queue, over its ledger. */
+let queue = new AdmissionQueue(() => ledger);
+
+/** Tests: start from an empty queue. */
+export function resetAdmission(): void {
+  queue = new AdmissionQueue(() => ledger);
+}
+
+/** How many requests wait for `model` in this isolate. */
+export function waitingFor(model: string): number {
+  return queue.waiting(model);
+}
+
+/**
+ * One of our requests on a llama-server ended (or failed to start): its slot may go to a waiter.
+ * `snapshot` is the ending request's own (a Worker may not use another request's I/O).
+ */
+export function slotReleased(snapshot: HealthSnapshot): void {
+  queue.pump(snapshot);
+}
+
+/** A waiter looks again this often (jittered up to a third more): other isolates' requests end only in the `/slots` sample. */
+const POLL_MS = 300;
+
+export interface PlaceOptions {
+  model: string;
+  /** The request's key id; null without a key (those share one turn). */
+  key: string | null;
+  priority: number;
+  plan: readonly Seat[];
+  maxWaitMs: number;
+  /** Aborted when the client leaves: it leaves the line at once. */
+  signal: AbortSignal;
+  /** The request's own view of upstream health (its HealthRecorder's cached snapshot). */
+  snapshot(): HealthSnapshot;
+}
+
+/**
+ * A request's place in its model's admission queue (docs/architecture.md, "Admission queue"): it
+ * waits for a turn, up to `queue.maxWaitMs` from its arrival in all, then is refused with `503
+ * no_capacity` and a `Retry-After` from the line. Its own timer looks again every POLL_MS while it
+ * waits, so what only the sample shows (other isolates' requests ending) reaches it too.
+ */
+export class QueuePlace {
+  private readonly ticket: Ticket;
+  private readonly arrivedAt = Date.now();
+  private readonly deadline: number;
+
+  constructor(private readonly opts: PlaceOptions) {
+    this.ticket = new Ticket(opts.model, opts.key ?? "", opts.priority, opts.plan);
+    this.deadline = this.arrivedAt + opts.maxWaitMs;
+  }
+
+  /** The first turn: null when it may go at once, else a wait (rejects with 503 no_capacity or 499). */
+  first(): Promise<void> | null {
+    return queue.enter(this.ticket, this.opts.snapshot()) ? null : this.wait();
+  }
+
+  /**
+   * After a try in which every target was at capacity: another turn, or the 503 once the wait is
+   * over (thrown).
+   */
+  again(): Promise<void> | null {
+    const now = Date.now();
+    if (now >= this.deadline) throw this.refusal(now);
+    return queue.requeue(this.ticket, this.opts.snapshot()) ? null : this.wait();
+  }
+
+  /** Whether an attempt may start on the llama-server now (see AdmissionQueue.mayStart). */
+  mayStart(server: string): boolean {
+    return queue.mayStart(this.ticket, server, this.opts.snapshot());
+  }
+
+  /** The try that took this turn is over. */
+  turnEnded(): void {
+    queue.turnEnded(this.ticket, this.opts.snapshot());
+  }
+
+  private wait(): Promise<void> {
+    const { signal } = this.opts;
+    return new Promise<void>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        this.ticket.onTurn = undefined;
+      };
+      const onAbort = () => {
+        done();
+        queue.leave(this.ticket, this.opts.snapshot());
+        reject(new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." }));
+      };
+      const schedule = (now: number) => {
+        timer = setTimeout(tick, Math.min(POLL_MS * (1 + Math.random() / 3), Math.max(0, this.deadline - now)));
+      };
+      const tick = () => {
+        const now = Date.now();
+        if (now >= this.deadline) {
+          const err = this.refusal(now);
+          done();
+          queue.leave(this.ticket, this.opts.snapshot());
+          reject(err);
+          return;
+        }
+        queue.looked(this.ticket.model, this.opts.snapshot, now);
+        if (!this.ticket.granted) schedule(now);
+      };
+      this.ticket.onTurn = () => {
+        done();
+        resolve();
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort, { once: true });
+      schedule(Date.now());
+    });
+  }
+
+  private refusal(now: number): ProxyError {
+    const ahead = queue.ahead(this.ticket);
+    const retryAfter = queue.retryAfter(this.ticket, this.opts.snapshot(), now);
+    const waited = Math.round((now - this.arrivedAt) / 100) / 10;
+    return new ProxyError({
+      status: 503,
+      code: "no_capacity",
+      retryable: true,
+      retryAfter,
+      message: `Every target of ${this.opts.model} stayed at capacity: this request waited ${waited} s in line (queue.maxWaitMs)${ahead ? ` with ${ahead} ahead of it` : ""}. Retry after ${retryAfter} s.`,
+    });
+  }
+}

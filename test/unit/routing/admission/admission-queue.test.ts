@@ -1,0 +1,152 @@
+import { describe, expect, it } from "vitest";
+import { CLOSED } from "../../../../src/health/circuit-breaker.ts";
+import type { HealthSnapshot } from "../../../../src/health/upstream-health.ts";
+import { AdmissionQueue, Ticket } from "../../../../src/routing/admission/admission-queue.ts";
+import type { Seat } from "../../../../src/routing/admission/capacity.ts";
+import { ServerLedger } from "../../../../src/routing/placement/server-ledger.ts";
+
+const S = "http://gpu-1";
+/** A snapshot in which S has `slots` slots, none busy by the sample (only our own requests, from the ledger, count). */
+const snapshot = (slots: number | undefined): HealthSnapshot => ({
+  at: 0,
+  upstreams: slots === undefined ? {} : { [S]: { state: "ready", slotsTotal: slots, slotsBusy: 0, slotsReadAt: { from: 0, to: 0 }, circuit: CLOSED, checkedAt: 0 } },
+});
+const onS: Seat[] = [{ server: S }];
+
+/** An isolate's queue and ledger, and requests that start (in the ledger) as soon as they get their turn. */
+function isolate(slots: number | undefined, plan: Seat[] = onS) {
+  const ledger = new ServerLedger();
+  const queue = new AdmissionQueue(() => ledger);
+  const snap = snapshot(slots);
+  const started: string[] = [];
+  const ends = new Map<string, () => void>();
+  const start = (name: string, t: Ticket) => {
+    expect(queue.mayStart(t, S, snap)).toBe(true);
+    const end = ledger.begin(S, null, 1000, 0);
+    queue.turnEnded(t, snap);
+    started.push(name);
+    ends.set(name, () => {
+      end(true, 0);
+      queue.pump(snap);
+    });
+  };
+  const arrive = (name: string, key: string, priority = 0) => {
+    const t = new Ticket("m", key, priority, plan);
+    t.onTurn = () => start(name, t);
+    if (queue.enter(t, snap)) start(name, t);
+    return t;
+  };
+  return { ledger, queue, snap, started, arrive, end: (name: string) => ends.get(name)!() };
+}
+
+describe("AdmissionQueue", () => {
+  it("lets a request start at once while a slot is free, and holds that slot so one arriving in the same instant waits", () => {
+    const i = isolate(1);
+    const t1 = new Ticket("m", "a", 0, onS);
+    const t2 = new Ticket("m", "b", 0, onS);
+    expect(i.queue.enter(t1, i.snap)).toBe(true);
+    expect(t1.reserved).toBe(S);
+    expect(i.queue.enter(t2, i.snap)).toBe(false);
+    expect(i.queue.waiting("m")).toBe(1);
+    // The first starts: its place in the ledger replaces the held slot; the server is still full.
+    expect(i.queue.mayStart(t1, S, i.snap)).toBe(true);
+    expect(t1.reserved).toBeNull();
+    i.ledger.begin(S, null, 1000, 0);
+    expect(i.queue.mayStart(t2, S, i.snap)).toBe(false);
+  });
+
+  it("gives each freed slot to the next waiter in fair order: keys take turns, one key's burst does not starve the others", () => {
+    const i = isolate(1);
+    for (let n = 1; n <= 6; n++) i.arrive(`a${n}`, "a");
+    i.arrive("b1", "b");
+    i.arrive("b2", "b");
+    i.arrive("c1", "c");
+    expect(i.started).toEqual(["a1"]);
+    for (let n = 0; n < 8; n++) i.end(i.started.at(-1)!);
+    expect(i.started).toEqual(["a1", "a2", "b1", "c1", "a3", "b2", "a4", "a5", "a6"]);
+  });
+
+  it("never lets a newcomer overtake a waiter, even in the instant a slot frees", () => {
+    const i = isolate(1);
+    i.arrive("a1", "a");
+    i.arrive("a2", "a");
+    // a1 ends and a2 gets the slot before anyone new is looked at; the newcomer waits behind.
+    i.end("a1");
+    i.arrive("b1", "b");
+    expect(i.started).toEqual(["a1", "a2"]);
+    expect(i.queue.waiting("m")).toBe(1);
+  });
+
+  it("serves a higher priority first", () => {
+    const i = isolate(1);
+    i.arrive("a1", "a");
+    i.arrive("a2", "a");
+    i.arrive("vip1", "vip", 5);
+    i.end("a1");
+    expect(i.started).toEqual(["a1", "vip1"]);
+  });
+
+  it("a waiter that leaves (client gone) is out of the line at once; a slot held for it goes to the next", () => {
+    const i = isolate(1);
+    i.arrive("a1", "a");
+    const gone = i.arrive("b1", "b");
+    i.arrive("c1", "c");
+    i.queue.leave(gone, i.snap);
+    expect(i.queue.waiting("m")).toBe(1);
+    i.end("a1");
+    expect(i.started).toEqual(["a1", "c1"]);
+    // Given a turn (a slot held) but gone before starting: the slot is free again for the next.
+    const held = new Ticket("m", "d", 0, onS);
+    const next = new Ticket("m", "e", 0, onS);
+    let nextTurn = false;
+    next.onTurn = () => (nextTurn = true);
+    i.end("c1");
+    expect(i.queue.enter(held, i.snap)).toBe(true);
+    expect(i.queue.enter(next, i.snap)).toBe(false);
+    i.queue.leave(held, i.snap);
+    expect(nextTurn).toBe(true);
+  });
+
+  it("a server never sampled is not gated: nobody waits", () => {
+    const i = isolate(undefined);
+    for (let n = 1; n <= 5; n++) i.arrive(`a${n}`, "a");
+    expect(i.started).toHaveLength(5);
+  });
+
+  it("targets whose capacity is unknown (a browser session) are tried by one waiter a pump, not by the whole line at once", () => {
+    const ledger = new ServerLedger();
+    const queue = new AdmissionQueue(() => ledger);
+    const snap = snapshot(undefined);
+    const browser: Seat[] = [{ server: null }];
+    const tickets = ["a", "b", "c"].map((k) => new Ticket("m", k, 0, browser));
+    // A first try that found the hub full puts each back in line.
+    for (const t of tickets) {
+      expect(queue.enter(t, snap)).toBe(true);
+    }
+    const turns: string[] = [];
+    for (const t of tickets) t.onTurn = () => turns.push(t.key);
+    // Each finds the hub full; trying again at once would only find it full again.
+    for (const t of tickets) expect(queue.requeue(t, snap)).toBe(false);
+    expect(queue.waiting("m")).toBe(3);
+    // A request ending, or a waiter's timer: one of them tries, in turn.
+    queue.pump(snap);
+    expect(turns).toEqual(["a"]);
+    queue.looked("m", snap, 1000);
+    queue.looked("m", snap, 1050); // a second waiter's timer right after: nothing new
+    expect(turns).toEqual(["a", "b"]);
+    // a's turn found the hub full again: it is first in line again, before c.
+    expect(queue.requeue(tickets[0]!, snap)).toBe(false);
+    queue.looked("m", snap, 1300);
+    expect(turns).toEqual(["a", "b", "a"]);
+  });
+
+  it("Retry-After: those ahead and itself over the slots, at the ledger's expected service", () => {
+    const i = isolate(2);
+    for (let n = 1; n <= 2; n++) i.arrive(`a${n}`, "a");
+    const waiting = Array.from({ length: 5 }, (_, n) => i.arrive(`b${n}`, "b"));
+    // Default speeds: 256 tokens at 30 tokens/s = 8.53 s a request; the last has 4 ahead: 5 / 2 × 8.53 s.
+    expect(i.queue.ahead(waiting[4]!)).toBe(4);
+    expect(i.queue.retryAfter(waiting[4]!, i.snap, 0)).toBe(22);
+    expect(i.queue.retryAfter(waiting[0]!, i.snap, 0)).toBe(5);
+  });
+});

@@ -1,0 +1,88 @@
+import { describe, expect, it } from "vitest";
+import { CLOSED } from "../../../../src/health/circuit-breaker.ts";
+import type { UpstreamHealth } from "../../../../src/health/upstream-health.ts";
+import { retryAfterSeconds, serverLoad, verdictFor } from "../../../../src/routing/admission/capacity.ts";
+import { ServerLedger } from "../../../../src/routing/placement/server-ledger.ts";
+
+const S = "http://gpu-1";
+const sampled = (slotsTotal: number, slotsBusy: number, readAt: number): UpstreamHealth => ({
+  state: "ready",
+  slotsTotal,
+  slotsBusy,
+  slotsReadAt: { from: readAt - 5, to: readAt },
+  circuit: CLOSED,
+  checkedAt: readAt + 1,
+});
+
+describe("serverLoad", () => {
+  it("is not gated before any sample: slots unknown, whatever is in flight", () => {
+    const ledger = new ServerLedger();
+    ledger.begin(S, null, 1000, 0);
+    expect(serverLoad(S, undefined, ledger, 0)).toEqual({ slots: undefined, busy: 1 });
+    expect(serverLoad(S, { state: "unknown", circuit: CLOSED, checkedAt: 0 }, ledger, 2)).toEqual({ slots: undefined, busy: 3 });
+  });
+
+  it("counts ours in flight now, the sample's busy slots that were not ours, and the turns held for waiters", () => {
+    const ledger = new ServerLedger();
+    // Ours: one in flight since before the sample (the sample saw it), one begun after it.
+    ledger.begin(S, null, 1000, 100);
+    ledger.begin(S, null, 1000, 1500);
+    // The sample at 1000 saw 3 busy: ours and 2 of other isolates'.
+    expect(serverLoad(S, sampled(4, 3, 1000), ledger, 0)).toEqual({ slots: 4, busy: 2 + 2 });
+    expect(serverLoad(S, sampled(4, 3, 1000), ledger, 1)).toEqual({ slots: 4, busy: 5 });
+  });
+
+  it("a request of ours that ended after the sample is not counted twice (it is neither in flight nor someone else's)", () => {
+    const ledger = new ServerLedger();
+    const end = ledger.begin(S, null, 1000, 100);
+    end(true, 1200);
+    expect(serverLoad(S, sampled(1, 1, 1000), ledger, 0)).toEqual({ slots: 1, busy: 0 });
+  });
+
+  it("others never go below zero (ours the sample missed)", () => {
+    const ledger = new ServerLedger();
+    ledger.begin(S, null, 1000, 100);
+    ledger.begin(S, null, 1000, 100);
+    expect(serverLoad(S, sampled(2, 1, 1000), ledger, 0)).toEqual({ slots: 2, busy: 2 });
+  });
+
+  it("without the read's time (an older hub), the second before checkedAt is the read", () => {
+    const ledger = new ServerLedger();
+    const end = ledger.begin(S, null, 1000, 100);
+    end(true, 600);
+    const h: UpstreamHealth = { state: "ready", slotsTotal: 1, slotsBusy: 1, circuit: CLOSED, checkedAt: 1000 };
+    expect(serverLoad(S, h, ledger, 0)).toEqual({ slots: 1, busy: 0 });
+  });
+});
+
+describe("verdictFor", () => {
+  const loads: Record<string, { slots: number | undefined; busy: number }> = {
+    full: { slots: 2, busy: 2 },
+    free: { slots: 2, busy: 1 },
+    unsampled: { slots: undefined, busy: 7 },
+  };
+  const load = (s: string) => loads[s]!;
+  it("names the first llama-server in plan order with a slot free", () => {
+    expect(verdictFor([{ server: "full" }, { server: "free" }], load)).toEqual({ kind: "free", server: "free" });
+    expect(verdictFor([{ server: null }, { server: "free" }], load)).toEqual({ kind: "free", server: "free" });
+  });
+  it("is unknown when none is free but a target's capacity cannot be seen (a browser session, a server not sampled)", () => {
+    expect(verdictFor([{ server: "full" }, { server: null }], load)).toEqual({ kind: "unknown" });
+    expect(verdictFor([{ server: "unsampled" }], load)).toEqual({ kind: "unknown" });
+  });
+  it("is full only when every target is a llama-server with every slot taken", () => {
+    expect(verdictFor([{ server: "full" }, { server: "full" }], load)).toEqual({ kind: "full" });
+  });
+});
+
+describe("retryAfterSeconds", () => {
+  it("is the waiters ahead and itself over the slots, each an expected service, rounded up", () => {
+    expect(retryAfterSeconds(0, 1, 4000)).toBe(4);
+    expect(retryAfterSeconds(9, 2, 1500)).toBe(8); // 10 / 2 × 1.5 s = 7.5 s
+    expect(retryAfterSeconds(3, 4, 2100)).toBe(3); // 4 / 4 × 2.1 s
+  });
+  it("is at least 1 s", () => {
+    expect(retryAfterSeconds(0, 8, 50)).toBe(1);
+    expect(retryAfterSeconds(0, 0, 0)).toBe(1);
+  });
+});

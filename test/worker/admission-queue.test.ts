@@ -1,0 +1,193 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { upstreamKey } from "../../src/health/upstream-health.ts";
+import { FIXTURE_URL, call, configWith, createKey, keyedVars, parseSse, received } from "./harness.ts";
+
+// The admission queue (docs/architecture.md, "Admission queue") inside workerd, against the fixture
+// upstream: its /slots reports one slot, so once the hub has sampled it every request beyond the one
+// in flight waits in line. Which request the upstream got when is read from what it received.
+const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+const hub = () => (env as unknown as Env).HEALTH_HUB.getByName("health");
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+// Reports reach the hub at once and the hub samples every 200 ms: the slot count is known quickly.
+const fast = { health: { snapshotTtlMs: 0, sampleMs: 200 } };
+
+/** A one-slot upstream of its own, answering `paced/<tokens>` (20 ms a token). */
+const upstream = (name: string, tokens: number) => `${FIXTURE_URL}/u-q${name}${tag}/behave/paced/${tokens}`;
+
+/**
+ * Sends one request to `url` through model `model` and waits until the hub has sampled its slots and
+ * this isolate's copy of the snapshot shows them: from then on the queue gates it.
+ */
+async function warm(vars: Record<string, unknown>, model: string, url: string, headers: Record<string, string> = {}) {
+  const send = async () => {
+    const { res, done } = await call("/v1/chat/completions", { json: { model, messages: [{ role: "user", content: `warm-up ${tag}` }] }, headers }, vars);
+    expect(res.status).toBe(200);
+    await res.text();
+    await done();
+  };
+  await send();
+  for (let i = 0; i < 50 && (await hub().snapshot()).upstreams[upstreamKey(url)]?.slotsTotal !== 1; i++) await sleep(100);
+  expect((await hub().snapshot()).upstreams[upstreamKey(url)]?.slotsTotal).toBe(1);
+  // This request's snapshot call refreshes the isolate's copy (TTL 0) in the background.
+  await send();
+  await sleep(150);
+}
+
+/** The requests the upstream received whose user message contains `marker`, in the order received. */
+async function servedOrder(marker: string): Promise<string[]> {
+  return (await received())
+    .filter((r) => r.body.includes(marker))
+    .map((r) => /\[(\w+)\]/.exec((JSON.parse(r.body).messages as Array<{ content: string }>).at(-1)!.content)![1]!);
+}
+
+describe("admission queue (one busy slot)", () => {
+  it(
+    "a burst of 3 keys × 20 requests is served in fair order: interleaved by key, not 20 of one key first",
+    async () => {
+      const url = upstream("fair", 3);
+      const vars = keyedVars(configWith({ qfair: { targets: [{ kind: "llama", url }] } }, { ...fast, queue: { maxWaitMs: 60_000 } }));
+      const keys = await Promise.all(["a", "b", "c"].map((name) => createKey(vars, { name, scopes: ["chat"] })));
+      const ask = async (key: string, content: string, stream: boolean) => {
+        const { res, done } = await call("/v1/chat/completions", { json: { model: "qfair", messages: [{ role: "user", content }], stream }, headers: { authorization: `Bearer ${key}` } }, vars);
+        const body = await res.text();
+        await done();
+        return { status: res.status, body };
+      };
+      // Each key once (its record is cached from then on), then the slot count is known.
+      for (const k of keys) expect((await ask(k.key, `warm-up ${tag}`, false)).status).toBe(200);
+      await warm(vars, "qfair", url, { authorization: `Bearer ${keys[0]!.key}` });
+      const marker = `burst-${tag}`;
+      const started = Date.now();
+      // a's twenty are sent first, then b's, then c's: first come first served would give a all 20 first.
+      const answers = await Promise.all(keys.flatMap((k) => Array.from({ length: 20 }, (_, i) => ask(k.key, `${marker} [${k.name}] #${i}`, i % 2 === 0))));
+      const elapsed = Date.now() - started;
+      expect(answers.map((a) => a.status)).toEqual(Array(60).fill(200));
+      const order = await servedOrder(marker);
+      console.log(`fair order (${elapsed} ms): ${order.join("")}`);
+      expect(order).toHaveLength(60);
+      // Round-robin: in the first 30 served each key has about a third (10 if perfect).
+      for (const key of ["a", "b", "c"]) expect(order.slice(0, 30).filter((k) => k === key).length, order.join("")).toBeGreaterThanOrEqual(8);
+      // Never two of one key in a row while the others still wait, once all are in line.
+      const lastB = order.lastIndexOf("b");
+      const lastC = order.lastIndexOf("c");
+      for (let i = 4; i < Math.min(lastB, lastC); i++) expect(order[i] === order[i - 1] && order[i] === order[i - 2], order.join("")).toBe(false);
+      // One slot: each reached the upstream only once the one before had had its 60 ms answer.
+      const times = (await received()).filter((r) => r.body.includes(marker)).map((r) => r.at);
+      const gaps = times.slice(1).map((t, i) => t - times[i]!);
+      expect(Math.min(...gaps), gaps.join(",")).toBeGreaterThanOrEqual(50);
+    },
+    90_000,
+  );
+
+  it("a key's priority (admin API: set on create, changed by PATCH) is served before lower levels", async () => {
+    const url = upstream("prio", 3);
+    const vars = keyedVars(configWith({ qprio: { targets: [{ kind: "llama", url }] } }, { ...fast, queue: { maxWaitMs: 60_000 } }));
+    const low = await createKey(vars, { name: "low", scopes: ["chat"], priority: -1 });
+    const high = await createKey(vars, { name: "high", scopes: ["chat"] });
+    expect((low as unknown as { priority: number }).priority).toBe(-1);
+    const patched = await call(`/v1/admin/keys/${high.id}`, { method: "PATCH", body: JSON.stringify({ priority: 5 }), headers: { authorization: `Bearer ${vars.ADMIN_TOKEN}`, "content-type": "application/json" } }, vars);
+    expect(await patched.res.json()).toMatchObject({ id: high.id, priority: 5 });
+    await patched.done();
+    const ask = async (key: string, content: string) => {
+      const { res, done } = await call("/v1/chat/completions", { json: { model: "qprio", messages: [{ role: "user", content }] }, headers: { authorization: `Bearer ${key}` } }, vars);
+      await res.text();
+      await done();
+      return res.status;
+    };
+    for (const k of [low, high]) expect(await ask(k.key, `warm-up ${tag}`)).toBe(200);
+    await warm(vars, "qprio", url, { authorization: `Bearer ${low.key}` });
+    const marker = `prio-${tag}`;
+    const lows = Array.from({ length: 6 }, (_, i) => ask(low.key, `${marker} [low] #${i}`));
+    await sleep(20);
+    const highs = Array.from({ length: 3 }, (_, i) => ask(high.key, `${marker} [high] #${i}`));
+    expect(await Promise.all([...lows, ...highs])).toEqual(Array(9).fill(200));
+    const order = await servedOrder(marker);
+    console.log(`priority order: ${order.join(" ")}`);
+    // The first low went at once; the highs arrived while the lows waited and went right after it.
+    expect(order.indexOf("high")).toBeLessThanOrEqual(2);
+    expect(order.lastIndexOf("high")).toBeLessThanOrEqual(4);
+  });
+
+  it("past queue.maxWaitMs before commit: 503 no_capacity with a Retry-After from the line", async () => {
+    const url = upstream("refuse", 120);
+    // A long commit grace: the wait (800 ms) ends before the response is committed.
+    const vars = configWith({ qrefuse: { targets: [{ kind: "llama", url }] } }, { ...fast, queue: { maxWaitMs: 800 }, timeouts: { commitMs: 5000 } });
+    await warm(vars, "qrefuse", url);
+    // One request holds the slot for about 2.4 s.
+    const blocker = call("/v1/chat/completions", { json: { model: "qrefuse", messages: [{ role: "user", content: `blocker ${tag}` }], stream: true } }, vars);
+    await sleep(200);
+    const startedAt = Date.now();
+    const [plain, streamed] = await Promise.all(
+      [false, true].map(async (stream) => {
+        const { res, done } = await call("/v1/chat/completions", { json: { model: "qrefuse", messages: [{ role: "user", content: `refused ${tag}` }], stream } }, vars);
+        const body = await res.json<{ error: { code: string; message: string } }>();
+        await done();
+        return { res, body };
+      }),
+    );
+    const waited = Date.now() - startedAt;
+    for (const { res, body } of [plain!, streamed!]) {
+      expect(res.status).toBe(503);
+      expect(body.error.code).toBe("no_capacity");
+      expect(body.error.message).toMatch(/waited 0\.\d s in line/);
+      const retryAfter = Number(res.headers.get("retry-after"));
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+    }
+    console.log(`refused after ${waited} ms: Retry-After ${plain!.res.headers.get("retry-after")} / ${streamed!.res.headers.get("retry-after")}; ${plain!.body.error.message}`);
+    expect(waited).toBeGreaterThanOrEqual(750);
+    expect(waited).toBeLessThan(4000);
+    // Nothing of theirs reached the upstream.
+    expect((await received()).filter((r) => r.body.includes(`refused ${tag}`))).toHaveLength(0);
+    const b = await blocker;
+    await b.res.text();
+    await b.done();
+  });
+
+  it("a stream waiting in line gets only `: keep-alive` comments, then its data; past the wait after commit, the error frame (stream) or envelope (non-stream)", async () => {
+    const url = upstream("alive", 60);
+    const vars = configWith({ qalive: { targets: [{ kind: "llama", url }] } }, { ...fast, queue: { maxWaitMs: 20_000 }, timeouts: { commitMs: 300, heartbeatMs: 100 } });
+    await warm(vars, "qalive", url);
+    const blocker = call("/v1/chat/completions", { json: { model: "qalive", messages: [{ role: "user", content: `blocker ${tag}` }], stream: true } }, vars);
+    await sleep(150);
+    const { res, done } = await call("/v1/chat/completions", { json: { model: "qalive", messages: [{ role: "user", content: `waiting ${tag}` }], stream: true } }, vars);
+    expect(res.status).toBe(200);
+    const raw = await res.text();
+    await done();
+    const blocks = raw.split("\n\n").filter(Boolean);
+    const firstData = blocks.findIndex((b) => b.startsWith("data:"));
+    // Waiting about a second behind the blocker: several heartbeats, and nothing but heartbeats before the data.
+    expect(firstData).toBeGreaterThanOrEqual(3);
+    expect(blocks.slice(0, firstData).every((b) => b === ": keep-alive")).toBe(true);
+    const sse = parseSse(raw);
+    expect(sse.done).toBe(true);
+    expect(sse.frames.map((f) => f.choices?.[0]?.delta?.content ?? "").join("")).toMatch(/^tok0 tok1/);
+    const b = await blocker;
+    await b.res.text();
+    await b.done();
+
+    // The same wait, too short for the blocker: committed, so the outcome is in the body.
+    const short = configWith({ qalive: { targets: [{ kind: "llama", url }] } }, { ...fast, queue: { maxWaitMs: 700 }, timeouts: { commitMs: 300, heartbeatMs: 100 } });
+    const blocker2 = call("/v1/chat/completions", { json: { model: "qalive", messages: [{ role: "user", content: `blocker ${tag}` }], stream: true } }, short);
+    await sleep(150);
+    const [s, j] = await Promise.all(
+      [true, false].map(async (stream) => {
+        const r = await call("/v1/chat/completions", { json: { model: "qalive", messages: [{ role: "user", content: `too late ${tag}` }], stream } }, short);
+        const text = await r.res.text();
+        await r.done();
+        return { status: r.res.status, text };
+      }),
+    );
+    expect(s!.status).toBe(200);
+    const frames = parseSse(s!.text);
+    expect(frames.frames).toHaveLength(1);
+    expect(frames.frames[0]!.error.code).toBe("no_capacity");
+    expect(frames.done).toBe(false);
+    expect(j!.status).toBe(200);
+    expect(j!.text.startsWith(" ")).toBe(true);
+    expect(JSON.parse(j!.text).error.code).toBe("no_capacity");
+    const b2 = await blocker2;
+    await b2.res.text();
+    await b2.done();
+  });
+});
