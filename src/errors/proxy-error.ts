@@ -34,6 +34,11 @@ export class ProxyError extends Error {
   readonly retryAfter?: number;
   /** Whether another target may still succeed (failover), as opposed to a mistake in the request. */
   readonly retryable: boolean;
+  /**
+   * The target is there but every slot or queue of it is taken (not absent, not broken): a request
+   * refused this way waits in the admission queue for a turn rather than being answered at once.
+   */
+  readonly busy: boolean;
   /** How many targets were tried before this error was final (for `x-switchyard-attempts`). */
   attempts?: number;
   /** Every target's last answer, in the order tried, when this error ended a request that tried targets. */
@@ -47,6 +52,7 @@ export class ProxyError extends Error {
     param?: string | null;
     retryAfter?: number;
     retryable?: boolean;
+    busy?: boolean;
   }) {
     super(init.message);
     this.name = "ProxyError";
@@ -56,6 +62,7 @@ export class ProxyError extends Error {
     this.param = init.param ?? null;
     this.retryAfter = init.retryAfter;
     this.retryable = init.retryable ?? false;
+    this.busy = init.busy ?? false;
   }
 
   toInfo(): ErrorInfo {

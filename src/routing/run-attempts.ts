@@ -17,6 +17,7 @@ import type { Target } from "./target.ts";
 import { tryTargets, type Tried } from "./try-targets.ts";
 import { continuationRequest } from "./resume/continuation-request.ts";
 import { ResumingEvents } from "./resume/resuming-events.ts";
+import { CONTINUATION_PRIORITY } from "./admission/queue-place.ts";
 import type { EventPull } from "../stream/event-source.ts";
 
 export interface Started {
@@ -120,7 +121,8 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
       failed.add(writing);
       const rest = resume.targets.filter((t) => canContinue(t) && !failed.has(t));
       if (!rest.length) return null;
-      const s = await runAttempts(rest, { ...opts, request, resume: undefined });
+      // First in line if every slot is taken: this answer is already under way.
+      const s = await runAttempts(rest, { ...opts, request, resume: undefined, priority: CONTINUATION_PRIORITY });
       writing = s.target;
       return { target: s.target.name, first: s.first, events: s.events, attempts: s.attempts };
     },

@@ -118,7 +118,8 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
     } catch (e) {
       place?.turnEnded();
       const err = e as ProxyError;
-      if (!place || err.code !== "no_capacity" || !err.retryable || opts.signal.aborted) throw finish(err);
+      // Only a target that is there but full is worth waiting for; none serving the model, or broken, is the answer now.
+      if (!place || !err.busy || opts.signal.aborted) throw finish(err);
       try {
         turn = place.again();
       } catch (refused) {
@@ -183,7 +184,7 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, attemptOne: Attem
       // A llama-server holding as many of the requests as it has slots would only queue this one
       // inside, where nobody takes turns: it counts as a refusal for capacity, without asking it.
       if (server !== undefined && place && !place.mayStart(server)) {
-        failed(target, new ProxyError({ status: 503, code: "no_capacity", retryable: true, retryAfter: 1, message: `${target.name} has every slot busy.` }));
+        failed(target, new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, retryAfter: 1, message: `${target.name} has every slot busy.` }));
         continue targets;
       }
       const before = lastTarget;

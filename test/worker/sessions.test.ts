@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { FakeSession } from "../fakes/fake-session.ts";
-import { FIXTURE_URL, call, configWith, readSse, text } from "./harness.ts";
+import { FIXTURE_URL, call, configWith, parseSse, readSse, text } from "./harness.ts";
 
 const TOKEN = "serve-secret-for-tests";
 let n = 0;
@@ -242,17 +242,19 @@ describe("queueing and choice of session", () => {
     s.ws.close();
   });
 
-  it("picks the least-busy session that has the model; 503 when every queue is full", async () => {
+  it("picks the least-busy session that has the model; 503 when every queue is full (admission queue off)", async () => {
     const model = uniqueModel();
     const a = await serving(model, { auto: false });
     const b = await serving(model, { auto: false });
-    const started = [1, 2].map(() => call("/v1/chat/completions", { json: ask("hi") }, browserOnly(model)));
+    // queue.maxWaitMs 0: the hub's own refusal, not a wait in Switchyard's admission queue.
+    const config = { ...configWith({ m: { targets: [{ kind: "browser", model }] } }, { timeouts: { commitMs: 300, heartbeatMs: 100 }, queue: { maxWaitMs: 0 } }), SERVE_TOKEN: TOKEN };
+    const started = [1, 2].map(() => call("/v1/chat/completions", { json: ask("hi") }, config));
     await a.next((m) => m.type === "request");
     await b.next((m) => m.type === "request");
     // 2 running + 2 × 4 waiting fill both sessions; the next request is refused at once.
-    const waiting = Array.from({ length: 8 }, () => call("/v1/chat/completions", { json: ask("hi") }, browserOnly(model)));
+    const waiting = Array.from({ length: 8 }, () => call("/v1/chat/completions", { json: ask("hi") }, config));
     await Promise.all([a.next((m) => m.type === "queue" && m.waiting === 4), b.next((m) => m.type === "queue" && m.waiting === 4)]);
-    const full = await call("/v1/chat/completions", { json: ask("hi") }, browserOnly(model));
+    const full = await call("/v1/chat/completions", { json: ask("hi") }, config);
     expect(full.res.status).toBe(503);
     expect(full.res.headers.get("retry-after")).toBe("2");
     expect((await full.res.json<any>()).error.message).toContain("busy");
@@ -263,6 +265,34 @@ describe("queueing and choice of session", () => {
 });
 
 describe("a conversation's KV stays with its session", () => {
+  it("with every queue full, the next request waits in Switchyard's admission queue (keep-alives only) and is served once the session has room", async () => {
+    const model = uniqueModel();
+    const a = await serving(model, { auto: false });
+    // A model name of its own: the admission queue has one line per model name.
+    const config = { ...configWith({ [model]: { targets: [{ kind: "browser", model }] } }, { timeouts: { commitMs: 300, heartbeatMs: 100 } }), SERVE_TOKEN: TOKEN };
+    const askIt = (content: string) => call("/v1/chat/completions", { json: { ...ask(content), model } }, config);
+    // 1 running + 4 waiting fill the session.
+    const first = [1, 2, 3, 4, 5].map((i) => askIt(`echo: answer ${i}`));
+    await a.next((m) => m.type === "queue" && m.waiting === 4);
+    const late = askIt("echo: waited in line");
+    await new Promise((r) => setTimeout(r, 800));
+    expect(a.inbox.filter((m) => m.type === "request")).toHaveLength(1);
+    // The page answers one at a time; the late request reaches it only once the hub has room.
+    const seen = new Set<string>();
+    for (let i = 0; i < 6; i++) {
+      const req = await a.next((m) => m.type === "request" && !seen.has(m.id));
+      seen.add(req.id);
+      await a.answer(req);
+    }
+    const { res } = await late;
+    expect(res.status).toBe(200);
+    const raw = await res.text();
+    expect(raw.slice(0, raw.indexOf("data:"))).toMatch(/^(: keep-alive\n\n)+$/);
+    expect(text(parseSse(raw).frames)).toBe("waited in line");
+    expect(await Promise.all(first.map(async (p) => text((await readSse((await p).res)).frames)))).toEqual([1, 2, 3, 4, 5].map((i) => `answer ${i}`));
+    a.ws.close();
+  });
+
   it("the next turn goes to the session whose engine ran the conversation last, not to the first idle one", async () => {
     const model = uniqueModel();
     const a = await serving(model, { tokenDelayMs: 30 });

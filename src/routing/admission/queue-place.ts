@@ -25,6 +25,12 @@ export function slotReleased(snapshot: HealthSnapshot): void {
   queue.pump(snapshot);
 }
 
+/**
+ * The turn of an answer being continued on another server (src/routing/resume/): above every key's
+ * `priority` (at most 1000), since its client already holds a committed response mid-answer.
+ */
+export const CONTINUATION_PRIORITY = 1001;
+
 /** A waiter looks again this often (jittered up to a third more): other isolates' requests end only in the `/slots` sample. */
 const POLL_MS = 300;
 

@@ -42,13 +42,14 @@ export async function openRelay(endpoint: Endpoint, model: string, body: Record<
     throw new ProxyError({ status: 502, code: "upstream_unreachable", retryable: true, message: `The session hub could not be reached (${e instanceof Error ? e.message : String(e)}).` });
   }
   if (!res.ok || !res.body) {
-    const err = (await res.json().catch(() => ({}))) as { status?: number; code?: string; message?: string; retryAfter?: number; unable?: boolean };
+    const err = (await res.json().catch(() => ({}))) as { status?: number; code?: string; message?: string; retryAfter?: number; unable?: boolean; busy?: boolean };
     const init = {
       status: err.status ?? 502,
       code: err.code ?? "upstream_error",
       message: err.message ?? `The session hub answered HTTP ${res.status}.`,
       ...(err.retryAfter !== undefined ? { retryAfter: err.retryAfter } : {}),
       retryable: true,
+      ...(err.busy === true ? { busy: true } : {}),
     };
     throw err.unable ? new BrowserUnableError(init) : new ProxyError(init);
   }

@@ -253,6 +253,7 @@ export class SessionHub extends DurableObject<Env> {
         status: 503,
         code: "no_capacity",
         retryAfter: 2,
+        busy: true,
         message: `Every browser session serving ${start.model} is busy (${candidates.length} session(s), each with one running and ${MAX_QUEUE_PER_MODEL} waiting). Retry shortly.`,
       });
     }

@@ -82,10 +82,10 @@ export function mapLlamaErrorObject(status: number, err: LlamaErrorBody, upstrea
     });
   }
   if (status === 503) {
-    return new ProxyError({ status: 503, code: "no_capacity", retryAfter: 2, retryable: true, message: `${upstream} has no free slot (${message}); retry shortly.` });
+    return new ProxyError({ status: 503, code: "no_capacity", retryAfter: 2, retryable: true, busy: true, message: `${upstream} has no free slot (${message}); retry shortly.` });
   }
   if (status === 429) {
-    return new ProxyError({ status: 503, code: "no_capacity", retryAfter: 2, retryable: true, message: `${upstream} is rate limiting (HTTP 429: ${message}); retry shortly.` });
+    return new ProxyError({ status: 503, code: "no_capacity", retryAfter: 2, retryable: true, busy: true, message: `${upstream} is rate limiting (HTTP 429: ${message}); retry shortly.` });
   }
   if (status === 400 && ROUTER_MODEL_UNAVAILABLE.some((re) => re.test(message))) {
     return new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} cannot serve the target's model (${message}). Check the target's "model" against the server's models.` });
