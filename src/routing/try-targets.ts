@@ -201,7 +201,7 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, attemptOne: Attem
       const end = begun
         ? (served?: boolean, at?: number) => {
             begun(served, at);
-            slotReleased(health.snapshot());
+            slotReleased(() => health.snapshot());
           }
         : undefined;
       try {

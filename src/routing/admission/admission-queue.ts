@@ -107,6 +107,16 @@ export class AdmissionQueue {
     return true;
   }
 
+  /** Nobody waits in any line, and no slot is held for anyone. */
+  idle(): boolean {
+    return this.lines.size === 0 && this.reservations.size === 0;
+  }
+
+  /** `t` starts an attempt on the server a slot was held on for it: the ledger counts it from here on. */
+  startedOn(t: Ticket): void {
+    this.release(t);
+  }
+
   /** The turn is over (an attempt started, or none could): a slot still held for it goes to the next. */
   turnEnded(t: Ticket, snapshot: HealthSnapshot): void {
     if (this.release(t)) this.pump(snapshot);

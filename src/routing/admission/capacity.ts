@@ -28,7 +28,7 @@ export const SAMPLE_SPAN_MS = 1000;
  * sample.
  */
 export function serverLoad(server: string, health: UpstreamHealth | undefined, ledger: ServerLedger, reserved: number): ServerLoad {
-  const own = ledger.inflight(server).length;
+  const own = ledger.inflightCount(server);
   if (health?.slotsTotal === undefined) return { slots: undefined, busy: own + reserved };
   const read = health.slotsReadAt ?? { from: health.checkedAt - SAMPLE_SPAN_MS, to: health.checkedAt };
   const others = Math.max(0, (health.slotsBusy ?? 0) - ledger.busyAt(server, read.from, read.to));

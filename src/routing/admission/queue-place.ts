@@ -21,8 +21,10 @@ export function waitingFor(model: string): number {
  * One of our requests on a llama-server ended (or failed to start): its slot may go to a waiter.
  * `snapshot` is the ending request's own (a Worker may not use another request's I/O).
  */
-export function slotReleased(snapshot: HealthSnapshot): void {
-  queue.pump(snapshot);
+export function slotReleased(snapshot: () => HealthSnapshot): void {
+  // Nobody waiting (the usual case): nothing to give, and no snapshot to read.
+  if (queue.idle()) return;
+  queue.pump(snapshot());
 }
 
 /**
@@ -80,12 +82,17 @@ export class QueuePlace {
 
   /** Whether an attempt may start on the llama-server now (see AdmissionQueue.mayStart). */
   mayStart(server: string): boolean {
+    // A slot held for this request there was counted free when its turn was given.
+    if (this.ticket.reserved === server) {
+      queue.startedOn(this.ticket);
+      return true;
+    }
     return queue.mayStart(this.ticket, server, this.opts.snapshot());
   }
 
   /** The try that took this turn is over. */
   turnEnded(): void {
-    queue.turnEnded(this.ticket, this.opts.snapshot());
+    if (this.ticket.reserved !== null) queue.turnEnded(this.ticket, this.opts.snapshot());
   }
 
   private wait(): Promise<void> {

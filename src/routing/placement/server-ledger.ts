@@ -129,8 +129,16 @@ export class ServerLedger {
     if (!e) return 0;
     let n = 0;
     for (const r of e.inflight.values()) if (r.startedAt <= to) n++;
-    for (const r of e.ended) if (r.startedAt <= to && r.endedAt > from) n++;
+    // `ended` is in end order: only those that ended after `from` are read (a sample is a second or
+    // two old; the list keeps ENDED_KEPT_MS, which under a fast upstream is thousands of requests).
+    const ended = e.ended;
+    for (let i = firstEndedAfter(ended, from); i < ended.length; i++) if (ended[i]!.startedAt <= to) n++;
     return n;
+  }
+
+  /** How many of Switchyard's requests are in flight on the server (inflight() without the copy). */
+  inflightCount(server: string): number {
+    return this.servers.get(server)?.inflight.size ?? 0;
   }
 
   /** The server's tokens per character as its answers measured it, undefined before any. */
@@ -160,8 +168,10 @@ export class ServerLedger {
       if (!open) return;
       open = false;
       e.inflight.delete(ticket);
-      e.ended.push({ startedAt: now, endedAt: Math.max(at, now) });
-      while (e.ended.length && e.ended[0]!.endedAt < at - ENDED_KEPT_MS) e.ended.shift();
+      insertByEnd(e.ended, { startedAt: now, endedAt: Math.max(at, now) });
+      // Pruned in one splice once a few are stale, not one shift (a copy of the list) per request.
+      const stale = firstEndedAfter(e.ended, at - ENDED_KEPT_MS - 1);
+      if (stale > 64 || stale === e.ended.length) e.ended.splice(0, stale);
       if (served || key === null) return;
       if (before === undefined) e.conversations.delete(key);
       else e.conversations.set(key, before);
@@ -234,4 +244,26 @@ export class ServerLedger {
     }
     return e;
   }
+}
+
+type Ended = { startedAt: number; endedAt: number };
+
+/** The index of the first request in `ended` (in end order) that ended after `t`. */
+function firstEndedAfter(ended: readonly Ended[], t: number): number {
+  let lo = 0;
+  let hi = ended.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (ended[mid]!.endedAt > t) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** Keeps `ended` in end order: requests end in time order, so this is almost always an append. */
+function insertByEnd(ended: Ended[], r: Ended): void {
+  let i = ended.length;
+  while (i > 0 && ended[i - 1]!.endedAt > r.endedAt) i--;
+  if (i === ended.length) ended.push(r);
+  else ended.splice(i, 0, r);
 }
