@@ -17,6 +17,7 @@ import type { Target } from "./target.ts";
 import { tryTargets, type Tried } from "./try-targets.ts";
 import { continuationRequest } from "./resume/continuation-request.ts";
 import { ResumingEvents } from "./resume/resuming-events.ts";
+import { countTextTokens } from "../upstreams/llama/count-llama-tokens.ts";
 import { CONTINUATION_PRIORITY } from "./admission/queue-place.ts";
 import type { EventPull } from "../stream/event-source.ts";
 
@@ -124,7 +125,10 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
       // First in line if every slot is taken: this answer is already under way.
       const s = await runAttempts(rest, { ...opts, request, resume: undefined, priority: CONTINUATION_PRIORITY });
       writing = s.target;
-      return { target: s.target.name, first: s.first, events: s.events, attempts: s.attempts };
+      // The prefill's tokens on the continuing server, for the answer's prompt_tokens: asked beside
+      // the continuation, which does not wait for it (only its usage, at the end, does).
+      const prefillTokens = s.target.kind === "llama" ? countTextTokens(s.target, s.target.name, written.text, { env: opts.env, requestId: opts.requestId, timeoutMs: 1000, signal: opts.signal }).catch(() => undefined) : undefined;
+      return { target: s.target.name, first: s.first, events: s.events, attempts: s.attempts, ...(prefillTokens ? { prefillTokens } : {}) };
     },
   });
   return { ...started, events: resuming, resuming };

@@ -110,10 +110,10 @@ describe("the real llama-server killed mid-answer, another one continues", () =>
     assert.ok(r.after_chars >= killedAfter && r.after_chars < long.length, JSON.stringify(r));
     assert.equal(ext.attempts, 2);
     // Completion: the deltas written before (one token each) plus the continuation's. Prompt: the
-    // continuation's less those deltas; the prefill re-tokenizes into fewer tokens than a random
-    // model forced through a grammar wrote it in, so it reads a little low.
+    // continuation's less the prefill's tokens as the spare's /tokenize counts them (a random model
+    // forced through a grammar writes the text in more tokens than it re-tokenizes into).
     assert.ok(Math.abs(usage.completion_tokens - expected.completion_tokens) <= 3, `${JSON.stringify(usage)} vs ${JSON.stringify(expected)}`);
-    assert.ok(usage.prompt_tokens > 0 && Math.abs(usage.prompt_tokens - expected.prompt_tokens) <= 10, `${JSON.stringify(usage)} vs ${JSON.stringify(expected)}`);
+    assert.ok(Math.abs(usage.prompt_tokens - expected.prompt_tokens) <= 2, `${JSON.stringify(usage)} vs ${JSON.stringify(expected)}`);
   });
 
   it("non-stream (openai client): the exact full text and a normal finish; the client never knew", async () => {

@@ -39,7 +39,7 @@ describe("an answer continued on another target", () => {
     expect(r.ids.size).toBe(1);
     expect(r.ext).toMatchObject({ target: host(b), attempts: 2, resumes: [{ from: host(a), to: host(b), code: "upstream_error", after_chars: 3, after_tokens: 1 }] });
     // The continuation was asked with what was written as a trailing assistant message.
-    const sent = (await fixtureLog<{ path: string; body: string }>("_requests")).filter((q) => q.path.includes("/behave/continue/Paris%20is%20lovely")).at(-1)!;
+    const sent = (await fixtureLog<{ path: string; body: string }>("_requests")).filter((q) => q.path.includes("/behave/continue/Paris%20is%20lovely/v1/chat/completions")).at(-1)!;
     expect(JSON.parse(sent.body).messages.at(-1)).toEqual({ role: "assistant", content: "Par" });
   });
 
@@ -50,8 +50,9 @@ describe("an answer continued on another target", () => {
     expect(res.status).toBe(200);
     expect(body.choices[0]).toMatchObject({ message: { content: TEXT }, finish_reason: "stop" });
     expect(body.x_switchyard.resumes).toEqual([{ from: host(a), to: host(b), code: "upstream_error", after_chars: 8, after_tokens: 2 }]);
-    // Usage: the 2 pieces written before plus the continuation's 5; its prompt less those 2.
-    expect(body.usage).toMatchObject({ completion_tokens: 2 + 5, prompt_tokens: 3 + 2 - 2 });
+    // Usage: the 2 pieces written before plus the continuation's 5; its prompt (3 + the prefill's 3
+    // tokens by its /tokenize) less the prefill's tokens: the original prompt's 3 (the 2 deltas would give 4).
+    expect(body.usage).toMatchObject({ completion_tokens: 2 + 5, prompt_tokens: 3 });
   });
 
   it("an error frame and a stall mid-answer are continued too", async () => {

@@ -14,6 +14,7 @@
 //   GET …/health, …/slots,    answered as llama-server does (503 while `loading`, else ok and one idle
 //       …/metrics             slot; /metrics 501 as without --metrics), recorded in /_probes only (the
 //                             health hub samples them)
+//   POST …/tokenize           llama-server's answer shape, a token per 3 characters of `content`
 //   GET /_requests            what was received (method, path, headers, body), newest last
 //   GET /_probes              the health probes received
 //   GET /_closed              request ids (x-request-id) whose client connection closed, with times
@@ -147,7 +148,8 @@ const BEHAVIOURS = {
   },
   // A --jinja llama-server continuing an answer (docs/reliability.md, measured): the whole answer is
   // the URL-encoded `arg`; a trailing assistant message that begins it is a prefill, echoed joined to
-  // the first new piece, then the rest follows 5 characters a frame. Usage counts only what it made.
+  // the first new piece, then the rest follows 5 characters a frame. Usage counts only what it made;
+  // its prompt, 3 tokens and the prefill's (a token per 3 characters, as its /tokenize says).
   async continue(req, res, arg, state, body) {
     const text = decodeURIComponent(arg ?? "");
     /** @type {Array<{ role: string, content?: unknown }>} */
@@ -161,7 +163,7 @@ const BEHAVIOURS = {
     for (let i = 0; i < rest.length; i += 5, pieces++) res.write(chunk("chatcmpl-continue", { content: (i === 0 ? prefill : "") + rest.slice(i, i + 5) }));
     if (!rest) res.write(chunk("chatcmpl-continue", { content: prefill }));
     res.write(chunk("chatcmpl-continue", {}, "stop"));
-    res.write(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: pieces, prompt_tokens: 3 + Math.ceil(prefill.length / 5), total_tokens: 3 + pieces } })}\n\n`);
+    res.write(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: pieces, prompt_tokens: 3 + Math.ceil(prefill.length / 3), total_tokens: 3 + Math.ceil(prefill.length / 3) + pieces } })}\n\n`);
     res.end("data: [DONE]\n\n");
   },
   // The URL-encoded `arg`, 5 characters a frame, then an in-stream error frame (llama-server's
@@ -387,6 +389,11 @@ export async function startFixtureUpstream() {
     });
 
     const parts = url.pathname.split("/").filter(Boolean);
+    if (parts.at(-1) === "tokenize" && req.method === "POST") {
+      // llama-server's /tokenize shape; this fixture's tokenizer: a token per 3 characters (as `continue` counts its prompt).
+      const content = String(JSON.parse(body || "{}").content ?? "");
+      return json(res, { tokens: Array.from({ length: Math.ceil(content.length / 3) }, (_, i) => i) });
+    }
     if (parts.at(-1) === "props") {
       // A template without tool support (e.g. a base model's) unless the path says otherwise.
       return json(res, { chat_template_caps: { supports_tool_calls: !url.pathname.includes("no-tool-template") }, total_slots: 1 });

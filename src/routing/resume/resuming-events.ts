@@ -4,6 +4,9 @@ import type { UpstreamEvent } from "../../stream/events.ts";
 import { EchoStrip } from "./echo-strip.ts";
 import type { Written } from "./continuation-request.ts";
 
+/** The longest a continued answer's usage waits for the prefill's token count (it is asked when the continuation starts). */
+const PREFILL_COUNT_WAIT_MS = 1000;
+
 /** Where an answer was continued (`x_switchyard.resumes`). */
 export interface ResumePoint {
   from: string;
@@ -22,6 +25,11 @@ export interface Continuation {
   events: EventPull;
   /** Tries it took (same-target retries included). */
   attempts: number;
+  /**
+   * The tokens the prefill (what was written) is on the continuing server: its prompt holds them.
+   * Undefined when it cannot tell; then the deltas written are taken for them.
+   */
+  prefillTokens?: Promise<number | undefined>;
 }
 
 export interface ResumeOptions {
@@ -49,9 +57,11 @@ export class ResumingEvents implements EventPull {
   extraAttempts = 0;
   private readonly written: Written = { text: "", reasoning: "", tokens: 0 };
   private tokensBefore = 0;
+  /** The continuing server's count of the prefill's tokens: pending, known, or unknown (the deltas stand in). */
+  private prefill: { pending: Promise<unknown> | undefined; tokens: number | undefined } = { pending: undefined, tokens: undefined };
   private ready: UpstreamEvent[] = [];
   private pendingFirst: UpstreamEvent | undefined;
-  private heldError: UpstreamEvent | undefined;
+  private held: UpstreamEvent | undefined;
   private echo: EchoStrip | undefined;
   private toolCalled = false;
   private finished = false;
@@ -73,11 +83,12 @@ export class ResumingEvents implements EventPull {
 
   nextNow(): UpstreamEvent | undefined {
     if (this.ready.length) return this.ready.shift();
-    if (this.pendingFirst || this.heldError || this.echo) return undefined;
+    if (this.pendingFirst || this.held || this.echo) return undefined;
     const e = this.inner.nextNow?.();
     if (e === undefined) return undefined;
-    if (e.type === "error") {
-      this.heldError = e;
+    // An error may be continued, and a continued answer's usage waits for the prefill's count: next() does both.
+    if (e.type === "error" || (e.type === "usage" && this.prefill.pending)) {
+      this.held = e;
       return undefined;
     }
     return this.track(e);
@@ -88,7 +99,7 @@ export class ResumingEvents implements EventPull {
       if (this.ready.length) return this.ready.shift()!;
       if (this.cancelled) return null;
       let e: UpstreamEvent | null;
-      if (this.heldError) [e, this.heldError] = [this.heldError, undefined];
+      if (this.held) [e, this.held] = [this.held, undefined];
       else if (this.pendingFirst) [e, this.pendingFirst] = [this.pendingFirst, undefined];
       else {
         try {
@@ -102,6 +113,7 @@ export class ResumingEvents implements EventPull {
         if (await this.resume(e.error)) continue;
         return e;
       }
+      if (e?.type === "usage" && this.prefill.pending) await this.prefill.pending;
       if (this.echo) {
         const out = e === null ? ("diverged" as const) : this.echo.push(e);
         if (out === "diverged") {
@@ -141,8 +153,9 @@ export class ResumingEvents implements EventPull {
         return e;
       case "usage": {
         if (!this.resumes.length) return e;
-        // The continuation's prompt held the tokens written before it; its completion did not.
-        const promptTokens = Math.max(0, e.usage.promptTokens - this.tokensBefore);
+        // The continuation's prompt held the tokens written before it (as its tokenizer counts the
+        // prefill); its completion did not (those were generated before, one a delta).
+        const promptTokens = Math.max(0, e.usage.promptTokens - (this.prefill.tokens ?? this.tokensBefore));
         const usage = { ...e.usage, promptTokens, completionTokens: e.usage.completionTokens + this.tokensBefore };
         if (usage.cachedTokens !== undefined) usage.cachedTokens = Math.min(usage.cachedTokens, promptTokens);
         return { ...e, usage };
@@ -172,6 +185,17 @@ export class ResumingEvents implements EventPull {
     this.resumes.push({ from: this.target, to: next.target, code: error.code, after_chars: this.written.text.length, after_tokens: this.written.tokens });
     this.extraAttempts += next.attempts;
     this.tokensBefore = this.written.tokens;
+    const prefill: typeof this.prefill = { pending: undefined, tokens: undefined };
+    // Asked beside the continuation, awaited (at most PREFILL_COUNT_WAIT_MS) only by its usage, at the end.
+    if (next.prefillTokens) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<void>((r) => (timer = setTimeout(r, PREFILL_COUNT_WAIT_MS)));
+      prefill.pending = Promise.race([next.prefillTokens.then((n) => void (prefill.tokens = n)), late]).then(() => {
+        clearTimeout(timer);
+        prefill.pending = undefined;
+      });
+    }
+    this.prefill = prefill;
     this.target = next.target;
     this.inner = next.events;
     this.pendingFirst = next.first;

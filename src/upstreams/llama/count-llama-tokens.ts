@@ -41,6 +41,14 @@ export async function countLlamaTokens(target: LlamaTarget, name: string, reques
   return tokens.length;
 }
 
+/** The tokens `text` is on one llama-server, as a part of a prompt (no BOS added): `/tokenize` alone. */
+export async function countTextTokens(target: LlamaTarget, name: string, text: string, ctx: CountContext): Promise<number> {
+  const headers = llamaHeaders(target, name, ctx, "application/json");
+  const { tokens } = await postJson<{ tokens?: unknown }>(target, name, "/tokenize", { ...(target.model !== undefined ? { model: target.model } : {}), content: text, add_special: false }, headers, ctx);
+  if (!Array.isArray(tokens)) throw badAnswer(name, "/tokenize", "no tokens");
+  return tokens.length;
+}
+
 async function postJson<T>(target: LlamaTarget, name: string, path: string, body: unknown, headers: Record<string, string>, ctx: CountContext): Promise<T> {
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, AbortSignal.timeout(ctx.timeoutMs)]) : AbortSignal.timeout(ctx.timeoutMs);
   let res: Response;
