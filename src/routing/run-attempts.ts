@@ -126,7 +126,8 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
       const s = await runAttempts(rest, { ...opts, request, resume: undefined, priority: CONTINUATION_PRIORITY });
       writing = s.target;
       // The prefill's tokens on the continuing server, for the answer's prompt_tokens: asked beside
-      // the continuation, which does not wait for it (only its usage, at the end, does).
+      // the continuation, which does not wait for it (only its usage, at the end, does, at most the
+      // count's 1 s timeout).
       const prefillTokens = s.target.kind === "llama" ? countTextTokens(s.target, s.target.name, written.text, { env: opts.env, requestId: opts.requestId, timeoutMs: 1000, signal: opts.signal }).catch(() => undefined) : undefined;
       return { target: s.target.name, first: s.first, events: s.events, attempts: s.attempts, ...(prefillTokens ? { prefillTokens } : {}) };
     },

@@ -4,9 +4,6 @@ import type { UpstreamEvent } from "../../stream/events.ts";
 import { EchoStrip } from "./echo-strip.ts";
 import type { Written } from "./continuation-request.ts";
 
-/** The longest a continued answer's usage waits for the prefill's token count (it is asked when the continuation starts). */
-const PREFILL_COUNT_WAIT_MS = 1000;
-
 /** Where an answer was continued (`x_switchyard.resumes`). */
 export interface ResumePoint {
   from: string;
@@ -27,7 +24,7 @@ export interface Continuation {
   attempts: number;
   /**
    * The tokens the prefill (what was written) is on the continuing server: its prompt holds them.
-   * Undefined when it cannot tell; then the deltas written are taken for them.
+   * Settles within its own timeout; undefined when it cannot tell, and the deltas written stand in.
    */
   prefillTokens?: Promise<number | undefined>;
 }
@@ -57,8 +54,9 @@ export class ResumingEvents implements EventPull {
   extraAttempts = 0;
   private readonly written: Written = { text: "", reasoning: "", tokens: 0 };
   private tokensBefore = 0;
-  /** The continuing server's count of the prefill's tokens: pending, known, or unknown (the deltas stand in). */
-  private prefill: { pending: Promise<unknown> | undefined; tokens: number | undefined } = { pending: undefined, tokens: undefined };
+  /** The continuing server's count of the prefill's tokens, until the continuation's usage has read it. */
+  private prefillCount: Promise<number | undefined> | undefined;
+  private prefillTokens: number | undefined;
   private ready: UpstreamEvent[] = [];
   private pendingFirst: UpstreamEvent | undefined;
   private held: UpstreamEvent | undefined;
@@ -87,7 +85,7 @@ export class ResumingEvents implements EventPull {
     const e = this.inner.nextNow?.();
     if (e === undefined) return undefined;
     // An error may be continued, and a continued answer's usage waits for the prefill's count: next() does both.
-    if (e.type === "error" || (e.type === "usage" && this.prefill.pending)) {
+    if (e.type === "error" || (e.type === "usage" && this.prefillCount)) {
       this.held = e;
       return undefined;
     }
@@ -113,7 +111,10 @@ export class ResumingEvents implements EventPull {
         if (await this.resume(e.error)) continue;
         return e;
       }
-      if (e?.type === "usage" && this.prefill.pending) await this.prefill.pending;
+      if (e?.type === "usage" && this.prefillCount) {
+        this.prefillTokens = await this.prefillCount;
+        this.prefillCount = undefined;
+      }
       if (this.echo) {
         const out = e === null ? ("diverged" as const) : this.echo.push(e);
         if (out === "diverged") {
@@ -155,7 +156,7 @@ export class ResumingEvents implements EventPull {
         if (!this.resumes.length) return e;
         // The continuation's prompt held the tokens written before it (as its tokenizer counts the
         // prefill); its completion did not (those were generated before, one a delta).
-        const promptTokens = Math.max(0, e.usage.promptTokens - (this.prefill.tokens ?? this.tokensBefore));
+        const promptTokens = Math.max(0, e.usage.promptTokens - (this.prefillTokens ?? this.tokensBefore));
         const usage = { ...e.usage, promptTokens, completionTokens: e.usage.completionTokens + this.tokensBefore };
         if (usage.cachedTokens !== undefined) usage.cachedTokens = Math.min(usage.cachedTokens, promptTokens);
         return { ...e, usage };
@@ -185,17 +186,9 @@ export class ResumingEvents implements EventPull {
     this.resumes.push({ from: this.target, to: next.target, code: error.code, after_chars: this.written.text.length, after_tokens: this.written.tokens });
     this.extraAttempts += next.attempts;
     this.tokensBefore = this.written.tokens;
-    const prefill: typeof this.prefill = { pending: undefined, tokens: undefined };
-    // Asked beside the continuation, awaited (at most PREFILL_COUNT_WAIT_MS) only by its usage, at the end.
-    if (next.prefillTokens) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<void>((r) => (timer = setTimeout(r, PREFILL_COUNT_WAIT_MS)));
-      prefill.pending = Promise.race([next.prefillTokens.then((n) => void (prefill.tokens = n)), late]).then(() => {
-        clearTimeout(timer);
-        prefill.pending = undefined;
-      });
-    }
-    this.prefill = prefill;
+    // Asked beside the continuation; only its usage, at the end, waits for it.
+    this.prefillCount = next.prefillTokens;
+    this.prefillTokens = undefined;
     this.target = next.target;
     this.inner = next.events;
     this.pendingFirst = next.first;
