@@ -36,15 +36,16 @@ export async function countLlamaTokens(target: LlamaTarget, name: string, reques
 
   const { prompt } = await postJson<{ prompt?: unknown }>(target, name, "/apply-template", body, headers, ctx);
   if (typeof prompt !== "string") throw badAnswer(name, "/apply-template", "no prompt");
-  const { tokens } = await postJson<{ tokens?: unknown }>(target, name, "/tokenize", { ...(body.model !== undefined ? { model: body.model } : {}), content: prompt, add_special: true }, headers, ctx);
-  if (!Array.isArray(tokens)) throw badAnswer(name, "/tokenize", "no tokens");
-  return tokens.length;
+  return tokenize(target, name, body.model, prompt, true, headers, ctx);
 }
 
 /** The tokens `text` is on one llama-server, as a part of a prompt (no BOS added): `/tokenize` alone. */
 export async function countTextTokens(target: LlamaTarget, name: string, text: string, ctx: CountContext): Promise<number> {
-  const headers = llamaHeaders(target, name, ctx, "application/json");
-  const { tokens } = await postJson<{ tokens?: unknown }>(target, name, "/tokenize", { ...(target.model !== undefined ? { model: target.model } : {}), content: text, add_special: false }, headers, ctx);
+  return tokenize(target, name, target.model, text, false, llamaHeaders(target, name, ctx, "application/json"), ctx);
+}
+
+async function tokenize(target: LlamaTarget, name: string, model: unknown, content: string, addSpecial: boolean, headers: Record<string, string>, ctx: CountContext): Promise<number> {
+  const { tokens } = await postJson<{ tokens?: unknown }>(target, name, "/tokenize", { ...(model !== undefined ? { model } : {}), content, add_special: addSpecial }, headers, ctx);
   if (!Array.isArray(tokens)) throw badAnswer(name, "/tokenize", "no tokens");
   return tokens.length;
 }
