@@ -39,3 +39,6 @@ export interface UsageReport {
   completionTokens: number;
   error: boolean;
 }
+
+/** A key's `priority` lies within ±this (the admin API refuses others); the queue keeps the level above it for itself. */
+export const KEY_PRIORITY_MAX = 1000;

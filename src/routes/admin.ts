@@ -12,10 +12,11 @@ import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { parseBody } from "../schemas/parse-body.ts";
 import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
+import { KEY_PRIORITY_MAX } from "../auth/key-record.ts";
 
 const positive = z.int().check(z.positive());
 /** A key's level in the admission queue (docs/configuration.md, "queue"): higher first, 0 by default. */
-const priority = z.int().check(z.gte(-1000), z.lte(1000));
+const priority = z.int().check(z.gte(-KEY_PRIORITY_MAX), z.lte(KEY_PRIORITY_MAX));
 
 const CreateKeySchema = z.strictObject({
   name: z.string().check(z.minLength(1), z.maxLength(100)),

@@ -3,6 +3,7 @@ import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import { ledger } from "../placement/isolate-ledger.ts";
 import { AdmissionQueue, Ticket } from "./admission-queue.ts";
 import type { Seat } from "./capacity.ts";
+import { KEY_PRIORITY_MAX } from "../../auth/key-record.ts";
 
 /** This isolate's admission queue, over its ledger. */
 let queue = new AdmissionQueue(() => ledger);
@@ -29,9 +30,9 @@ export function slotReleased(snapshot: () => HealthSnapshot): void {
 
 /**
  * The turn of an answer being continued on another server (src/routing/resume/): above every key's
- * `priority` (at most 1000), since its client already holds a committed response mid-answer.
+ * `priority`, since its client already holds a committed response mid-answer.
  */
-export const CONTINUATION_PRIORITY = 1001;
+export const CONTINUATION_PRIORITY = KEY_PRIORITY_MAX + 1;
 
 /** A waiter looks again this often (jittered up to a third more): other isolates' requests end only in the `/slots` sample. */
 const POLL_MS = 300;
