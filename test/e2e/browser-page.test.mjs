@@ -47,6 +47,9 @@ describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chro
     assert.match(sentences, /WebGPU works here, with google swiftshader/);
     assert.match(sentences, /does not support 16-bit shaders \(shader-f16\), so only q4f32 models are listed/);
     assert.equal(new URL(page.url()).hash, "", "the token leaves the address bar");
+    // The list is filled once web-llm's module has loaded, after the capability check: the Load
+    // button is enabled then (reading it at #gpu.ok raced that import on a loaded machine).
+    await page.waitForSelector("#load:not([disabled])");
     const options = await page.$$eval("#model option", (os) => os.map((o) => o.value));
     assert.deepEqual(options, ["SmolLM2-360M-Instruct-q4f32_1-MLC", "Qwen2.5-0.5B-Instruct-q4f32_1-MLC", "snowflake-arctic-embed-s-q0f32-MLC-b4", "snowflake-arctic-embed-m-q0f32-MLC-b4"], "chat models smallest first, then embedding models");
 
