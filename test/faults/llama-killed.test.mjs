@@ -112,6 +112,7 @@ describe("the real llama-server killed mid-answer, another one continues", () =>
     // Completion: the deltas written before (one token each) plus the continuation's. Prompt: the
     // continuation's less the prefill's tokens as the spare's /tokenize counts them (a random model
     // forced through a grammar writes the text in more tokens than it re-tokenizes into).
+    console.log(`continued after ${r.after_chars} characters: usage ${JSON.stringify(usage)}; uninterrupted ${JSON.stringify(expected)}`);
     assert.ok(Math.abs(usage.completion_tokens - expected.completion_tokens) <= 3, `${JSON.stringify(usage)} vs ${JSON.stringify(expected)}`);
     assert.ok(Math.abs(usage.prompt_tokens - expected.prompt_tokens) <= 2, `${JSON.stringify(usage)} vs ${JSON.stringify(expected)}`);
   });
