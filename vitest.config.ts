@@ -18,6 +18,7 @@ export default defineConfig({
             miniflare: {
               bindings: {
                 LLAMA_URL: `http://127.0.0.1:${inject("llamaPort")}`,
+                HARMONY_URL: `http://127.0.0.1:${inject("harmonyPort")}`,
                 FIXTURE_URL: `http://127.0.0.1:${inject("fixturePort")}`,
                 // A longer or different fuzz run (test/fuzz): FUZZ_RUNS=2000 FUZZ_SEED=7 npx vitest run --project worker test/fuzz
                 FUZZ_RUNS: process.env.FUZZ_RUNS ?? "",

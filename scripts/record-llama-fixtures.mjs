@@ -13,13 +13,15 @@ import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { literalGrammar, startLlamaServer } from "../test/support/llama-server.mjs";
+import { llamaCache } from "./llama-cache.mjs";
 
 /**
  * @typedef {import("../test/support/llama-server.mjs").LlamaServer} LlamaServer
  * @typedef {{ method: string, path: string, body?: unknown, raw?: string, headers?: Record<string, string> }} FixtureRequest
- * @typedef {{ name: string, server?: ServerKind, request: FixtureRequest, headers?: Record<string, string>, reproduces: string }} Fixture
- * @typedef {"main" | "small" | "auth" | "loading"} ServerKind
+ * @typedef {{ name: string, server?: ServerKind, request: FixtureRequest | ((url: string) => Promise<FixtureRequest>), headers?: Record<string, string>, reproduces: string }} Fixture
+ * @typedef {"main" | "small" | "auth" | "loading" | "harmony"} ServerKind
  * @typedef {{ status: number | undefined, headers: import("node:http").IncomingHttpHeaders, body: Buffer }} RawResponse
+ * @typedef {Fixture & { request: FixtureRequest }} PreparedFixture
  */
 
 const DIR = join(dirname(fileURLToPath(import.meta.url)), "../test/fixtures/llama");
@@ -49,6 +51,13 @@ const WEATHER_TOOL = {
  * @returns {FixtureRequest}
  */
 const chat = (body, raw) => ({ method: "POST", path: "/v1/chat/completions", body, raw });
+
+// gpt-oss's harmony template: its parser refuses any output without harmony's channel markup, which
+// is all the random model writes; its raw text is what a raw completion of its prompt returns.
+const HARMONY_CHAT = { messages: [{ role: "user", content: "Read a.txt." }], tools: [{ type: "function", function: { name: "read_file", parameters: { type: "object", properties: { filepath: { type: "string" } }, required: ["filepath"] } } }] };
+const HARMONY_CALL = '<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{"filepath": "a.txt"}<|call|>';
+/** @param {Record<string, unknown>} body */
+const applyTemplate = (body) => ({ method: "POST", path: "/apply-template", body });
 
 /**
  * The recorded fixtures: which server, which request, what the recording reproduces.
@@ -111,6 +120,41 @@ export const RECORDED = [
     request: chat({ messages: USER, temperature: 0, max_tokens: 100 }),
     reproduces:
       "The same unparsable output without streaming: HTTP 500 server_error `The model produced output that does not match the expected peg-native format` instead of a completion.",
+  },
+  {
+    name: "harmony-unparsed-stream",
+    server: "harmony",
+    request: chat({ ...HARMONY_CHAT, temperature: 0, max_tokens: 10, stream: true, stream_options: { include_usage: true } }),
+    reproduces:
+      "gpt-oss's template with tools: the random model's output has no harmony channel markup, so the final parse fails before any of it was sent: the role chunk, then data: {\"error\":{code 500, server_error, \"The model produced output that does not match the expected peg-native format\"}}, no [DONE].",
+  },
+  {
+    name: "harmony-unparsed-500",
+    server: "harmony",
+    request: chat({ ...HARMONY_CHAT, temperature: 0, max_tokens: 10 }),
+    reproduces: "The same without streaming: HTTP 500 server_error `The model produced output that does not match the expected peg-native format`.",
+  },
+  {
+    name: "harmony-apply-template",
+    server: "harmony",
+    request: applyTemplate(HARMONY_CHAT),
+    reproduces: "POST /apply-template: {prompt} rendered by the chat template, ending with the generation prompt `<|start|>assistant`.",
+  },
+  {
+    name: "harmony-apply-template-no-generation-prompt",
+    server: "harmony",
+    request: applyTemplate({ ...HARMONY_CHAT, add_generation_prompt: false }),
+    reproduces: "POST /apply-template with add_generation_prompt: false: the same prompt without `<|start|>assistant`.",
+  },
+  {
+    name: "harmony-raw-tool-call",
+    server: "harmony",
+    request: async (url) => {
+      const { prompt } = JSON.parse((await rawRequest(url, applyTemplate(HARMONY_CHAT))).body.toString("utf8"));
+      return { method: "POST", path: "/v1/completions", body: { prompt, grammar: literalGrammar(HARMONY_CALL), temperature: 0, max_tokens: 200, preserved_tokens: ["<|channel|>", "<|message|>", "<|constrain|>", "<|call|>"], stream: true, stream_options: { include_usage: true } } };
+    },
+    reproduces:
+      "POST /v1/completions of that prompt (a raw completion: no chat parser), the text forced to a harmony tool call: text chunks as written, markers included, a finish chunk with finish_reason stop, [DONE].",
   },
   {
     name: "error-context-exceeded",
@@ -197,7 +241,7 @@ function serverFlags(srv) {
 }
 
 /**
- * @param {Fixture} fx
+ * @param {PreparedFixture} fx
  * @param {RawResponse} res
  * @param {string} source
  * @param {LlamaServer} srv
@@ -231,6 +275,7 @@ const SERVER_ARGS = {
   small: { ctx: 256, parallel: 1, args: ARGS },
   auth: { ctx: 512, parallel: 1, args: ARGS, apiKey: "right-key" },
   loading: { ctx: 2048, parallel: 4, args: ARGS },
+  harmony: { ctx: 2048, parallel: 1, args: [...ARGS, "--jinja", "--chat-template-file", join(llamaCache().templates, "openai-gpt-oss-120b.jinja")] },
 };
 
 /** @param {string} url */
@@ -241,7 +286,7 @@ async function fingerprint(url) {
 
 /**
  * Start a server without waiting and hammer it until the first HTTP answer arrives.
- * @param {Fixture} fx
+ * @param {PreparedFixture} fx
  * @param {string} source
  */
 async function recordLoading(fx, source) {
@@ -288,12 +333,13 @@ async function main() {
     for (const fx of todo) {
       const kind = fx.server ?? "main";
       if (kind === "loading") {
-        if (!(await recordLoading(fx, source))) console.log(`loading-503: never caught the loading phase; ${existsSync(join(DIR, "loading-503.json")) ? "kept the existing fixture" : "no fixture written"}`);
+        if (!(await recordLoading(/** @type {PreparedFixture} */ (fx), source))) console.log(`loading-503: never caught the loading phase; ${existsSync(join(DIR, "loading-503.json")) ? "kept the existing fixture" : "no fixture written"}`);
         continue;
       }
       const srv = /** @type {LlamaServer} */ (servers[kind]);
-      const res = await rawRequest(srv.url, { ...fx.request, headers: fx.headers });
-      save(fx, res, source, srv);
+      const request = typeof fx.request === "function" ? await fx.request(srv.url) : fx.request;
+      const res = await rawRequest(srv.url, { ...request, headers: fx.headers });
+      save({ ...fx, request }, res, source, srv);
     }
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.stop()));

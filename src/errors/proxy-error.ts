@@ -9,6 +9,8 @@ export interface ErrorInfo {
   retryAfter?: number;
   /** Another target may still succeed: failover is allowed if nothing was sent yet. */
   retryable?: boolean;
+  /** See ProxyError.unparsed. */
+  unparsed?: boolean;
 }
 
 /** One target's last answer to a request that failed everywhere (`x-switchyard-outcomes`). */
@@ -39,6 +41,12 @@ export class ProxyError extends Error {
    * refused this way waits in the admission queue for a turn rather than being answered at once.
    */
   readonly busy: boolean;
+  /**
+   * llama-server generated the answer and then refused it: its chat parser could not read the
+   * model's output in the template's format. The server is fine and so was the generation, so the
+   * same server may still be asked for the raw text (LlamaRawUpstream) or to continue the answer.
+   */
+  readonly unparsed: boolean;
   /** How many targets were tried before this error was final (for `x-switchyard-attempts`). */
   attempts?: number;
   /** Every target's last answer, in the order tried, when this error ended a request that tried targets. */
@@ -53,6 +61,7 @@ export class ProxyError extends Error {
     retryAfter?: number;
     retryable?: boolean;
     busy?: boolean;
+    unparsed?: boolean;
   }) {
     super(init.message);
     this.name = "ProxyError";
@@ -63,6 +72,7 @@ export class ProxyError extends Error {
     this.retryAfter = init.retryAfter;
     this.retryable = init.retryable ?? false;
     this.busy = init.busy ?? false;
+    this.unparsed = init.unparsed ?? false;
   }
 
   toInfo(): ErrorInfo {
@@ -74,6 +84,7 @@ export class ProxyError extends Error {
       param: this.param,
       ...(this.retryAfter !== undefined ? { retryAfter: this.retryAfter } : {}),
       retryable: this.retryable,
+      ...(this.unparsed ? { unparsed: true } : {}),
     };
   }
 

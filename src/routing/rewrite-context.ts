@@ -4,7 +4,7 @@
 // `reasoning_format: "none"`), and whether it asked for a JSON answer.
 
 import type { ChatRequest } from "../schemas/chat-request.ts";
-import type { RewriteOptions } from "../toolcalls/index.ts";
+import { ToolCallEvents, type RewriteOptions, type ToolDefinition } from "../toolcalls/index.ts";
 
 export function rewriteContext(request: ChatRequest): Pick<RewriteOptions, "continuation" | "reasoningFormat" | "jsonResponse"> {
   const extra = request as ChatRequest & { reasoning_format?: unknown; response_format?: { type?: unknown } | null };
@@ -15,4 +15,18 @@ export function rewriteContext(request: ChatRequest): Pick<RewriteOptions, "cont
     ...(extra.reasoning_format === "none" ? { reasoningFormat: "none" as const } : {}),
     ...(format === "json_object" || format === "json_schema" ? { jsonResponse: true } : {}),
   };
+}
+
+/**
+ * The tool-call rewriter stage for a request's answer: its tools' calls read (none with no tools or
+ * `tool_choice: "none"`: then only reasoning is split off and framing dropped). `generationPrompt`
+ * when the answer is raw text: where the rendered prompt left the output (an opened `<think>`…).
+ */
+export function toolCallEventsFor(request: ChatRequest, generationPrompt?: string): ToolCallEvents {
+  return new ToolCallEvents((request.tools ?? []) as ToolDefinition[], {
+    ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}),
+    ...(request.parallel_tool_calls != null ? { parallel_tool_calls: request.parallel_tool_calls } : {}),
+    ...rewriteContext(request),
+    ...(generationPrompt !== undefined ? { generationPrompt } : {}),
+  });
 }

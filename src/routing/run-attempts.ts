@@ -16,7 +16,9 @@ import { EventReader } from "./event-reader.ts";
 import type { Target } from "./target.ts";
 import { tryTargets, type Tried } from "./try-targets.ts";
 import { continuationRequest } from "./resume/continuation-request.ts";
-import { ResumingEvents } from "./resume/resuming-events.ts";
+import { ResumingEvents, type Continuation } from "./resume/resuming-events.ts";
+import { pullThrough } from "../stream/pull-through.ts";
+import { toolCallEventsFor } from "./rewrite-context.ts";
 import { countTextTokens } from "../upstreams/llama/count-llama-tokens.ts";
 import { CONTINUATION_PRIORITY } from "./admission/queue-place.ts";
 import type { EventPull } from "../stream/event-source.ts";
@@ -30,6 +32,11 @@ export interface Started {
   firstEventAt: number;
   /** Set when the answer may be continued elsewhere: who writes it now, its continuations, their tries. */
   resuming?: ResumingEvents;
+  /**
+   * Set when the events are the model's output as written (the server's chat parser refused it):
+   * the rewriter must read them, from the end of the prompt they continue.
+   */
+  raw?: { generationPrompt: string };
 }
 
 export interface AttemptOptions {
@@ -88,38 +95,59 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
       // A browser hub places the conversation among sessions by its prompt's chain of hashes, and
       // skips sessions whose model's window cannot hold the prompt (tokenizer unknown: the low estimate).
       const browser = target.kind === "browser" ? { promptChain: placementOnce().prefixes.map((p) => p.hash), promptTokens: promptTokensLow(placementOnce().prefixes.at(-1)?.chars ?? 0, undefined) } : {};
-      const stream = await upstream.open(opts.request, { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...browser, ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}) });
-      const events = new EventReader(stream, target.name, config.timeouts, startedAt, opts.deadlines);
-      const first = await events.next();
-      if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} ended its answer without sending anything.` });
-      if (first.type === "error") {
-        events.cancel();
-        throw ProxyError.fromInfo(first.error);
+      const ctx = { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...browser, ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}) };
+      const firstOf = async (from: Upstream) => {
+        const events = new EventReader(await from.open(opts.request, ctx), target.name, config.timeouts, startedAt, opts.deadlines);
+        const first = await events.next();
+        if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} ended its answer without sending anything.` });
+        if (first.type === "error") {
+          events.cancel();
+          throw ProxyError.fromInfo(first.error);
+        }
+        return { first, events };
+      };
+      try {
+        return { ...(await firstOf(upstream)), upstream };
+      } catch (e) {
+        // The server generated an answer and its chat parser refused it, before any of it was sent:
+        // the same server gives the raw text, which the rewriter reads (docs/tool-calls.md).
+        const raw = e instanceof ProxyError && e.unparsed ? upstream.withoutChatParser?.() : undefined;
+        if (!raw) throw e;
+        const got = await firstOf(raw);
+        return { ...got, upstream, generationPrompt: raw.generationPrompt ?? "" };
       }
-      return { first, events };
     },
   );
-  const { target, attempts, value, startedAt, succeededAt: firstEventAt } = tried;
+  const { target, value, startedAt, succeededAt: firstEventAt } = tried;
   observeEnd(value.events, target, tried.health, tried.requestStart, firstEventAt, tried.placed);
-  const started: Started = { target, attempts, first: value.first, events: value.events, startedAt, firstEventAt };
+  const raw = "generationPrompt" in value ? { generationPrompt: value.generationPrompt } : undefined;
+  // The raw text was a second request to the same server: a try of its own.
+  const attempts = tried.attempts + (raw ? 1 : 0);
+  const started: Started = { target, attempts, first: value.first, events: value.events, startedAt, firstEventAt, ...(raw ? { raw } : {}) };
   const resume = opts.resume;
   if (!resume || resume.maxResumes <= 0 || resume.blocked !== null) return started;
   const offersTools = Boolean(opts.request.tools?.length) && opts.request.tool_choice !== "none";
   // Only a llama-server can continue (web-llm refuses a trailing assistant message); a prompt-mode one
   // would constrain the continuation with a tool grammar started over.
   const canContinue = (t: Target) => t.kind === "llama" && !(offersTools && t.tools === "prompt");
-  // One server and nothing else to continue on (the common setup): the events are not wrapped at all.
-  if (!resume.targets.some((t) => t !== target && canContinue(t))) return started;
+  // Nothing to continue on (a browser session alone): the events are not wrapped at all. A server
+  // alone continues its own answer only when its chat parser refused the rest (error.unparsed).
+  if (!resume.targets.some(canContinue)) return started;
   // Targets by identity: two targets may share a name (one host, two paths).
   const failed = new Set<Target>();
   let writing: Target = target;
   const resuming = new ResumingEvents(value.first, value.events, target.name, {
     maxResumes: resume.maxResumes,
     blocked: resume.blocked,
-    async open(written) {
+    async open(written, error) {
+      // Reasoning alone, refused by the chat parser of the server that wrote it: the same answer
+      // again, as raw text (text written is continued instead: a replay would reproduce what the
+      // parser refused, a stray byte included, and the raw completion is parsed for content too).
+      if (error.unparsed && writing === target && written.text === "") return replayRaw(value.upstream, target, opts).catch(() => null);
       const request = continuationRequest(opts.request, written);
       if (!request) return null;
-      failed.add(writing);
+      // A server whose parser refused the model's output is not broken: it may write the rest itself.
+      if (!error.unparsed) failed.add(writing);
       const rest = resume.targets.filter((t) => canContinue(t) && !failed.has(t));
       if (!rest.length) return null;
       // First in line if every slot is taken: this answer is already under way.
@@ -133,6 +161,28 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
     },
   });
   return { ...started, events: resuming, resuming };
+}
+
+/**
+ * The answer `upstream` (the chat endpoint of `target`) wrote and its parser refused, again from its
+ * start: the same request as raw text (its seed makes it the same text), read by the rewriter. Null
+ * when the upstream has no raw form or it fails before its first event.
+ */
+async function replayRaw(upstream: Upstream, target: Target, opts: AttemptOptions): Promise<Continuation | null> {
+  const raw = upstream.withoutChatParser?.();
+  if (!raw) return null;
+  const { config } = opts;
+  const ctx = { requestId: opts.requestId, signal: opts.signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env };
+  const reader = new EventReader(await raw.open(opts.request, ctx), target.name, config.timeouts, Date.now(), opts.deadlines);
+  const first = await reader.next();
+  if (!first || first.type === "error") {
+    reader.cancel();
+    return null;
+  }
+  const events = pullThrough(first, reader, toolCallEventsFor(opts.request, raw.generationPrompt ?? ""));
+  const head = await events.next();
+  if (!head) return null;
+  return { target: target.name, first: head, events, attempts: 1, replay: true };
 }
 
 /** The outcome is known once the chosen attempt's events end: report it (and mid-stream breaks). */

@@ -8,9 +8,9 @@ import type { UpstreamEvent } from "../stream/events.ts";
 import type { StreamStart } from "../stream/sse-response.ts";
 import type { SwitchyardExtension } from "../stream/switchyard-extension.ts";
 import { pullThrough } from "../stream/pull-through.ts";
-import { ToolCallEvents, type ToolCallReport, type ToolDefinition } from "../toolcalls/index.ts";
+import type { ToolCallReport } from "../toolcalls/index.ts";
 import { applyToolCallPolicy, type RewrittenAttempt } from "./tool-call-policy.ts";
-import { rewriteContext } from "./rewrite-context.ts";
+import { toolCallEventsFor } from "./rewrite-context.ts";
 import { maxResumes, minToolCallScore } from "../config/config.ts";
 import { resumeBlocker } from "./resume/continuation-request.ts";
 import { BrowserUpstream } from "../upstreams/browser/browser-upstream.ts";
@@ -101,21 +101,20 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
   const headersOf = () => ({ "x-switchyard-target": started?.target.name ?? "", "x-switchyard-attempts": String(attempts) });
   const rewrites = Boolean(request.tools?.length) && request.tool_choice !== "none";
 
-  // One target (or the whole plan), its events through the tool-call rewriter.
-  const startRewritten = async (plan: Target[], upstream: (t: Target) => Upstream, constrained = false): Promise<RewrittenAttempt> => {
-    // A constrained retry's grammar (built from the tools) would start over on a continuation.
-    const s = await runAttempts(plan, attemptOptions(upstream, !constrained));
-    const rewrite = new ToolCallEvents(request.tools as ToolDefinition[], {
-      ...(request.tool_choice ? { tool_choice: request.tool_choice } : {}),
-      ...(request.parallel_tool_calls != null ? { parallel_tool_calls: request.parallel_tool_calls } : {}),
-      ...rewriteContext(request),
-    });
+  // An attempt's events through the tool-call rewriter: the tools' calls read, or (raw text, with no
+  // calls to read) only the reasoning split off and the framing dropped.
+  const rewritten = async (s: Started): Promise<RewrittenAttempt & { started: Started }> => {
+    const rewrite = toolCallEventsFor(request, s.raw?.generationPrompt);
     // Tool calls written as text become real tool_calls; plain text still flows at once.
     const events = pullThrough(s.first, s.events, rewrite);
     const first = await events.next();
     if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${s.target.name} ended its answer without sending anything.` });
-    return { target: s.target, first, events, reports: () => rewrite.toolCalls, started: s } as RewrittenAttempt & { started: Started };
+    return { target: s.target, first, events, reports: () => rewrite.toolCalls, started: s };
   };
+  // One target (or the whole plan), its events through the tool-call rewriter.
+  const startRewritten = async (plan: Target[], upstream: (t: Target) => Upstream, constrained = false): Promise<RewrittenAttempt> =>
+    // A constrained retry's grammar (built from the tools) would start over on a continuation.
+    rewritten(await runAttempts(plan, attemptOptions(upstream, !constrained)));
 
   // Usage and the stream slot of a keyed request follow the events (src/auth/meter.ts).
   const start: Promise<StreamStart> = meterRun(c.get("meter"), request.model, options.prompt ?? (() => request.messages), async () => {
@@ -123,7 +122,10 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
       const s = await runAttempts(targets, attemptOptions(upstreamFor));
       started = s;
       attempts = s.attempts;
-      return { first: s.first, events: s.events, headers: headersOf() };
+      if (!s.raw) return { first: s.first, events: s.events, headers: headersOf() };
+      const a = await rewritten(s);
+      reports = a.reports;
+      return { first: a.first, events: a.events, headers: headersOf() };
     }
     if (minScore <= 0) {
       const a = (await startRewritten(targets, upstreamFor)) as RewrittenAttempt & { started: Started };

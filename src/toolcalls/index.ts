@@ -17,6 +17,7 @@ export { PENALTIES, scoreOf } from "./problems.ts";
 export { rewriteToolCalls, startsInsideReasoning } from "./rewrite-tool-calls.ts";
 export { ToolCallStreamRewriter } from "./stream-rewriter.ts";
 export { reasoningOpenAtEnd } from "./prompt-state.ts";
+export { OUTPUT_MARKERS } from "./output-markers.ts";
 export { ToolCallEvents, type ToolCallEventsOptions } from "./tool-call-events.ts";
 export { parseJson, parseJsonValue } from "./parse-json.ts";
 export { isFloatText, toJsonValue, type JsonNode, type JsonValue } from "./json-node.ts";

@@ -34,4 +34,15 @@ export interface AttemptContext {
 export interface Upstream {
   readonly name: string;
   open(request: ChatRequest, ctx: AttemptContext): Promise<EventStreamReader>;
+  /**
+   * The same server without its chat parser, once `open` has reached it: for an answer the parser
+   * generated and then refused (ProxyError.unparsed). Absent when the upstream parses nothing.
+   */
+  withoutChatParser?(): RawTextUpstream | undefined;
+}
+
+/** An upstream whose text events are the model's output as written, markers and all. */
+export interface RawTextUpstream extends Upstream {
+  /** Known once `open` resolved: the end of the prompt the output continues (RewriteOptions.generationPrompt). */
+  readonly generationPrompt: string | undefined;
 }

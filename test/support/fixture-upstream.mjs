@@ -334,6 +334,16 @@ const BEHAVIOURS = {
     }
     return BEHAVIOURS.embed(req, res, arg, state, body, counter);
   },
+  // gpt-oss's template refusing the model's output (recorded, harmony-* fixtures), by endpoint: chat
+  // answers the parse failure (an error frame after the role chunk, or a 500 without streaming),
+  // /apply-template the rendered prompt, /v1/completions the raw text of a harmony tool call.
+  async "harmony-unparsed"(req, res, arg, state, body) {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    const sent = JSON.parse(body || "{}");
+    if (path.endsWith("/apply-template")) return replay(res, [sent.add_generation_prompt === false ? "harmony-apply-template-no-generation-prompt" : "harmony-apply-template"], state);
+    if (path.endsWith("/v1/completions")) return replay(res, ["harmony-raw-tool-call"], state);
+    return replay(res, [sent.stream ? "harmony-unparsed-stream" : "harmony-unparsed-500"], state);
+  },
   // A misbehaving proxy in front of llama-server: 400 whose message quotes the request's Authorization
   // header (the target's key), on any endpoint.
   async "echo-authorization"(req, res) {

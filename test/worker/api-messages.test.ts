@@ -90,11 +90,15 @@ describe("what Claude Code sends", () => {
   };
 
   it("its first request (?beta=true, a system message inside messages, a deferred tool) streams from the real llama-server", async () => {
-    const { res } = await call("/v1/messages?beta=true", { json: { ...claudeCodeFirstRequest, max_tokens: 8 }, headers: claudeCodeHeaders });
+    // Temperature 0: sampling freely, the random-weight model writes a stray byte into about one
+    // answer in twenty, which llama-server's parser then refuses; that case has tests of its own
+    // (chat-parser-refusal.test.ts). This one is about the request's shape.
+    const { res } = await call("/v1/messages?beta=true", { json: { ...claudeCodeFirstRequest, max_tokens: 8, temperature: 0 }, headers: claudeCodeHeaders });
     expect(res.status, await res.clone().text()).toBe(200);
-    const names = (await readEvents(res)).map((e) => e.event);
+    const events = await readEvents(res);
+    const names = events.map((e) => e.event);
     expect(names[0]).toBe("message_start");
-    expect(names.slice(-2)).toEqual(["message_delta", "message_stop"]);
+    expect(names.slice(-2), JSON.stringify(events.at(-1))).toEqual(["message_delta", "message_stop"]);
   });
 
   it("upstream: the system message stays in place, the deferred tool is left out, the Anthropic-only fields and headers are not sent", async () => {

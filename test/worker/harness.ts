@@ -4,6 +4,8 @@ import { createApp } from "../../src/app.ts";
 
 export const LLAMA_URL = env.LLAMA_URL as string;
 export const FIXTURE_URL = (env as unknown as { FIXTURE_URL: string }).FIXTURE_URL;
+/** A real llama-server with gpt-oss's harmony template (test/support/global-setup.ts). */
+export const HARMONY_URL = (env as unknown as { HARMONY_URL: string }).HARMONY_URL;
 
 /** The literal-grammar trick: even a random-weight model then emits exactly `text`. */
 export const grammar = (text: string) => `root ::= ${JSON.stringify(text)}`;

@@ -27,6 +27,12 @@ export interface Continuation {
    * Settles within its own timeout; undefined when it cannot tell, and the deltas written stand in.
    */
   prefillTokens?: Promise<number | undefined>;
+  /**
+   * Not a continuation but the same answer again from its start (the same server's raw text of the
+   * same request, with the same seed): it repeats the reasoning and text written, which are cut off,
+   * and its usage is the whole answer's.
+   */
+  replay?: boolean;
 }
 
 export interface ResumeOptions {
@@ -34,15 +40,20 @@ export interface ResumeOptions {
   maxResumes: number;
   /** Why the request can never be continued (resumeBlocker), or null. */
   blocked: string | null;
-  /** Asks another target than the one that failed to continue after `written`; null or a throw when none can. */
-  open(written: Written): Promise<Continuation | null>;
+  /**
+   * Asks a target to go on after `written`, which `error` ended: another than the one that failed,
+   * or the same when only its chat parser did (`error.unparsed`). Null or a throw when none can.
+   */
+  open(written: Written, error: ErrorInfo): Promise<Continuation | null>;
 }
 
 /**
  * An answer's events that survive their upstream failing mid-answer: on a retryable failure after
  * the first event (a broken connection, an error frame, a stall), another target is asked to
  * continue from what was written, and its events follow as if nothing happened — its echo of the
- * prefill cut off (EchoStrip), its usage counted with the tokens already written. The encoder sees
+ * prefill cut off (EchoStrip), its usage counted with the tokens already written. When only the
+ * server's chat parser failed (error.unparsed), the same server may go on: it continues the text, or
+ * replays an answer that had only reasoning so far (its repeat of the reasoning cut off). The encoder sees
  * one answer, so the client keeps one id. Nothing is continued inside a tool call (its partial
  * arguments were parsed by the failed server and cannot be handed back as written), after the
  * finish, past `maxResumes`, or when the request rules it out; then the failure stands, as an error
@@ -109,7 +120,7 @@ export class ResumingEvents implements EventPull {
       }
       if (e?.type === "error") {
         if (await this.resume(e.error)) continue;
-        return e;
+        return this.unresumed ? { type: "error", error: { ...e.error, message: `${e.error.message} ${this.unresumed}` } } : e;
       }
       if (e?.type === "usage" && this.prefillCount) {
         this.prefillTokens = await this.prefillCount;
@@ -167,16 +178,23 @@ export class ResumingEvents implements EventPull {
   }
 
   private lastError: ErrorInfo | undefined;
+  /** Why the last continuation asked for could not start, when it was asked for and threw. */
+  private unresumed: string | undefined;
 
   /** Asks for a continuation after `error`; true when one now feeds the answer. */
   private async resume(error: ErrorInfo): Promise<boolean> {
     this.lastError = error;
+    this.unresumed = undefined;
     if (this.cancelled || this.opts.blocked !== null || this.resumes.length >= this.opts.maxResumes) return false;
-    if (error.retryable !== true || this.toolCalled || this.finished || this.written.text === "") return false;
+    if (error.retryable !== true || this.toolCalled || this.finished) return false;
+    // Reasoning alone cannot be continued (a trailing assistant message has no content), only replayed.
+    if (this.written.text === "" && !(error.unparsed && this.written.reasoning !== "")) return false;
     let next: Continuation | null;
     try {
-      next = await this.opts.open({ ...this.written });
-    } catch {
+      next = await this.opts.open({ ...this.written }, error);
+    } catch (e) {
+      // Said with the failure that stands, so a client (and its operator) knows it was tried.
+      this.unresumed = `Continuing the answer failed too: ${e instanceof Error ? e.message : String(e)}`;
       next = null;
     }
     if (!next || this.cancelled) {
@@ -185,14 +203,15 @@ export class ResumingEvents implements EventPull {
     }
     this.resumes.push({ from: this.target, to: next.target, code: error.code, after_chars: this.written.text.length, after_tokens: this.written.tokens });
     this.extraAttempts += next.attempts;
-    this.tokensBefore = this.written.tokens;
+    // A replay's usage counts the whole answer already.
+    this.tokensBefore = next.replay ? 0 : this.written.tokens;
     // Asked beside the continuation; only its usage, at the end, waits for it.
     this.prefillCount = next.prefillTokens;
     this.prefillTokens = undefined;
     this.target = next.target;
     this.inner = next.events;
     this.pendingFirst = next.first;
-    this.echo = new EchoStrip(this.written.text);
+    this.echo = new EchoStrip(this.written.text, next.replay ? this.written.reasoning : "");
     return true;
   }
 

@@ -3,7 +3,8 @@ import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
 import type { UpstreamEvent } from "../../stream/events.ts";
 import type { EventStreamReader } from "../../stream/event-source.ts";
-import type { AttemptContext, Upstream } from "../upstream.ts";
+import type { AttemptContext, RawTextUpstream, Upstream } from "../upstream.ts";
+import { LlamaRawUpstream } from "./llama-raw-upstream.ts";
 import { buildLlamaBody } from "./build-llama-body.ts";
 import { llamaSseEvents } from "./parse-llama-sse.ts";
 import { mapLlamaCompletion } from "./map-llama-completion.ts";
@@ -12,16 +13,31 @@ import { llamaHeaders, postLlama } from "./post-llama.ts";
 import { foldSystemMessages, hasLateSystemMessage, isTemplateRefusal } from "./fold-system-messages.ts";
 
 export class LlamaUpstream implements Upstream {
+  /** The body the chat endpoint accepted last (the late system messages folded in, if they had to be). */
+  private sent: Record<string, unknown> | undefined;
+
   constructor(
     readonly name: string,
     private readonly target: LlamaTarget,
   ) {}
+
+  withoutChatParser(): RawTextUpstream | undefined {
+    if (!this.sent) return undefined;
+    // A prefilled assistant message is echoed by the chat endpoint and not by a raw completion: such
+    // an answer would not read the same, so it is left to the chat endpoint.
+    const messages = this.sent.messages as Array<{ role?: unknown }> | undefined;
+    if (messages?.at(-1)?.role === "assistant") return undefined;
+    return new LlamaRawUpstream(this.name, this.target, this.sent);
+  }
 
   async open(request: ChatRequest, ctx: AttemptContext, stream = true): Promise<EventStreamReader> {
     const toolMode = request.tools?.length
       ? (this.target.tools ?? (await detectToolMode(this.target.url, authOnly(llamaHeaders(this.target, this.name, ctx, "application/json")), ctx.responseStartMs)))
       : "native";
     const body = buildLlamaBody(request, this.target, toolMode);
+    // A seed of its own (llama-server would draw one anyway): should the chat parser refuse the
+    // answer midway, the raw text of the same request with it is the same answer (withoutChatParser).
+    body.seed ??= crypto.getRandomValues(new Uint32Array(1))[0]! >>> 1;
     // llama-server refuses logprobs with tools on a stream ("logprobs is not supported with tools +
     // stream", 400) but answers them whole: ask for the whole answer and replay it as events.
     if (stream && Array.isArray(body.tools) && body.tools.length > 0 && body.logprobs === true) stream = false;
@@ -33,6 +49,8 @@ export class LlamaUpstream implements Upstream {
     try {
       res = await postLlama(this.target, this.name, "/chat/completions", body, ctx, "text/event-stream");
     } catch (e) {
+      // Not answered whole: the server generated it, so this body reached it (see withoutChatParser).
+      if (e instanceof ProxyError && e.unparsed) this.sent = body;
       // Servers from before streamed tool calls (llama.cpp PR #12379) refuse tools with stream:
       // ask again without streaming and replay the answer as events.
       if (stream && e instanceof ProxyError && e.message.includes("Cannot use tools with stream")) return this.open(request, ctx, false);
@@ -43,6 +61,7 @@ export class LlamaUpstream implements Upstream {
       throw e;
     }
 
+    this.sent = body;
     const contentType = res.headers.get("content-type") ?? "";
     if (contentType.includes("application/json")) {
       // One JSON body although a stream was asked for (a buffering proxy in between, or a server

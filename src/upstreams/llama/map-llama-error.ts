@@ -21,6 +21,12 @@ const CLIENT_MISTAKES_REPORTED_AS_500 = [
   /Cannot use custom grammar constraints with tools/,
 ];
 
+// A current llama-server parses the whole output once more when the answer is over, strictly, and
+// answers this when the model wrote something its template's parser cannot read (a stray byte, a
+// tool call with a tag too many, a harmony answer without its channel): a 500, or an error frame
+// after the text it could read (llama.cpp issues #25072, #25321, #27025).
+const CHAT_PARSE_FAILURE = /^The model produced output that does not match the expected (.+) format/;
+
 // llama-server's router mode answers 400 when the target's `model` is not one of its children: that
 // is this server's configuration, not the client's request, so another target may still serve it.
 const ROUTER_MODEL_UNAVAILABLE = [/^model '.*' not found/, /^model is not loaded/, /^model name is missing from the request/];
@@ -104,6 +110,16 @@ export function mapLlamaErrorObject(status: number, err: LlamaErrorBody, upstrea
   }
   if (status >= 400 && status < 500) {
     return new ProxyError({ status, code: "upstream_error", type: "invalid_request_error", message: `${upstream} rejected the request: ${message}` });
+  }
+  const unparsed = CHAT_PARSE_FAILURE.exec(message);
+  if (unparsed) {
+    return new ProxyError({
+      status: 502,
+      code: "upstream_error",
+      retryable: true,
+      unparsed: true,
+      message: `${upstream} generated an answer its chat parser could not read in the template's ${unparsed[1]} format (${message}).`,
+    });
   }
   if (CLIENT_MISTAKES_REPORTED_AS_500.some((re) => re.test(message))) {
     return new ProxyError({ status: 400, code: "upstream_error", type: "invalid_request_error", message: `${upstream} rejected the request: ${message}` });

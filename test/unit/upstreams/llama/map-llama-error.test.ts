@@ -1,13 +1,25 @@
 import { describe, expect, it } from "vitest";
 import { mapLlamaError } from "../../../../src/upstreams/llama/map-llama-error.ts";
+import { ProxyError } from "../../../../src/errors/proxy-error.ts";
 import { parseContextLengthMessage } from "../../../../src/errors/context-length.ts";
 import { anthropicErrorBody } from "../../../../src/api/messages/anthropic-error.ts";
 import contextExceeded from "../../../fixtures/llama/error-context-exceeded.body.json";
+import harmonyUnparsed from "../../../fixtures/llama/harmony-unparsed-500.body.json";
 
 const up = "llama:127.0.0.1:8080";
 const body = (error: object) => JSON.stringify({ error });
 
 describe("mapLlamaError", () => {
+  it("the chat parser refusing the model's output (harmony-unparsed-500): 502, retryable, unparsed, the format named; other 500s are not unparsed", () => {
+    const e = mapLlamaError(500, JSON.stringify(harmonyUnparsed), "application/json; charset=utf-8", up);
+    expect([e.status, e.code, e.retryable, e.unparsed]).toEqual([502, "upstream_error", true, true]);
+    expect(e.message).toContain("peg-native format");
+    expect(e.toInfo()).toMatchObject({ unparsed: true });
+    expect(ProxyError.fromInfo(e.toInfo()).unparsed).toBe(true);
+    const other = mapLlamaError(500, body({ code: 500, message: "Invalid diff: now finding less tool calls!", type: "server_error" }), "application/json", up);
+    expect([other.status, other.unparsed]).toEqual([502, false]);
+    expect(other.toInfo()).not.toHaveProperty("unparsed");
+  });
   it("maps loading to 503 model_loading with Retry-After, retryable", () => {
     const e = mapLlamaError(503, body({ message: "Loading model", type: "unavailable_error", code: 503 }), "application/json", up);
     expect([e.status, e.code, e.retryable, e.retryAfter !== undefined]).toEqual([503, "model_loading", true, true]);

@@ -1,0 +1,137 @@
+// llama-server's chat parser refusing its own model's output ("The model produced output that does
+// not match the expected <format> format"): the generation was fine, only the strict parse at its end
+// failed. Before anything was sent, the same server is asked for the raw text (src/upstreams/llama/
+// llama-raw-upstream.ts) and Switchyard's rewriter reads it; after text was sent, the same server
+// continues the answer (src/routing/resume/).
+import { describe, expect, it } from "vitest";
+import { call, configWith, FIXTURE_URL, HARMONY_URL, LLAMA_URL, grammar, readSse, received, text } from "./harness.ts";
+
+const readFile = { type: "function", function: { name: "read_file", parameters: { type: "object", properties: { filepath: { type: "string" } }, required: ["filepath"] } } };
+const ask = (extra: Record<string, unknown>) => ({ model: "m", messages: [{ role: "user", content: "Read a.txt." }], tools: [readFile], temperature: 0, max_tokens: 10, ...extra });
+// A `u-…` segment of its own per test: one health record and circuit each.
+const harmonyFixture = (tag: string) => configWith({ m: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/u-${tag}/behave/harmony-unparsed` }] } });
+const harmony = (extra: Record<string, unknown> = {}) => configWith({ m: { targets: [{ kind: "llama", url: HARMONY_URL }], ...extra } });
+
+describe("a parse failure before anything was sent: the raw text, read by the rewriter", () => {
+  it("stream: the harmony tool call llama-server refused arrives as tool_calls, with [DONE] and two attempts", async () => {
+    const { res } = await call("/v1/chat/completions", { json: ask({ stream: true }) }, harmonyFixture(crypto.randomUUID()));
+    expect(res.status).toBe(200);
+    const { frames, done } = await readSse(res);
+    expect(done).toBe(true);
+    expect(frames.some((f) => f.error)).toBe(false);
+    const deltas = frames.flatMap((f) => f.choices?.[0]?.delta?.tool_calls ?? []);
+    expect(deltas[0].function.name).toBe("read_file");
+    expect(JSON.parse(deltas.map((d: any) => d.function.arguments ?? "").join(""))).toEqual({ filepath: "a.txt" });
+    expect(text(frames)).toBe("");
+    expect(frames.find((f) => f.choices?.[0]?.finish_reason)!.choices[0].finish_reason).toBe("tool_calls");
+    expect(frames.find((f) => f.x_switchyard)!.x_switchyard).toMatchObject({ attempts: 2, tool_calls: [{ index: 0, score: 1 }] });
+
+    // What went upstream: the chat request, the prompt rendered with and without the generation
+    // prompt, then a raw completion of it with the special tokens the rewriter reads kept as text.
+    const sent = (await received()).filter((r) => r.path.startsWith("/behave/harmony-unparsed/")).slice(-4);
+    expect(sent.map((r) => r.path.replace(/^.*harmony-unparsed/, ""))).toEqual(["/v1/chat/completions", "/apply-template", "/apply-template", "/v1/completions"]);
+    const rendered = sent.filter((r) => r.path.endsWith("/apply-template")).map((r) => JSON.parse(r.body));
+    expect(rendered.map((b) => b.add_generation_prompt).sort()).toEqual([false, undefined].sort());
+    for (const b of rendered) expect(b).toMatchObject({ messages: ask({}).messages, tools: [readFile] });
+    const raw = JSON.parse(sent.at(-1)!.body);
+    expect(raw.prompt).toMatch(/<\|start\|>user<\|message\|>Read a\.txt\.<\|end\|><\|start\|>assistant$/);
+    expect(raw.preserved_tokens).toEqual(expect.arrayContaining(["<|channel|>", "<|message|>", "<|constrain|>", "<|call|>", "<tool_call>", "<think>"]));
+    expect(raw).toMatchObject({ stream: true, temperature: 0, max_tokens: 10 });
+    for (const key of ["messages", "tools", "tool_choice"]) expect(raw).not.toHaveProperty(key);
+  });
+
+  it("non-stream (a 500 from the chat endpoint): the same call in the body, finish tool_calls", async () => {
+    const { res } = await call("/v1/chat/completions", { json: ask({}) }, harmonyFixture(crypto.randomUUID()));
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.choices[0].finish_reason).toBe("tool_calls");
+    expect(body.choices[0].message.tool_calls).toEqual([{ id: expect.stringMatching(/^call_/), type: "function", function: { name: "read_file", arguments: '{"filepath": "a.txt"}' } }]);
+    expect(body.usage).toMatchObject({ prompt_tokens: 162, completion_tokens: 53 });
+    expect(body.x_switchyard.attempts).toBe(2);
+  });
+
+  it("Anthropic /v1/messages: a tool_use block", async () => {
+    const { res } = await call(
+      "/v1/messages",
+      { json: { model: "m", max_tokens: 10, messages: [{ role: "user", content: "Read a.txt." }], tools: [{ name: "read_file", input_schema: readFile.function.parameters }] } },
+      harmonyFixture(crypto.randomUUID()),
+    );
+    const body = (await res.json()) as any;
+    expect(body.stop_reason).toBe("tool_use");
+    expect(body.content.find((b: any) => b.type === "tool_use")).toMatchObject({ name: "read_file", input: { filepath: "a.txt" } });
+  });
+
+  it("the real llama-server: gpt-oss's template refuses text without harmony markup; Switchyard's answer is its raw text", async () => {
+    const want = "Hello there";
+    // The premise, straight from the server: a literal grammar makes the model write plain text,
+    // which this template's parser refuses.
+    const direct = await fetch(`${HARMONY_URL}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ messages: [{ role: "user", content: "hi" }], grammar: grammar(want) }) });
+    expect(direct.status).toBe(500);
+    expect(((await direct.json()) as any).error.message).toMatch(/does not match the expected .* format/);
+
+    for (const stream of [false, true]) {
+      const { res } = await call("/v1/chat/completions", { json: { model: "m", messages: [{ role: "user", content: "hi" }], grammar: grammar(want), stream } }, harmony());
+      expect(res.status).toBe(200);
+      if (stream) {
+        const { frames, done } = await readSse(res);
+        expect(done).toBe(true);
+        expect(text(frames)).toBe(want);
+        expect(frames.find((f) => f.choices?.[0]?.finish_reason)!.choices[0].finish_reason).toBe("stop");
+      } else {
+        const body = (await res.json()) as any;
+        expect(body.choices[0].message.content).toBe(want);
+        expect(body.choices[0].finish_reason).toBe("stop");
+        expect(body.usage.completion_tokens).toBeGreaterThan(0);
+        expect(body.x_switchyard.attempts).toBe(2);
+      }
+    }
+  });
+
+  it("the real llama-server: reasoning in the analysis channel, then text the parser refuses: the answer replayed, its reasoning not repeated", async () => {
+    // llama-server streams the reasoning (its partial parse reads it) and then refuses the rest, so
+    // the reasoning was sent before the failure: the raw replay's repeat of it is cut off.
+    const out = "<|channel|>analysis<|message|>Let me think.<|end|>The answer.";
+    const req = { model: "m", messages: [{ role: "user", content: "hi" }], grammar: grammar(out) };
+    const { res } = await call("/v1/chat/completions", { json: req }, harmony());
+    const body = (await res.json()) as any;
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.choices[0].message).toMatchObject({ content: "The answer.", reasoning_content: "Let me think." });
+    expect(body.x_switchyard.resumes).toEqual([expect.objectContaining({ from: body.x_switchyard.target, to: body.x_switchyard.target, after_chars: 0 })]);
+
+    const streamed = await call("/v1/chat/completions", { json: { ...req, stream: true } }, harmony());
+    const { frames, done } = await readSse(streamed.res);
+    expect(done).toBe(true);
+    expect(frames.map((f) => f.choices?.[0]?.delta?.reasoning_content ?? "").join("")).toBe("Let me think.");
+    expect(text(frames)).toBe("The answer.");
+  });
+
+  it("the real llama-server with tools: the random model's refused output still ends normally", async () => {
+    const { res } = await call("/v1/chat/completions", { json: { ...ask({ stream: true }), max_tokens: 12 } }, harmony());
+    const { frames, done } = await readSse(res);
+    expect(frames.some((f) => f.error), JSON.stringify(frames.at(-1))).toBe(false);
+    expect(done).toBe(true);
+    expect(["stop", "length", "tool_calls"]).toContain(frames.find((f) => f.choices?.[0]?.finish_reason)!.choices[0].finish_reason);
+  });
+});
+
+describe("a parse failure after text was sent: the same server continues the answer", () => {
+  it("the real llama-server, sampling freely: every answer ends normally, and the refused ones were continued by the same server", async () => {
+    // The random model writes a stray byte now and then (a token that is half a UTF-8 sequence);
+    // llama-server's parser then stops at it and refuses the whole output at the end. At its default
+    // temperature that happens to about one answer in twenty.
+    const config = configWith({ m: { targets: [{ kind: "llama", url: LLAMA_URL }], resume: { maxResumes: 5 } } });
+    let resumed = 0;
+    for (let i = 0; i < 150; i++) {
+      const { res } = await call("/v1/chat/completions", { json: { model: "m", messages: [{ role: "user", content: "Say something." }], tools: [readFile], max_tokens: 8, stream: true } }, config);
+      const { frames, done } = await readSse(res);
+      expect(frames.some((f) => f.error), JSON.stringify(frames.at(-1))).toBe(false);
+      expect(done).toBe(true);
+      const ext = frames.find((f) => f.x_switchyard)?.x_switchyard;
+      if (ext?.resumes?.length) {
+        resumed++;
+        for (const r of ext.resumes) expect(r.from).toBe(r.to);
+      }
+    }
+    expect(resumed).toBeGreaterThan(0);
+  }, 120_000);
+});
