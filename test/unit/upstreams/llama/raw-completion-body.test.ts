@@ -22,20 +22,10 @@ const chat = {
 
 describe("rawCompletionBody", () => {
   it("keeps sampling and llama.cpp's fields, drops what only the chat endpoint reads, streams with usage", () => {
-    const body = rawCompletionBody(chat, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n", ["<tool_call>"]);
-    expect(body).toEqual({
-      model: "qwen",
-      prompt: "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
-      preserved_tokens: ["<tool_call>"],
-      temperature: 0.2,
-      top_p: 0.9,
-      max_tokens: 50,
-      seed: 7,
-      stop: ["END"],
-      grammar: "root ::= \"x\"",
-      stream: true,
-      stream_options: { include_usage: true },
-    });
+    const prompt = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n";
+    const { messages, tools, tool_choice, parallel_tool_calls, chat_template_kwargs, reasoning_format, stream, stream_options, ...sampling } = chat;
+    expect(rawCompletionBody(chat, prompt, ["<tool_call>"])).toEqual({ ...sampling, prompt, preserved_tokens: ["<tool_call>"], stream: true, stream_options: { include_usage: true } });
+    expect(Object.keys(sampling).sort()).toEqual(["grammar", "max_tokens", "model", "seed", "stop", "temperature", "top_p"]);
   });
   it("response_format becomes json_schema as the chat endpoint reads it; an explicit json_schema wins", () => {
     const schema = { type: "object", properties: { a: { type: "string" } } };
