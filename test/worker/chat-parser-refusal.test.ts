@@ -114,6 +114,21 @@ describe("a parse failure before anything was sent: the raw text, read by the re
   });
 });
 
+describe("the seed that makes a replay the same answer", () => {
+  const lastChatBody = async () => JSON.parse((await received()).filter((r) => r.path.endsWith("/v1/chat/completions")).at(-1)!.body);
+  it("a chat request without one gets one of its own; the client's is kept; a target's strip removes it", async () => {
+    const target = (extra: Record<string, unknown> = {}) => configWith({ m: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/fixture/stream-plain-text`, ...extra }] } });
+    const ask = (extra: Record<string, unknown>) => ({ model: "m", messages: [{ role: "user", content: "hi" }], ...extra });
+    await (await call("/v1/chat/completions", { json: ask({}) }, target())).res.text();
+    const drawn = (await lastChatBody()).seed;
+    expect(Number.isInteger(drawn) && drawn >= 0 && drawn < 2 ** 31).toBe(true);
+    await (await call("/v1/chat/completions", { json: ask({ seed: 42 }) }, target())).res.text();
+    expect((await lastChatBody()).seed).toBe(42);
+    await (await call("/v1/chat/completions", { json: ask({}) }, target({ strip: ["seed"] }))).res.text();
+    expect(await lastChatBody()).not.toHaveProperty("seed");
+  });
+});
+
 describe("a parse failure after text was sent: the same server continues the answer", () => {
   it("the real llama-server, sampling freely: every answer ends normally, and the refused ones were continued by the same server", async () => {
     // The random model writes a stray byte now and then (a token that is half a UTF-8 sequence);

@@ -37,7 +37,7 @@ export class LlamaUpstream implements Upstream {
     const body = buildLlamaBody(request, this.target, toolMode);
     // A seed of its own (llama-server would draw one anyway): should the chat parser refuse the
     // answer midway, the raw text of the same request with it is the same answer (withoutChatParser).
-    body.seed ??= crypto.getRandomValues(new Uint32Array(1))[0]! >>> 1;
+    if (body.seed == null && !this.target.strip?.includes("seed")) body.seed = crypto.getRandomValues(new Uint32Array(1))[0]! >>> 1;
     // llama-server refuses logprobs with tools on a stream ("logprobs is not supported with tools +
     // stream", 400) but answers them whole: ask for the whole answer and replay it as events.
     if (stream && Array.isArray(body.tools) && body.tools.length > 0 && body.logprobs === true) stream = false;
