@@ -10,7 +10,9 @@ import { call, configWith, readSse } from "./harness.ts";
 const TOKEN = "serve-secret-for-tests";
 let n = 0;
 const uniqueModel = (kind = "Fake") => `${kind}-${++n}-${Math.random().toString(36).slice(2, 6)}-q4f32_1-MLC`;
-const vars = (models: Record<string, unknown>) => ({ ...configWith(models, { timeouts: { commitMs: 300, heartbeatMs: 100 } }), SERVE_TOKEN: TOKEN });
+// A long commit grace: the tests read who served from the x-switchyard-target header, which a response
+// committed before the session's first token (a loaded machine) could not carry yet.
+const vars = (models: Record<string, unknown>) => ({ ...configWith(models, { timeouts: { commitMs: 3000, heartbeatMs: 100 } }), SERVE_TOKEN: TOKEN });
 const browserOnly = (model: string) => vars({ m: { targets: [{ kind: "browser", model }] } });
 
 async function serving(models: string[], capabilities: Record<string, unknown>, engine?: unknown) {
