@@ -16,7 +16,17 @@
 // rewriter turns the generated text into tool calls. The server's own tool-call parser and its
 // `delta.tool_calls` framing are covered by the scripted upstream's native mode and by the recorded
 // fixtures, not here.
+//
+// The same loop against a llama-server serving gpt-oss's harmony template, whose chat parser refuses
+// every answer the grammar makes the model write (it has no harmony channel markup): each turn's
+// chat request ends in llama-server's "does not match the expected … format" error, and the agents
+// still complete, because Switchyard asks that server for the raw text (`/apply-template`, then
+// `/v1/completions`, which agent-upstream gives the turn's grammar by its x-request-id) and reads it
+// itself (docs/tool-calls.md, "When llama-server's own parser refuses the output").
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { llamaCache } from "../../scripts/llama-cache.mjs";
 import { startAgentUpstream } from "../support/agent-upstream.mjs";
 import { startTap } from "../support/http-tap.mjs";
 import { exerciseAgent } from "../support/agent-report.mjs";
@@ -26,8 +36,12 @@ import { startSwitchyard } from "../support/switchyard-dev.mjs";
 
 /** @type {import("../support/llama-server.mjs").LlamaServer} */
 let llama;
+/** @type {import("../support/llama-server.mjs").LlamaServer} */
+let harmony;
 /** @type {import("../support/agent-report.mjs").AgentUpstream} */
 let upstream;
+/** @type {import("../support/agent-report.mjs").AgentUpstream} */
+let harmonyUpstream;
 /** @type {import("../support/switchyard-dev.mjs").Switchyard} */
 let proxy;
 /** @type {import("../support/agent-report.mjs").Tap} */
@@ -37,9 +51,23 @@ before(async () => {
   // The agents' prompts are long (Codex's first is ≈ 8k tokens, Claude Code's ≈ 11k): two slots of
   // 64k. llama-server caps a slot at the model's training context (8192 for the test model), so the
   // model's metadata is overridden to allow more; random weights do not mind.
-  llama = await startLlamaServer({ ctx: 131072, parallel: 2, args: ["--override-kv", "llama.context_length=int:131072"] });
+  const long = ["--override-kv", "llama.context_length=int:131072"];
+  [llama, harmony] = await Promise.all([
+    startLlamaServer({ ctx: 131072, parallel: 2, args: long }),
+    startLlamaServer({ ctx: 131072, parallel: 2, args: [...long, "--jinja", "--chat-template-file", join(llamaCache().templates, "openai-gpt-oss-120b.jinja")] }),
+  ]);
   upstream = await startAgentUpstream({ mode: "llama", llamaUrl: llama.url });
-  proxy = await startSwitchyard({ vars: { SWITCHYARD_CONFIG: { models: { "agent-llama": { targets: [{ kind: "llama", url: upstream.url, tools: "prompt" }] } } } } });
+  harmonyUpstream = await startAgentUpstream({ mode: "llama", llamaUrl: harmony.url });
+  proxy = await startSwitchyard({
+    vars: {
+      SWITCHYARD_CONFIG: {
+        models: {
+          "agent-llama": { targets: [{ kind: "llama", url: upstream.url, tools: "prompt" }] },
+          "agent-harmony": { targets: [{ kind: "llama", url: harmonyUpstream.url, tools: "prompt" }] },
+        },
+      },
+    },
+  });
   tap = await startTap(proxy.url);
 });
 
@@ -47,7 +75,8 @@ after(async () => {
   await tap?.close();
   await proxy?.stop();
   await upstream?.close();
-  await llama?.stop();
+  await harmonyUpstream?.close();
+  await Promise.all([llama?.stop(), harmony?.stop()]);
 });
 
 /**
@@ -61,10 +90,38 @@ async function exercise(t, name, client) {
   return out;
 }
 
+/**
+ * The loop against the harmony server: it completes, and every chat turn there was refused by the
+ * server's parser and answered from its raw text.
+ * @param {import("node:test").TestContext} t
+ * @param {string} name
+ * @param {(opts: import("../support/coding-agents.mjs").AgentRunOptions) => Promise<import("../support/coding-agents.mjs").AgentOutcome>} client
+ */
+async function exerciseRefused(t, name, client) {
+  const refusals = () => (harmony.logs().match(/unparsed peg-native output/g) ?? []).length;
+  const before = refusals();
+  const out = await exerciseAgent({ name, client, upstream: harmonyUpstream, proxy, tap, model: "agent-harmony", timeoutMs: 180_000, logs: { "llama-server log": () => harmony.logs() } });
+  t.diagnostic(out.summary);
+  const sent = harmonyUpstream.requests().filter((r) => r.method === "POST");
+  const chats = sent.filter((r) => r.path.endsWith("/chat/completions")).length;
+  const raws = sent.filter((r) => r.path === "/v1/completions").length;
+  t.diagnostic(`chat requests ${chats}, raw completions ${raws}; parser refusals in the server log: ${refusals() - before}`);
+  assert.ok(raws >= 2 && raws === chats, `every chat turn refused and answered raw (chat ${chats}, raw ${raws})`);
+  return out;
+}
+
 describe("Codex CLI, real llama-server", () => {
   it("prompt-mode tool calls", async (t) => { await exercise(t, "codex llama", runCodex); });
 });
 
 describe("Claude Code, real llama-server", () => {
   it("prompt-mode tool calls", async (t) => { await exercise(t, "claude llama", runClaude); });
+});
+
+describe("Codex CLI, real llama-server whose chat parser refuses every answer (gpt-oss's template)", () => {
+  it("prompt-mode tool calls, each answer read from the raw text", async (t) => { await exerciseRefused(t, "codex harmony", runCodex); });
+});
+
+describe("Claude Code, real llama-server whose chat parser refuses every answer (gpt-oss's template)", () => {
+  it("prompt-mode tool calls, each answer read from the raw text", async (t) => { await exerciseRefused(t, "claude harmony", runClaude); });
 });

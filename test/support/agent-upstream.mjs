@@ -378,6 +378,9 @@ export async function startAgentUpstream({ mode = "native", llamaUrl } = {}) {
   if (mode === "llama" && !llamaUrl) throw new Error("mode llama needs llamaUrl");
   /** @type {Received[]} */
   const received = [];
+  /** llama mode: each client request's turn grammar, by Switchyard's x-request-id (see forward). */
+  /** @type {Map<string, string>} */
+  const grammars = new Map();
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
     const path = url.pathname;
@@ -395,7 +398,7 @@ export async function startAgentUpstream({ mode = "native", llamaUrl } = {}) {
     const entry = { method: req.method, path, headers: req.headers, body, at: Date.now() };
     received.push(entry);
     try {
-      if (mode === "llama") return await forward(req, res, raw, entry, /** @type {string} */ (llamaUrl));
+      if (mode === "llama") return await forward(req, res, raw, entry, /** @type {string} */ (llamaUrl), grammars);
       return answer(req, res, path, body, mode, entry);
     } catch (e) {
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
@@ -459,20 +462,29 @@ function answer(req, res, path, body, mode, entry) {
 
 /**
  * llama mode: the request to the real server unchanged, but for the literal grammar on chat turns.
+ * A raw completion (`/v1/completions`, which Switchyard asks for when the server's chat parser
+ * refused the turn's answer) gets the grammar of the chat turn with the same `x-request-id`.
  * @param {import("node:http").IncomingMessage} req
  * @param {import("node:http").ServerResponse} res
  * @param {Buffer} raw
  * @param {Received} entry
  * @param {string} llamaUrl
+ * @param {Map<string, string>} grammars
  */
-async function forward(req, res, raw, entry, llamaUrl) {
+async function forward(req, res, raw, entry, llamaUrl, grammars) {
   let out = raw;
+  const requestId = String(req.headers["x-request-id"] ?? "");
   if (req.method === "POST" && /\/chat\/completions$/.test(entry.path)) {
     const parsed = JSON.parse(raw.toString("utf8"));
     const turn = decideTurn(parsed);
     entry.turn = turn;
     const text = turn.kind === "call" ? toolCallText(turn.tool, turn.args) : turn.text;
     parsed.grammar = `root ::= ${JSON.stringify(text)}`;
+    if (requestId) grammars.set(requestId, parsed.grammar);
+    out = Buffer.from(JSON.stringify(parsed));
+  } else if (req.method === "POST" && /^\/v1\/completions$/.test(entry.path) && grammars.has(requestId)) {
+    const parsed = JSON.parse(raw.toString("utf8"));
+    parsed.grammar = grammars.get(requestId);
     out = Buffer.from(JSON.stringify(parsed));
   }
   const target = new URL(req.url ?? "/", llamaUrl);
