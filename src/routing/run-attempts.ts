@@ -4,7 +4,7 @@ import { ProxyError } from "../errors/proxy-error.ts";
 import type { HealthRecorder } from "../health/health-client.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
 import type { UpstreamEvent } from "../stream/events.ts";
-import type { Upstream } from "../upstreams/upstream.ts";
+import type { AttemptContext, Upstream } from "../upstreams/upstream.ts";
 import { classifyFailure } from "../health/classify-failure.ts";
 import { conversationKey } from "./placement/conversation-key.ts";
 import { promptTokensLow } from "./context-fit.ts";
@@ -96,24 +96,14 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
       // skips sessions whose model's window cannot hold the prompt (tokenizer unknown: the low estimate).
       const browser = target.kind === "browser" ? { promptChain: placementOnce().prefixes.map((p) => p.hash), promptTokens: promptTokensLow(placementOnce().prefixes.at(-1)?.chars ?? 0, undefined) } : {};
       const ctx = { requestId: opts.requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...browser, ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}) };
-      const firstOf = async (from: Upstream) => {
-        const events = new EventReader(await from.open(opts.request, ctx), target.name, config.timeouts, startedAt, opts.deadlines);
-        const first = await events.next();
-        if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} ended its answer without sending anything.` });
-        if (first.type === "error") {
-          events.cancel();
-          throw ProxyError.fromInfo(first.error);
-        }
-        return { first, events };
-      };
       try {
-        return { ...(await firstOf(upstream)), upstream };
+        return { ...(await firstEventOf(upstream, target, ctx, opts, startedAt)), upstream };
       } catch (e) {
         // The server generated an answer and its chat parser refused it, before any of it was sent:
         // the same server gives the raw text, which the rewriter reads (docs/tool-calls.md).
         const raw = e instanceof ProxyError && e.unparsed ? upstream.withoutChatParser?.() : undefined;
         if (!raw) throw e;
-        const got = await firstOf(raw);
+        const got = await firstEventOf(raw, target, ctx, opts, startedAt);
         return { ...got, upstream, generationPrompt: raw.generationPrompt ?? "" };
       }
     },
@@ -143,7 +133,7 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
       // Reasoning alone, refused by the chat parser of the server that wrote it: the same answer
       // again, as raw text (text written is continued instead: a replay would reproduce what the
       // parser refused, a stray byte included, and the raw completion is parsed for content too).
-      if (error.unparsed && writing === target && written.text === "") return replayRaw(value.upstream, target, opts).catch(() => null);
+      if (error.unparsed && writing === target && written.text === "") return replayRaw(value.upstream, target, opts);
       const request = continuationRequest(opts.request, written);
       if (!request) return null;
       // A server whose parser refused the model's output is not broken: it may write the rest itself.
@@ -164,21 +154,30 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
 }
 
 /**
+ * `from`'s first event for `target`, its events read under the attempt's timeouts. Throws (a
+ * ProxyError) when it fails before one: the attempt may then go elsewhere.
+ */
+async function firstEventOf(from: Upstream, target: Target, ctx: AttemptContext, opts: AttemptOptions, startedAt: number): Promise<{ first: UpstreamEvent; events: EventReader }> {
+  const events = new EventReader(await from.open(opts.request, ctx), target.name, opts.config.timeouts, startedAt, opts.deadlines);
+  const first = await events.next();
+  if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} ended its answer without sending anything.` });
+  if (first.type === "error") {
+    events.cancel();
+    throw ProxyError.fromInfo(first.error);
+  }
+  return { first, events };
+}
+
+/**
  * The answer `upstream` (the chat endpoint of `target`) wrote and its parser refused, again from its
  * start: the same request as raw text (its seed makes it the same text), read by the rewriter. Null
- * when the upstream has no raw form or it fails before its first event.
+ * when the upstream has no raw form; a throw when the replay fails before its first event.
  */
 async function replayRaw(upstream: Upstream, target: Target, opts: AttemptOptions): Promise<Continuation | null> {
   const raw = upstream.withoutChatParser?.();
   if (!raw) return null;
-  const { config } = opts;
-  const ctx = { requestId: opts.requestId, signal: opts.signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env };
-  const reader = new EventReader(await raw.open(opts.request, ctx), target.name, config.timeouts, Date.now(), opts.deadlines);
-  const first = await reader.next();
-  if (!first || first.type === "error") {
-    reader.cancel();
-    return null;
-  }
+  const ctx = { requestId: opts.requestId, signal: opts.signal, responseStartMs: opts.config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env };
+  const { first, events: reader } = await firstEventOf(raw, target, ctx, opts, Date.now());
   const events = pullThrough(first, reader, toolCallEventsFor(opts.request, raw.generationPrompt ?? ""));
   const head = await events.next();
   if (!head) return null;

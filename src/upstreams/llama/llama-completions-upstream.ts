@@ -23,12 +23,17 @@ export class LlamaCompletionsUpstream implements Upstream {
     // llama-server reads `logprobs: 0` as "none"; OpenAI as "the tokens' own, no alternatives" (the
     // encoder keeps none of the one asked for here).
     if (body.logprobs === 0) body.logprobs = 1;
-    const res = await postLlama(this.target, this.name, "/completions", body, ctx, "text/event-stream");
-    const contentType = res.headers.get("content-type") ?? "";
-    if (!contentType.includes("text/event-stream")) {
-      await res.body!.cancel().catch(() => {});
-      throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${this.name} answered /v1/completions with ${contentType || "no content type"} instead of an event stream.` });
-    }
-    return llamaSseEvents(res.body!, this.name, completionChunkAsChat);
+    return completionEvents(this.target, this.name, body, ctx);
   }
+}
+
+/** A streamed `/v1/completions` request to llama-server, its text chunks read as chat events. */
+export async function completionEvents(target: LlamaTarget, name: string, body: Record<string, unknown>, ctx: AttemptContext): Promise<EventStreamReader> {
+  const res = await postLlama(target, name, "/completions", body, ctx, "text/event-stream");
+  const contentType = res.headers.get("content-type") ?? "";
+  if (!contentType.includes("text/event-stream")) {
+    await res.body.cancel().catch(() => {});
+    throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${name} answered /v1/completions with ${contentType || "no content type"} instead of an event stream.` });
+  }
+  return llamaSseEvents(res.body, name, completionChunkAsChat);
 }

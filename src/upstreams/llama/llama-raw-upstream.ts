@@ -1,11 +1,9 @@
-import { ProxyError } from "../../errors/proxy-error.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
 import type { EventStreamReader } from "../../stream/event-source.ts";
 import { OUTPUT_MARKERS } from "../../toolcalls/index.ts";
 import type { AttemptContext, RawTextUpstream } from "../upstream.ts";
-import { completionChunkAsChat } from "./completion-chunk-as-chat.ts";
-import { llamaSseEvents } from "./parse-llama-sse.ts";
-import { llamaHeaders, postLlama } from "./post-llama.ts";
+import { completionEvents } from "./llama-completions-upstream.ts";
+import { llamaHeaders } from "./post-llama.ts";
 import { rawCompletionBody } from "./raw-completion-body.ts";
 import { renderLlamaPrompt } from "./render-llama-prompt.ts";
 
@@ -35,12 +33,6 @@ export class LlamaRawUpstream implements RawTextUpstream {
       renderLlamaPrompt(this.target, this.name, { ...this.chatBody, add_generation_prompt: false }, headers, call),
     ]);
     this.generationPrompt = prompt.startsWith(before) ? prompt.slice(before.length) : prompt;
-    const res = await postLlama(this.target, this.name, "/completions", rawCompletionBody(this.chatBody, prompt, OUTPUT_MARKERS), ctx, "text/event-stream");
-    const contentType = res.headers.get("content-type") ?? "";
-    if (!contentType.includes("text/event-stream")) {
-      await res.body.cancel().catch(() => {});
-      throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${this.name} answered /v1/completions with ${contentType || "no content type"} instead of an event stream.` });
-    }
-    return llamaSseEvents(res.body, this.name, completionChunkAsChat);
+    return completionEvents(this.target, this.name, rawCompletionBody(this.chatBody, prompt, OUTPUT_MARKERS), ctx);
   }
 }
