@@ -170,6 +170,8 @@ export class ServeSession {
     else if (msg.type === "cancel") {
       if (this.running?.id === msg.id) this.engine.interruptGenerate();
     } else if (msg.type === "queue") this.set({ waiting: msg.waiting });
+    // Something this page sent was not taken as sent (e.g. usage outside what the request allows).
+    else if (msg.type === "notice") console.warn(`Switchyard: ${msg.code} for ${msg.id}: ${msg.message}`);
   }
 
   /** @param {RelayRequest} msg */

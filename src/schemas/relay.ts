@@ -116,7 +116,17 @@ export const QueueSchema = z.object({ type: z.literal("queue"), model: z.string(
 
 export const PongSchema = z.object({ type: z.literal("pong") });
 
-export const HubMessageSchema = z.discriminatedUnion("type", [WelcomeSchema, RequestSchema, CancelSchema, QueueSchema, PongSchema]);
+/** `notice.code` when the usage a page reported for a request was outside what the request allows. */
+export const USAGE_REJECTED = "usage_rejected";
+
+/**
+ * Informational, about request `id`: something the page sent was not taken as sent (`code`, e.g.
+ * `usage_rejected`), and `message` says why. Added after version 1 shipped: a page that does not know
+ * it ignores it (the bundled page does not close on an unknown hub message).
+ */
+export const NoticeSchema = z.object({ type: z.literal("notice"), id: Id, code: z.string().check(z.maxLength(100)), message: z.string().check(z.maxLength(4000)) });
+
+export const HubMessageSchema = z.discriminatedUnion("type", [WelcomeSchema, RequestSchema, CancelSchema, QueueSchema, PongSchema, NoticeSchema]);
 
 export type PageMessage = z.infer<typeof PageMessageSchema>;
 export type HubMessage = z.infer<typeof HubMessageSchema>;

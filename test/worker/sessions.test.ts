@@ -80,7 +80,8 @@ describe("register and relay", () => {
     const s = await connect();
     const welcome = await s.hello([model]);
     expect(welcome).toMatchObject({ type: "welcome", version: 1, maxMessageBytes: 1048576, pingIntervalMs: 10000 });
-    expect(welcome.sessionId).toMatch(/^s_/);
+    // 128 random bits (32 hex digits): a session id must not be guessable.
+    expect(welcome.sessionId).toMatch(/^s_[0-9a-f]{32}$/);
 
     const { res } = await call("/v1/chat/completions", { json: ask("echo: Hello from a browser tab.", { stream_options: { include_usage: true } }) }, browserOnly(model));
     expect(res.status).toBe(200);

@@ -5,6 +5,7 @@ import { within } from "../../stream/deadlines.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { openRelay } from "./browser-upstream.ts";
 import { mapWebLlmError } from "./map-web-llm-error.ts";
+import { tokenCount } from "./normalize-web-llm-chunk.ts";
 
 /**
  * Pure: a validated `/v1/embeddings` request → a body web-llm 0.2.86's `engine.embeddings.create`
@@ -58,11 +59,11 @@ export async function fetchBrowserEmbeddings(target: BrowserTarget, name: string
     }
     if (msg.type === "done") {
       if (!result) throw broken(name, "the browser session finished without embeddings");
-      const usage = result.usage as { prompt_tokens?: number; total_tokens?: number } | undefined;
-      const promptTokens = usage?.prompt_tokens ?? 0;
+      const usage = result.usage as { prompt_tokens?: unknown; total_tokens?: unknown } | undefined;
+      const promptTokens = tokenCount(usage?.prompt_tokens);
       const data = req.encoding_format === "base64" ? (result.data as Array<Record<string, unknown>>).map((d) => ({ ...d, embedding: floatsAsBase64(d.embedding as number[]) })) : result.data;
       // OpenAI's usage shape: web-llm's `extra` (prefill rate) is dropped.
-      return { ...result, data, usage: { prompt_tokens: promptTokens, total_tokens: usage?.total_tokens ?? promptTokens } };
+      return { ...result, data, usage: { prompt_tokens: promptTokens, total_tokens: Math.max(promptTokens, tokenCount(usage?.total_tokens)) } };
     }
   }
   throw broken(name, "the browser session's answer ended without done or error");

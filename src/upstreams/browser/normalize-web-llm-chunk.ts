@@ -51,11 +51,20 @@ export function normalizeWebLlmChunk(chunk: WebLlmChunk, upstream: string): Upst
     const timings = timingsOf(chunk.usage);
     events.push({
       type: "usage",
-      usage: { promptTokens: chunk.usage.prompt_tokens ?? 0, completionTokens: chunk.usage.completion_tokens ?? 0 },
+      usage: { promptTokens: tokenCount(chunk.usage.prompt_tokens), completionTokens: tokenCount(chunk.usage.completion_tokens) },
       ...(timings ? { timings } : {}),
     });
   }
   return events;
+}
+
+/**
+ * A reported token count as a number the usage rows can hold: anything but a non-negative integer
+ * is 0. The hub has already replaced counts outside what the request allows (relay-usage.ts); this
+ * keeps a NaN from ever reaching a charge.
+ */
+export function tokenCount(value: unknown): number {
+  return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : 0;
 }
 
 export function mapWebLlmFinishReason(reason: string): FinishReason {
@@ -74,8 +83,8 @@ function timingsOf(usage: NonNullable<WebLlmChunk["usage"]>): Timings | undefine
   const extra = usage.extra;
   if (!extra) return undefined;
   const num = (k: string) => (typeof extra[k] === "number" && Number.isFinite(extra[k]) ? (extra[k] as number) : undefined);
-  const prompt = usage.prompt_tokens ?? 0;
-  const predicted = usage.completion_tokens ?? 0;
+  const prompt = tokenCount(usage.prompt_tokens);
+  const predicted = tokenCount(usage.completion_tokens);
   const ttft = num("time_to_first_token_s");
   const tpot = num("time_per_output_token_s");
   const out: Timings = {};

@@ -24,13 +24,31 @@ export function mayServe(grant: ServeGrant | undefined, keyId: string | undefine
 
 /** Reads a grant the Worker serialized (`JSON.stringify(grant)`); anything malformed admits nobody. */
 export function parseGrant(text: string | null): ServeGrant {
-  const nobody: ServeGrant = { keyId: null, serves: [] };
-  if (text === null) return nobody;
+  return readGrant(text) ?? { keyId: null, serves: [] };
+}
+
+/** Reads a serialized grant, or null when there is none or it is malformed. */
+export function readGrant(text: string | null): ServeGrant | null {
+  if (text === null) return null;
   try {
     const g = JSON.parse(text) as Partial<ServeGrant>;
     const keyId = typeof g.keyId === "string" ? g.keyId : null;
     if (g.serves === null) return { keyId, serves: null };
     if (Array.isArray(g.serves) && g.serves.every((s) => typeof s === "string")) return { keyId, serves: g.serves };
   } catch {}
-  return nobody;
+  return null;
+}
+
+/**
+ * What the hub last heard from the admin about a serve key: revoked, or its `serves` changed. The
+ * hub applies it to a session connecting with that key's grant, so a grant read just before the
+ * change (a ticket, a cached key in another isolate) cannot outlive it.
+ */
+export type ServeKeyChange = { revoked: true } | { revoked: false; serves: string[] | null };
+
+/** Pure: `grant` as it stands after `change` (null: the key was revoked, the grant admits no session). */
+export function applyServeKeyChange(grant: ServeGrant, change: ServeKeyChange | undefined): ServeGrant | null {
+  if (!change) return grant;
+  if (change.revoked) return null;
+  return { keyId: grant.keyId, serves: change.serves };
 }

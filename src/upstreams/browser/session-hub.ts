@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import {
   CLOSE,
   MAX_MESSAGE_BYTES,
+  USAGE_REJECTED,
   PING_INTERVAL_MS,
   PING_TEXT,
   PONG_TEXT,
@@ -15,11 +16,14 @@ import {
 import { contextLengthMessage } from "../../errors/context-length.ts";
 import { randomHex } from "../../stream/ids.ts";
 import { MAX_QUEUE_PER_MODEL, RelayQueue } from "./relay-queue.ts";
-import { GRANT_HEADER, mayServe, parseGrant, SERVES_EVERYONE, type ServeGrant } from "./serve-grant.ts";
+import { applyServeKeyChange, GRANT_HEADER, mayServe, parseGrant, readGrant, SERVES_EVERYONE, type ServeGrant, type ServeKeyChange } from "./serve-grant.ts";
 import { SILENT_CLOSE, silentDeadline } from "./session-liveness.ts";
+import { checkRelayUsage, newTally, tallyChunk, type RelayTally } from "./relay-usage.ts";
 
 /** How long a ticket from `POST /v1/sessions/ticket` stays valid. */
 export const TICKET_TTL_MS = 60_000;
+/** Random bytes in a session id (`s_` + 32 hex digits). */
+export const SESSION_ID_BYTES = 16;
 /** How long the page has to finish a cancelled generation (interrupt, then drain) before its slot is freed anyway. */
 const CANCEL_GRACE_MS = 30_000;
 
@@ -53,6 +57,10 @@ interface Relay {
   prompt?: string;
   /** The id of the key the request was made with; absent: a request without a key. */
   keyId?: string;
+  /** What was asked and what the page has answered so far: the bounds of the usage it may report. */
+  tally: RelayTally;
+  /** The page was told its usage was replaced (once per request). */
+  told?: boolean;
 }
 
 export interface RelayStart {
@@ -103,6 +111,8 @@ export class SessionHub extends DurableObject<Env> {
     sql.exec("CREATE TABLE IF NOT EXISTS tickets (ticket TEXT PRIMARY KEY, expires INTEGER NOT NULL, serve_grant TEXT)");
     // Tickets stored before grants existed: the column is added; such a ticket admits nobody's requests.
     if (!sql.exec("SELECT * FROM tickets LIMIT 0").columnNames.includes("serve_grant")) sql.exec("ALTER TABLE tickets ADD COLUMN serve_grant TEXT");
+    // The last word of the admin on each serve key (revoked, or its serves): applied at every connect.
+    sql.exec("CREATE TABLE IF NOT EXISTS serve_keys (key_id TEXT PRIMARY KEY, revoked INTEGER NOT NULL, serves TEXT)");
   }
 
   /**
@@ -118,11 +128,22 @@ export class SessionHub extends DurableObject<Env> {
   }
 
   /**
+   * Uses up a ticket: the grant it was issued with, or null for a ticket that is unknown, used,
+   * expired or from before grants existed. The caller checks the grant's key again before it connects.
+   */
+  redeemTicket(ticket: string): ServeGrant | null {
+    const row = this.ctx.storage.sql.exec<{ expires: number; serve_grant: string | null }>("DELETE FROM tickets WHERE ticket = ? RETURNING expires, serve_grant", ticket).toArray()[0];
+    if (!row || row.expires < Date.now()) return null;
+    return readGrant(row.serve_grant);
+  }
+
+  /**
    * A serve key's `serves` changed: its live sessions take only the listed keys' requests from now
    * on, and the requests waiting on them that they may no longer take move to a session that may (or
    * fail as no longer servable there). The running ones finish.
    */
   regrant(keyId: string, serves: string[] | null): void {
+    this.recordChange(keyId, { revoked: false, serves });
     const affected: string[] = [];
     for (const { ws, att } of this.openSockets()) {
       if (att.grant?.keyId !== keyId) continue;
@@ -140,6 +161,9 @@ export class SessionHub extends DurableObject<Env> {
 
   /** A serve key was revoked: the sessions it connected are closed (4403) and get no more requests. */
   closeSessionsOf(keyId: string): void {
+    // A session that connects later with its grant (a ticket it got before, or a grant read just
+    // before the revocation) is refused at connect, saying why (403 invalid_serve_key).
+    this.recordChange(keyId, { revoked: true });
     for (const { ws, att } of this.openSockets()) {
       if (att.grant?.keyId !== keyId) continue;
       this.dropSession(ws, "was closed: its serve key was revoked");
@@ -189,26 +213,38 @@ export class SessionHub extends DurableObject<Env> {
     if (request.headers.get("upgrade")?.toLowerCase() !== "websocket") {
       return json(426, { status: 426, code: "upgrade_required", message: "GET /v1/sessions is a WebSocket endpoint: connect with a WebSocket client." });
     }
-    const ticket = url.searchParams.get("ticket");
-    let grant: ServeGrant;
-    if (ticket !== null) {
-      const row = this.ctx.storage.sql.exec<{ expires: number; serve_grant: string | null }>("DELETE FROM tickets WHERE ticket = ? RETURNING expires, serve_grant", ticket).toArray()[0];
-      if (!row || row.expires < Date.now()) {
-        return json(403, { status: 403, code: "invalid_ticket", message: "The session ticket is unknown, used or expired: get a new one from POST /v1/sessions/ticket (tickets are one-use and last 60 s)." });
-      }
-      grant = parseGrant(row.serve_grant);
-    } else if (url.searchParams.get("verified") === "1") {
-      // The Worker checked the credential and says what it grants (src/routes/sessions.ts).
-      grant = parseGrant(request.headers.get(GRANT_HEADER));
-    } else {
-      return json(401, { status: 401, code: "missing_credential", message: "A serve credential is required." });
-    }
+    if (url.searchParams.get("verified") !== "1") return json(401, { status: 401, code: "missing_credential", message: "A serve credential is required." });
+    // The Worker checked the credential (or the ticket and its key) and says what it grants
+    // (src/routes/sessions.ts); what the admin did to that key since it was read still applies.
+    const sent = parseGrant(request.headers.get(GRANT_HEADER));
+    const grant = applyServeKeyChange(sent, sent.keyId === null ? undefined : this.changeOf(sent.keyId));
+    if (!grant) return json(403, { status: 403, code: "invalid_serve_key", message: "The serve key this session would connect with was revoked." });
     const pair = new WebSocketPair();
     const server = pair[1];
-    const att: SessionAttachment = { sessionId: randomHex("s_", 4), connectedAt: Date.now(), models: [], ready: false, grant };
+    // 128 random bits: a session id names a socket in stats and headers; it must not be guessable.
+    const att: SessionAttachment = { sessionId: randomHex("s_", SESSION_ID_BYTES), connectedAt: Date.now(), models: [], ready: false, grant };
     this.ctx.acceptWebSocket(server, [att.sessionId]);
     server.serializeAttachment(att);
     return new Response(null, { status: 101, webSocket: pair[0] });
+  }
+
+  private recordChange(keyId: string, change: ServeKeyChange): void {
+    const serves = change.revoked ? null : JSON.stringify(change.serves);
+    // A revocation is final: a later change of serves does not undo it.
+    this.ctx.storage.sql.exec(
+      "INSERT INTO serve_keys (key_id, revoked, serves) VALUES (?, ?, ?) ON CONFLICT (key_id) DO UPDATE SET revoked = MAX(revoked, excluded.revoked), serves = excluded.serves",
+      keyId,
+      change.revoked ? 1 : 0,
+      serves,
+    );
+  }
+
+  private changeOf(keyId: string): ServeKeyChange | undefined {
+    const row = this.ctx.storage.sql.exec<{ revoked: number; serves: string | null }>("SELECT revoked, serves FROM serve_keys WHERE key_id = ?", keyId).toArray()[0];
+    if (!row) return undefined;
+    if (row.revoked) return { revoked: true };
+    // Written by recordChange: the JSON of `serves` (null: every key's requests, or an array of key ids).
+    return { revoked: false, serves: JSON.parse(row.serves ?? "null") as string[] | null };
   }
 
   private relay(start: RelayStart): Response {
@@ -277,6 +313,7 @@ export class SessionHub extends DurableObject<Env> {
       closed: false,
       ...(chain?.length ? { prompt: chain.at(-1)! } : {}),
       ...(start.keyId !== undefined ? { keyId: start.keyId } : {}),
+      tally: newTally(endpoint, text, start.body),
     };
     this.relays.add(r);
     this.startNext(sessionId, start.model);
@@ -308,11 +345,31 @@ export class SessionHub extends DurableObject<Env> {
     // Late messages for a request that is gone (finished, failed, cancelled and released) are ignored.
     if (!r || r.sessionId !== att.sessionId || r.state !== "running") return;
     if (msg.type === "chunk") {
-      this.write(r, raw);
+      const data = msg.data as Record<string, unknown>;
+      if (r.endpoint !== "embeddings") tallyChunk(r.tally, data);
+      this.write(r, data.usage === undefined ? raw : this.checkedUsage(r, data.usage, (usage) => ({ ...msg, data: { ...data, usage } }), raw));
       return;
     }
-    this.write(r, raw);
+    this.write(r, msg.type === "done" && msg.usage ? this.checkedUsage(r, msg.usage, (usage) => ({ ...msg, usage }), raw) : raw);
     this.release(r);
+  }
+
+  /**
+   * The line to pass on for a page message carrying `usage`: as sent when the usage is within what
+   * the request allows, else rebuilt with Switchyard's own count (`rebuild`), and the page told why.
+   */
+  private checkedUsage(r: Relay, usage: unknown, rebuild: (usage: Record<string, unknown>) => object, raw: string): string {
+    const socket = this.ctx.getWebSockets(r.sessionId)[0];
+    const att = socket?.deserializeAttachment() as SessionAttachment | null | undefined;
+    const check = checkRelayUsage(usage, r.tally, att?.capabilities?.contextWindows?.[r.model]);
+    if (check.ok) return raw;
+    if (!r.told) {
+      r.told = true;
+      const message = `${check.problem}. Switchyard counted this request itself (${String(check.usage.prompt_tokens)} prompt and ${String(check.usage.completion_tokens ?? 0)} completion tokens): send web-llm's usage unchanged.`;
+      console.warn(`[relay] session ${r.sessionId}, request ${r.id}: ${message}`);
+      this.send(r.sessionId, JSON.stringify({ type: "notice", id: r.id, code: USAGE_REJECTED, message }));
+    }
+    return JSON.stringify(rebuild(check.usage));
   }
 
   override async webSocketClose(ws: WebSocket, code: number): Promise<void> {
