@@ -6,7 +6,7 @@ import { echoedFields } from "../api/responses/echoed-fields.ts";
 import { resolveStoredContext } from "../api/responses/stored-conversation.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
-import { sealerFor } from "../api/responses/seal-key.ts";
+import { callerSealer } from "../api/responses/seal-key.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { startChat } from "../routing/start-chat.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";
@@ -25,7 +25,7 @@ export async function responses(c: Context<AppEnv>): Promise<Response> {
   const sent = validateBody(ResponsesRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
   const stored = await resolveStoredContext(c, sent);
   const request = stored.request;
-  const sealer = needsSealer(request) ? await sealerFor(c.env) : undefined;
+  const sealer = needsSealer(request) ? await callerSealer(c) : undefined;
   const converted = convertResponsesRequest(request, sealer);
   const run = startChat(c, config, converted.chat);
   const echo = { ...echoedFields(sent), store: stored.store, previous_response_id: sent.previous_response_id ?? null };

@@ -39,6 +39,22 @@ export function openField(sealer: Sealer | undefined, purpose: string, field: st
   }
 }
 
+/**
+ * `sealer` with every token bound to `owner` (the caller, as response-owner.ts names it): the owner
+ * joins the purpose in the associated data (and in what is signed), so a token one key got does not
+ * open for another key; it is dropped like a forged one.
+ */
+export function bindSealer(sealer: Sealer, owner: string): Sealer {
+  // The owner ("key:<id>", "credential:<hex>", "anonymous") never holds a NUL, so the pair is unambiguous.
+  const bound = (purpose: string) => `${purpose}\u0000${owner}`;
+  return {
+    seal: (purpose, text) => sealer.seal(bound(purpose), text),
+    open: (purpose, token) => sealer.open(bound(purpose), token),
+    sign: (purpose, text) => sealer.sign(bound(purpose), text),
+    verify: (purpose, text, signature) => sealer.verify(bound(purpose), text, signature),
+  };
+}
+
 const PREFIX = "sy1.";
 const NONCE_BYTES = 24;
 const encoder = new TextEncoder();
