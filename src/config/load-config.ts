@@ -1,6 +1,7 @@
 import { ProxyError } from "../errors/proxy-error.ts";
 import { rememberSecrets, secretNames } from "../errors/redact-secrets.ts";
 import { parseConfig, type Config, type ConfigEnv } from "./config.ts";
+import { configErrorMessages } from "./config-error-message.ts";
 
 // A Worker has no startup hook, so the configuration is validated on first use and the result kept
 // for the life of the isolate, keyed by the raw inputs (tests and `--var` may change them).
@@ -10,22 +11,14 @@ export function loadConfig(env: ConfigEnv): Config {
   const key = `${String(env.SWITCHYARD_CONFIG ?? "")}\u0000${String(env.LLAMA_URL ?? "")}\u0000${String(env.SWITCHYARD_ENV ?? "")}`;
   if (cached?.key !== key) {
     const result = parseConfig(env);
-    cached = {
-      key,
-      config: result.ok
-        ? result.config
-        : new ProxyError({
-            status: 500,
-            type: "server_error",
-            code: "config_error",
-            param: result.problems[0]?.field ?? null,
-            message:
-              "Switchyard is misconfigured: " +
-              result.problems.map((p) => `${p.field} ${p.message}`).join("; ") +
-              ". Fix the variable (wrangler.toml [vars], .dev.vars or --var) and redeploy; `npm start` checks it before starting.",
-          }),
-    };
-    if (!result.ok) console.error(cached.config instanceof ProxyError ? cached.config.message : "");
+    if (result.ok) cached = { key, config: result.config };
+    else {
+      // The answer goes to anyone (it comes before the key is checked): it names the fields, not the
+      // values; the log has everything.
+      const told = configErrorMessages(result.problems, env);
+      console.error(told.log);
+      cached = { key, config: new ProxyError({ status: 500, type: "server_error", code: "config_error", param: result.problems[0]?.field ?? null, message: told.public }) };
+    }
   }
   // Every route loads the configuration before it reaches an upstream: the secrets it names are known
   // from here on, so upstream text quoting them is redacted (src/errors/redact-secrets.ts).

@@ -26,9 +26,9 @@ const ROUTES: Array<[string, RequestInit & { json?: unknown }]> = [
 ];
 
 describe("an invalid configuration, deployed", () => {
-  for (const [name, config, internal] of [
-    ["a loopback LLAMA_URL", LOOPBACK, ["127.0.0.1", "LLAMA_URL"]],
-    ["a private target URL", PRIVATE_TARGET, ["10.20.30.40", "qwen", "SWITCHYARD_CONFIG", "targets"]],
+  for (const [name, config, internal, field] of [
+    ["a loopback LLAMA_URL", LOOPBACK, ["127.0.0.1", "LLAMA_URL"], "LLAMA_URL"],
+    ["a private target URL", PRIVATE_TARGET, ["10.20.30.40", "qwen", "SWITCHYARD_CONFIG", "targets"], "models.qwen.targets[0].url"],
   ] as const) {
     it(`${name}: /health is 503 {status: "config_error", auth} and names nothing internal`, async () => {
       const vars = keyedVars(config);
@@ -50,7 +50,9 @@ describe("an invalid configuration, deployed", () => {
           expect(res.status, `${path} ${JSON.stringify(body)}`).toBe(500);
           if (path.startsWith("/v1/messages")) expect(body.error.type, path).toBe("api_error");
           else expect(body.error.code, path).toBe("config_error");
-          expect(body.error.message, path).toContain(internal[0]);
+          // Answered before any key is checked: the field and the fix, never the configured URL.
+          expect(body.error.message, path).toContain(field);
+          expect(body.error.message, path).not.toContain(internal[0]);
         }
       }
     });
