@@ -1,11 +1,16 @@
+// Reads a request's JSON body: bounded in size (decoded), decompressed when the client compressed it.
 import { ProxyError } from "../errors/proxy-error.ts";
+import { decodeBody, parseContentEncoding, unsupportedEncoding } from "./decode-body.ts";
+import { readCapped } from "./read-capped.ts";
 
 // Decoding a whole body at once keeps no state between calls: one decoder serves every request.
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 
 /**
  * Reads a JSON request body, refusing it with 413 as soon as it passes `maxBytes` (whether or not
- * the client declared a Content-Length), and with 400 `invalid_json` when it does not parse.
+ * the client declared a Content-Length), and with 400 `invalid_json` when it does not parse. A body
+ * sent with `Content-Encoding` gzip, deflate or zstd is decoded first, and the limit counts the
+ * decoded bytes; any other coding is refused with 415.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   const tooLarge = () =>
@@ -14,14 +19,18 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
       code: "request_too_large",
       message: `The request body is larger than the ${maxBytes}-byte limit. Send a smaller request, or raise limits.maxBodyBytes in SWITCHYARD_CONFIG.`,
     });
+  const encoding = parseContentEncoding(request.headers.get("content-encoding"));
+  if (!encoding.ok) throw unsupportedEncoding(encoding.coding);
   const declared = Number(request.headers.get("content-length") ?? NaN);
+  // A compressed body is smaller than its decoded form, so its own size is held to the limit too.
   if (declared > maxBytes) throw tooLarge();
   if (!request.body) throw invalidJson("The request has no body; send a JSON object.");
 
   // A declared length is enforced by the HTTP runtime (the body cannot run past it): read it in one
   // go, and check the size read anyway (a Request built in-process carries whatever header it was given).
-  const bytes = declared >= 0 ? new Uint8Array(await request.arrayBuffer()) : await readCapped(request.body, maxBytes, tooLarge);
+  let bytes = declared >= 0 ? new Uint8Array(await request.arrayBuffer()) : await readCapped(request.body, maxBytes, tooLarge);
   if (bytes.byteLength > maxBytes) throw tooLarge();
+  if (encoding.codings.length > 0) bytes = await decodeBody(bytes, encoding.codings, maxBytes, tooLarge);
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -34,30 +43,6 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   } catch (e) {
     throw invalidJson(`The request body is not valid JSON: ${(e as Error).message}.`);
   }
-}
-
-/** A body of unknown length (chunked), refused as soon as it passes `maxBytes`. */
-async function readCapped(body: ReadableStream<Uint8Array>, maxBytes: number, tooLarge: () => ProxyError): Promise<Uint8Array> {
-  const reader = body.getReader();
-  const parts: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    parts.push(value);
-  }
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const p of parts) {
-    bytes.set(p, offset);
-    offset += p.byteLength;
-  }
-  return bytes;
 }
 
 function invalidJson(message: string): ProxyError {
