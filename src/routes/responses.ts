@@ -3,6 +3,9 @@ import type { AppEnv } from "../auth/app-env.ts";
 import { convertResponsesRequest, needsSealer } from "../api/responses/convert-request.ts";
 import { ResponseEncoder } from "../api/responses/response-encoder.ts";
 import { echoedFields } from "../api/responses/echoed-fields.ts";
+import { compactionRequest } from "../api/responses/compact-conversation.ts";
+import { CompactionEncoder } from "../api/responses/compaction-encoder.ts";
+import { compactionTriggered, withoutTriggers } from "../api/responses/compaction-trigger.ts";
 import { resolveStoredContext } from "../api/responses/stored-conversation.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
@@ -24,15 +27,19 @@ export async function responses(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
   const sent = validateBody(ResponsesRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
   const stored = await resolveStoredContext(c, sent);
-  const request = stored.request;
-  const sealer = needsSealer(request) ? await callerSealer(c) : undefined;
+  // Compaction v2: a last `compaction_trigger` item asks for the conversation as one sealed summary.
+  const compacting = compactionTriggered(stored.request);
+  const request = compacting ?? withoutTriggers(stored.request);
+  const sealer = compacting || needsSealer(request) ? await callerSealer(c) : undefined;
   const converted = convertResponsesRequest(request, sealer);
-  const run = startChat(c, config, converted.chat);
+  const chat = compacting ? { ...compactionRequest(converted.chat), stream: converted.chat.stream } : converted.chat;
+  const run = startChat(c, config, chat);
   const echo = { ...echoedFields(sent), store: stored.store, previous_response_id: sent.previous_response_id ?? null };
   const meta = { id: randomId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: sent.model, echo, ...converted.encoding };
-  const encoder = new ResponseEncoder(meta, () => ({ ...run.extension(), ...converted.extension }));
+  const response = new ResponseEncoder(meta, () => ({ ...run.extension(), ...converted.extension }));
+  const encoder = compacting && sealer ? new CompactionEncoder(response, sealer) : response;
   const save = async () => {
-    const problem = await stored.save(encoder.response()).catch((e: unknown) => String(e));
+    const problem = await stored.save(response.response()).catch((e: unknown) => String(e));
     if (problem) console.warn(`[responses] ${meta.id} was not stored: ${problem}`);
   };
   // Responses framing: `event: <type>` and `data: <event>`, no `[DONE]`.
@@ -43,9 +50,9 @@ export async function responses(c: Context<AppEnv>): Promise<Response> {
     result: async () => {
       encoder.end();
       await save();
-      return encoder.response();
+      return response.response();
     },
     // A failure after the 200 was committed: a `status: "failed"` response with its `error`.
-    errorBody: (e) => encoder.failedResponse(e),
+    errorBody: (e) => response.failedResponse(e),
   });
 }

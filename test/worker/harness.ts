@@ -43,7 +43,7 @@ export async function readSse(res: Response): Promise<SseResult> {
   return parseSse(await res.text());
 }
 
-/** SSE text as a client sees it: the data frames (parsed), whether [DONE] came, comment count. */
+/** SSE text as a client sees it: the data frames (parsed; a named frame's data), whether [DONE] came, comment count. */
 export function parseSse(raw: string): SseResult {
   const frames: Array<Record<string, any>> = [];
   let done = false;
@@ -54,7 +54,9 @@ export function parseSse(raw: string): SseResult {
       comments++;
       continue;
     }
-    const data = block.replace(/^data: /, "");
+    // A named frame (Responses, Messages) is `event: <type>` then `data: <event>`: the data line is the frame.
+    const named = block.startsWith("event: ") ? block.slice(block.indexOf("\n") + 1) : block;
+    const data = named.replace(/^data: /, "");
     if (data === "[DONE]") done = true;
     else frames.push(JSON.parse(data));
   }

@@ -121,6 +121,22 @@ export class ResponseEncoder {
     }
   }
 
+  /** `response.created` and `response.in_progress`, once: for an encoder in front of this one that holds its events back. */
+  start(): ResponseStreamEvent[] {
+    return this.failedWith || this.ended ? [] : this.begin();
+  }
+
+  /** A finished output item of another kind (a compaction), added whole after the open items close. */
+  addItem(item: Json): ResponseStreamEvent[] {
+    if (this.failedWith || this.ended) return [];
+    const out = [...this.begin(), ...this.closeAll()];
+    const outputIndex = this.output.length;
+    this.output.push(item);
+    out.push(this.ev("response.output_item.added", { output_index: outputIndex, item: structuredClone(item) }));
+    out.push(this.ev("response.output_item.done", { output_index: outputIndex, item: structuredClone(item) }));
+    return out;
+  }
+
   /** The closing events once the upstream is done: open items closed, then completed or incomplete. */
   end(): ResponseStreamEvent[] {
     if (this.failedWith || this.ended) return [];
