@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm run keys -- <command>`: manage a Switchyard's team keys over its admin API (/v1/admin/*).
 //   create --name alice --scopes chat,serve [--models m1,m2] [--rpm 60] [--concurrency 4] [--tokens-per-day 200000]
-//          [--browser allow|deny] [--serves alice,bob] [--priority N]
+//          [--default-max-tokens 2048] [--browser allow|deny] [--serves alice,bob] [--priority N]
 //   update <id> [--browser allow|deny|default] [--serves alice,bob|'*'] [--priority N|default]
 //   list · revoke <id> · usage [<id>] [--since YYYY-MM-DD]
 //   --json prints machine-readable output (use `npm run -s keys -- …` to keep npm's banner out of it).
@@ -12,12 +12,14 @@ import { parseArgs } from "node:util";
 
 const USAGE = `usage: npm run keys -- <command> [options]
   create --name <name> --scopes chat,serve,admin [--models m1,m2] [--rpm N] [--concurrency N] [--tokens-per-day N]
-         [--browser allow|deny] [--serves <key names or ids>] [--priority N]
+         [--default-max-tokens N] [--browser allow|deny] [--serves <key names or ids>] [--priority N]
   update <id> [--browser allow|deny|default] [--serves <key names or ids>|'*'] [--priority N|default]
   list
   revoke <id>
   usage [<id>] [--since YYYY-MM-DD]
 options: --json (machine-readable output)
+  --default-max-tokens  with --tokens-per-day: the max_tokens of a request that sets none (reserved from the day
+                        and sent upstream; default the deployment's limits.defaultMaxTokens, 4096)
   --browser   may the key's requests be served by a teammate's browser tab (default: the deployment's browser.default)
   --serves    a serve key: only these keys' requests reach its tabs ('*': every key's, the default)
   --priority  when requests wait for a free slot, higher levels are served first (-1000…1000; default 0)
@@ -25,7 +27,7 @@ environment: SWITCHYARD_URL (default http://127.0.0.1:8787), SWITCHYARD_ADMIN_TO
 
 /**
  * The admin API's wire shapes (publicRecord and summarize in src/routes/admin.ts).
- * @typedef {{ rpm?: number, concurrency?: number, tokensPerDay?: number }} KeyLimits
+ * @typedef {{ rpm?: number, concurrency?: number, tokensPerDay?: number, defaultMaxTokens?: number }} KeyLimits
  * @typedef {{ id: string, name: string, scopes: string[], models: string[] | null, limits: KeyLimits, browser: "allow" | "deny" | null, serves: string[] | null, priority: number, created_at: string, revoked_at: string | null }} PublicKey
  * @typedef {{ day: string, model: string, backend: string, kind: "llama" | "browser" | "none", requests: number, prompt_tokens: number, completion_tokens: number, errors: number }} UsageRow
  */
@@ -46,6 +48,7 @@ function parseCommandLine(argv) {
         rpm: { type: "string" },
         concurrency: { type: "string" },
         "tokens-per-day": { type: "string" },
+        "default-max-tokens": { type: "string" },
         browser: { type: "string" },
         serves: { type: "string" },
         priority: { type: "string" },
@@ -179,7 +182,7 @@ const policyText = (k) => `${k.browser ? `; browser ${k.browser}` : ""}${k.serve
  */
 const servesText = (k, all) => (!k.scopes.includes("serve") ? "-" : k.serves ? k.serves.map((id) => all.find((o) => o.id === id)?.name ?? id).join(",") : "*");
 /** @param {KeyLimits} l */
-const limitsText = (l) => [l.rpm && `${l.rpm} rpm`, l.concurrency && `${l.concurrency} streams`, l.tokensPerDay && `${l.tokensPerDay} tokens/day`].filter(Boolean).join(", ") || "-";
+const limitsText = (l) => [l.rpm && `${l.rpm} rpm`, l.concurrency && `${l.concurrency} streams`, l.tokensPerDay && `${l.tokensPerDay} tokens/day`, l.defaultMaxTokens && `max_tokens ${l.defaultMaxTokens} by default`].filter(Boolean).join(", ") || "-";
 
 async function main() {
   const { values: flags, positionals: positional } = parseCommandLine(process.argv.slice(2));
@@ -202,7 +205,12 @@ async function main() {
       const name = flags.name;
       const scopes = String(flags.scopes ?? "chat").split(",").map((s) => s.trim()).filter(Boolean);
       const models = flags.models ? String(flags.models).split(",").map((s) => s.trim()).filter(Boolean) : undefined;
-      const limits = { rpm: limit(flags.rpm, "rpm"), concurrency: limit(flags.concurrency, "concurrency"), tokensPerDay: limit(flags["tokens-per-day"], "tokens-per-day") };
+      const limits = {
+        rpm: limit(flags.rpm, "rpm"),
+        concurrency: limit(flags.concurrency, "concurrency"),
+        tokensPerDay: limit(flags["tokens-per-day"], "tokens-per-day"),
+        defaultMaxTokens: limit(flags["default-max-tokens"], "default-max-tokens"),
+      };
       const browser = browserFlag(flags.browser, false);
       const serves = servesFlag(flags.serves);
       const priority = priorityFlag(flags.priority, false);

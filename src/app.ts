@@ -16,6 +16,7 @@ import { completions } from "./routes/completions.ts";
 import { embeddings } from "./routes/embeddings.ts";
 import { connectSession, issueSessionTicket } from "./routes/sessions.ts";
 import { authMiddleware } from "./auth/middleware.ts";
+import type { RouteKind } from "./auth/scopes.ts";
 import { corsMiddleware } from "./auth/cors.ts";
 import { authMode } from "./auth/principal.ts";
 import { metrics } from "./routes/metrics.ts";
@@ -56,36 +57,40 @@ async function page(c: Context<AppEnv>): Promise<Response> {
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
 
-/** Every route: the one table both the router and the 405 answer (its Allow header) are built from. */
-const ROUTES: ReadonlyArray<readonly [Method, string, (c: Context<AppEnv>) => Response | Promise<Response>]> = [
-  ["GET", "/health", health],
-  ["GET", "/", page],
-  ["GET", "/api/hello", (c) => c.json({ status: "ok" })],
-  ["POST", "/v1/chat/completions", chatCompletions],
-  ["POST", "/chat/completions", chatCompletions],
-  ["GET", "/v1/models", listModels],
-  ["GET", "/v1/models/:id{.+}", getModel],
-  ["POST", "/v1/tool_calls/rewrite", rewriteToolCallsRoute],
-  ["POST", "/v1/responses", responses],
-  ["POST", "/v1/responses/compact", compactResponses],
-  ["GET", "/v1/responses/:id/input_items", listInputItems],
-  ["GET", "/v1/responses/:id", getStoredResponse],
-  ["DELETE", "/v1/responses/:id", deleteStoredResponse],
-  ["POST", "/v1/messages/count_tokens", countTokens],
-  ["POST", "/v1/messages", messages],
-  ["POST", "/v1/completions", completions],
-  ["POST", "/v1/embeddings", embeddings],
-  ["GET", "/v1/sessions", connectSession],
-  ["POST", "/v1/sessions/ticket", issueSessionTicket],
-  ["POST", "/v1/admin/keys", createKey],
-  ["GET", "/v1/admin/keys", listKeys],
-  ["PATCH", "/v1/admin/keys/:id", updateKey],
-  ["DELETE", "/v1/admin/keys/:id", revokeKey],
-  ["POST", "/v1/admin/keys/:id/revoke", revokeKey],
-  ["GET", "/v1/admin/usage", adminUsage],
-  ["GET", "/v1/admin/status", status],
-  ["GET", "/metrics", metrics],
-  ["GET", "/v1/usage", ownUsage],
+/**
+ * Every route: the one table the router, the 405 answer (its Allow header) and each route's
+ * authentication and limits are built from. A route's kind (src/auth/scopes.ts) is declared here, next
+ * to its handler: "generate" for every route that runs a model, so each holds a concurrency slot.
+ */
+const ROUTES: ReadonlyArray<readonly [Method, string, RouteKind, (c: Context<AppEnv>) => Response | Promise<Response>]> = [
+  ["GET", "/health", "public", health],
+  ["GET", "/", "public", page],
+  ["GET", "/api/hello", "public", (c) => c.json({ status: "ok" })],
+  ["POST", "/v1/chat/completions", "generate", chatCompletions],
+  ["POST", "/chat/completions", "generate", chatCompletions],
+  ["GET", "/v1/models", "chat", listModels],
+  ["GET", "/v1/models/:id{.+}", "chat", getModel],
+  ["POST", "/v1/tool_calls/rewrite", "chat", rewriteToolCallsRoute],
+  ["POST", "/v1/responses", "generate", responses],
+  ["POST", "/v1/responses/compact", "generate", compactResponses],
+  ["GET", "/v1/responses/:id/input_items", "chat", listInputItems],
+  ["GET", "/v1/responses/:id", "chat", getStoredResponse],
+  ["DELETE", "/v1/responses/:id", "chat", deleteStoredResponse],
+  ["POST", "/v1/messages/count_tokens", "chat", countTokens],
+  ["POST", "/v1/messages", "generate", messages],
+  ["POST", "/v1/completions", "generate", completions],
+  ["POST", "/v1/embeddings", "generate", embeddings],
+  ["GET", "/v1/sessions", "serve", connectSession],
+  ["POST", "/v1/sessions/ticket", "serve", issueSessionTicket],
+  ["POST", "/v1/admin/keys", "admin", createKey],
+  ["GET", "/v1/admin/keys", "admin", listKeys],
+  ["PATCH", "/v1/admin/keys/:id", "admin", updateKey],
+  ["DELETE", "/v1/admin/keys/:id", "admin", revokeKey],
+  ["POST", "/v1/admin/keys/:id/revoke", "admin", revokeKey],
+  ["GET", "/v1/admin/usage", "admin", adminUsage],
+  ["GET", "/v1/admin/status", "admin", status],
+  ["GET", "/metrics", "public", metrics],
+  ["GET", "/v1/usage", "self", ownUsage],
 ];
 
 /** A route's path as a regular expression: `:name` is one segment, `:name{.+}` the rest of the path. */
@@ -142,9 +147,10 @@ export function createApp(): Hono<AppEnv> {
   });
 
   // Anthropic clients get Anthropic's error shape on every Messages route (count_tokens too).
-  app.use(authMiddleware((err, c) => (isMessagesPath(c.req.path) ? anthropicErrorResponse(err, { "x-request-id": c.get("requestId") }) : errorResponse(err))));
+  const auth = authMiddleware((err, c) => (isMessagesPath(c.req.path) ? anthropicErrorResponse(err, { "x-request-id": c.get("requestId") }) : errorResponse(err)));
 
-  for (const [method, path, handler] of ROUTES) app.on(method, path, handler);
+  // Each route's own authentication and limits first, by the kind its row declares.
+  for (const [method, path, kind, handler] of ROUTES) app.on(method, path, auth(kind), handler);
 
   app.notFound((c) =>
     errorResponse(new ProxyError({ status: 404, code: "not_found", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}. See docs/api.md for the endpoints.` })),

@@ -11,6 +11,7 @@ interface KeyRow extends Record<string, SqlStorageValue> {
   rpm: number | null;
   concurrency: number | null;
   tokens_per_day: number | null;
+  default_max_tokens: number | null;
   browser: string | null;
   serves: string | null;
   priority: number | null;
@@ -28,17 +29,19 @@ export class KeyStore extends DurableObject<Env> {
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS keys (
       id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, models TEXT,
       rpm INTEGER, concurrency INTEGER, tokens_per_day INTEGER, created_at INTEGER NOT NULL, revoked_at INTEGER,
-      browser TEXT, serves TEXT, priority INTEGER)`);
+      browser TEXT, serves TEXT, priority INTEGER, default_max_tokens INTEGER)`);
     // Stores made before the browser data policy lack its columns: their keys follow browser.default;
-    // stores made before the admission queue lack priority: their keys wait at level 0.
+    // stores made before the admission queue lack priority: their keys wait at level 0; stores made
+    // before reservations lack default_max_tokens: their keys take the deployment's default.
     const columns = ctx.storage.sql.exec("SELECT * FROM keys LIMIT 0").columnNames;
     for (const column of ["browser", "serves"]) if (!columns.includes(column)) ctx.storage.sql.exec(`ALTER TABLE keys ADD COLUMN ${column} TEXT`);
     if (!columns.includes("priority")) ctx.storage.sql.exec("ALTER TABLE keys ADD COLUMN priority INTEGER");
+    if (!columns.includes("default_max_tokens")) ctx.storage.sql.exec("ALTER TABLE keys ADD COLUMN default_max_tokens INTEGER");
   }
 
   create(record: KeyRecord, hash: string): KeyRecord {
     this.ctx.storage.sql.exec(
-      "INSERT INTO keys (id, name, hash, scopes, models, rpm, concurrency, tokens_per_day, browser, serves, priority, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+      "INSERT INTO keys (id, name, hash, scopes, models, rpm, concurrency, tokens_per_day, default_max_tokens, browser, serves, priority, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
       record.id,
       record.name,
       hash,
@@ -47,6 +50,7 @@ export class KeyStore extends DurableObject<Env> {
       record.limits.rpm ?? null,
       record.limits.concurrency ?? null,
       record.limits.tokensPerDay ?? null,
+      record.limits.defaultMaxTokens ?? null,
       record.browser,
       record.serves ? JSON.stringify(record.serves) : null,
       record.priority || null,
@@ -106,6 +110,7 @@ function toRecord(row: KeyRow): KeyRecord {
       ...(row.rpm !== null ? { rpm: row.rpm } : {}),
       ...(row.concurrency !== null ? { concurrency: row.concurrency } : {}),
       ...(row.tokens_per_day !== null ? { tokensPerDay: row.tokens_per_day } : {}),
+      ...(row.default_max_tokens !== null && row.default_max_tokens !== undefined ? { defaultMaxTokens: row.default_max_tokens } : {}),
     },
     browser: row.browser === "allow" || row.browser === "deny" ? row.browser : null,
     serves: row.serves ? (JSON.parse(row.serves) as string[]) : null,

@@ -1,15 +1,18 @@
 import type { KeyGate } from "./key-gate.ts";
+import { checkModelName } from "../config/model-name.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
+import type { ChatRequest } from "../schemas/chat-request.ts";
 import type { EventPull } from "../stream/event-source.ts";
 import type { UpstreamEvent } from "../stream/events.ts";
 import type { StreamStart } from "../stream/sse-response.ts";
 import type { KeyRecord, UsageReport } from "./key-record.ts";
-import { chargedTokens, LEASE_RENEW_MS, type Observed } from "./limit-math.ts";
+import { chargedTokens, isCount, LEASE_RENEW_MS, requestedMaxTokens, reservationOf, type Observed, type OutputBound } from "./limit-math.ts";
 
 /**
- * One keyed request's accounting: its stream slot (renewed while it runs, freed when it ends) and
- * its usage, reported to the key's KeyGate with waitUntil once the last event has passed — or the
- * client left, or the upstream failed: those are charged what they used.
+ * One keyed request's accounting: its hold on the key's KeyGate (a concurrency slot and the tokens it
+ * reserved from the day; renewed while it runs, released when it ends) and its usage, reported to the
+ * KeyGate with waitUntil once the last event has passed — or the client left, or the upstream failed:
+ * those are charged what they used. The charge replaces the reservation.
  */
 export class Meter {
   private watched = false;
@@ -18,19 +21,23 @@ export class Meter {
   private readonly discarded = { promptTokens: 0, completionTokens: 0 };
   private model = "";
   private backend = "";
-  private readonly renewTimer?: ReturnType<typeof setInterval>;
+  private renewTimer?: ReturnType<typeof setInterval>;
+  private leaseId: string | undefined;
 
   constructor(
     readonly key: KeyRecord,
     private readonly gate: DurableObjectStub<KeyGate>,
-    private readonly leaseId: string | undefined,
+    leaseId: string | undefined,
     private readonly waitUntil: (p: Promise<unknown>) => void,
+    /** The deployment's `limits.defaultMaxTokens`: a request's bound when it sets none and the key has no own default. */
+    private readonly defaultMaxTokens: number,
   ) {
-    if (leaseId) this.renewTimer = setInterval(() => this.waitUntil(this.gate.renew(leaseId).catch(() => {})), LEASE_RENEW_MS);
+    this.holdOn(leaseId);
   }
 
-  /** 403 if the key's allow-list does not include the model. */
+  /** 400 for a model name over the bound, else 403 if the key's allow-list does not include the model. */
   checkModel(model: string): void {
+    checkModelName(model);
     if (this.key.models && !this.key.models.includes(model)) {
       throw new ProxyError({
         status: 403,
@@ -39,6 +46,40 @@ export class Meter {
         message: `The key "${this.key.name}" may not use the model "${model}". Ask your admin to add it to the key's models.`,
       });
     }
+  }
+
+  /**
+   * The request as it will be sent: unchanged, unless the key has a day limit and the request sets no
+   * max_tokens; then its max_tokens is the key's default (else the deployment's), so what is reserved
+   * for it is also what it can generate. llama-server reads `n_predict` before `max_tokens`: one that
+   * is not a count (-1: no limit) is replaced by the same bound.
+   */
+  bound<R extends OutputBound>(request: R): R {
+    if (this.key.limits.tokensPerDay === undefined) return request;
+    const asked = requestedMaxTokens(request);
+    const unbounded = request.n_predict !== undefined && !isCount(request.n_predict);
+    if (asked !== undefined && !unbounded) return request;
+    const bound = asked ?? this.key.limits.defaultMaxTokens ?? this.defaultMaxTokens;
+    return { ...request, max_tokens: bound, ...(request.n_predict !== undefined ? { n_predict: bound } : {}) };
+  }
+
+  /**
+   * Before a run starts: reserves what it may use from the key's day (its prompt, estimated, and its
+   * max_tokens, for each generation it may run) on its hold, or takes a hold (a concurrency slot)
+   * when the route did not. Throws the 429 when it does not fit; the hold is then released and
+   * nothing is charged.
+   */
+  async reserve(request: OutputBound, promptChars: number, generations: number): Promise<void> {
+    const { concurrency, tokensPerDay } = this.key.limits;
+    if (tokensPerDay === undefined && (this.leaseId !== undefined || concurrency === undefined)) return;
+    const tokens = tokensPerDay === undefined ? 0 : reservationOf(promptChars, requestedMaxTokens(request) ?? 0, generations);
+    const reserved = await this.gate.reserve(this.leaseId, this.key.limits, tokens);
+    if (!reserved.ok) {
+      this.settled = true;
+      this.holdOn(undefined);
+      throw new ProxyError({ status: reserved.code === "invalid_api_key" ? 401 : 429, code: reserved.code, retryAfter: reserved.retryAfter, message: reserved.message });
+    }
+    this.holdOn(reserved.leaseId);
   }
 
   /** Follows a run's events to count what it used; the returned start replaces the original. */
@@ -101,14 +142,29 @@ export class Meter {
   private settle(usage: { promptTokens: number; completionTokens: number; error: boolean }): void {
     if (this.settled) return;
     this.settled = true;
-    if (this.renewTimer !== undefined) clearInterval(this.renewTimer);
+    const leaseId = this.leaseId;
+    this.holdOn(undefined);
     const total = {
       ...usage,
       promptTokens: usage.promptTokens + this.discarded.promptTokens,
       completionTokens: usage.completionTokens + this.discarded.completionTokens,
     };
-    const report: UsageReport = { model: this.model, backend: this.backend, ...total, ...(this.leaseId ? { leaseId: this.leaseId } : {}) };
-    this.waitUntil(this.gate.settle(report).catch(() => {}));
+    const report: UsageReport = { model: this.model, backend: this.backend, ...total, ...(leaseId ? { leaseId } : {}) };
+    // A charge that does not land is said in the log (the key's id, never its secret): the request
+    // would otherwise go unpaid, and its hold would stand until it expires.
+    this.waitUntil(
+      this.gate.settle(report).catch((e: unknown) => {
+        console.error(`[usage] key ${this.key.id}: a request's usage (${total.promptTokens} + ${total.completionTokens} tokens) was not recorded: ${String(e instanceof Error ? e.message : e).slice(0, 200)}`);
+      }),
+    );
+  }
+
+  /** Renews the hold `leaseId` while the request runs (none: stops renewing). */
+  private holdOn(leaseId: string | undefined): void {
+    if (this.renewTimer !== undefined) clearInterval(this.renewTimer);
+    this.renewTimer = undefined;
+    this.leaseId = leaseId;
+    if (leaseId) this.renewTimer = setInterval(() => this.waitUntil(this.gate.renew(leaseId).catch(() => {})), LEASE_RENEW_MS);
   }
 }
 
@@ -126,12 +182,26 @@ function observeInto(seen: Observed, e: UpstreamEvent): boolean {
 }
 
 /**
- * The pipeline's hook (startChat, with the request's `meter`): refuses a model outside the key's
- * allow-list before anything starts, and returns a start whose events are metered. A no-op without a
- * keyed caller.
+ * The pipeline's hook (startChat, with the request's `meter` and the request as `bound` made it):
+ * refuses a model outside the key's allow-list before anything starts, reserves what the run may use
+ * (and a slot, if the route took none), and returns a start whose events are metered. A no-op
+ * without a keyed caller. `generations`: how many answers the run may generate (a tool-call policy
+ * retry is a second).
  */
-export function meterRun(meter: Meter | undefined, model: string, prompt: () => unknown, start: () => Promise<StreamStart>): Promise<StreamStart> {
+export function meterRun(
+  meter: Meter | undefined,
+  request: OutputBound & Pick<ChatRequest, "model" | "tools">,
+  prompt: () => unknown,
+  start: () => Promise<StreamStart>,
+  generations = 1,
+): Promise<StreamStart> {
   if (!meter) return start();
-  meter.checkModel(model);
-  return meter.watch(start(), model, JSON.stringify(prompt() ?? "").length);
+  meter.checkModel(request.model);
+  const promptChars = JSON.stringify(prompt() ?? "").length;
+  const toolChars = request.tools ? JSON.stringify(request.tools).length : 0;
+  return meter.watch(
+    meter.reserve(request, promptChars + toolChars, generations).then(start),
+    request.model,
+    promptChars,
+  );
 }

@@ -7,35 +7,40 @@ import { keyGate } from "./key-directory.ts";
 import type { KeyRecord } from "./key-record.ts";
 import { Meter } from "./meter.ts";
 import { authenticate } from "./principal.ts";
-import { routeKind, scopeFor, type RouteKind } from "./scopes.ts";
+import { scopeFor, type RouteKind } from "./scopes.ts";
+import type { Config } from "../config/config.ts";
+import { checkModelName } from "../config/model-name.ts";
 
 /**
- * Authentication, limits and usage for every API route. Session routes check their own serve
- * credential (a ticket needs none), admin routes call requireAdmin; everything else is authenticated
- * here, admitted by the key's KeyGate when the key has limits (the one awaited Durable Object call),
- * and metered: generating routes through the pipeline's hook, the others when the route returns.
- * A refusal is answered by `refusal`, in the error shape of the route's API (the app knows its routes).
+ * Authentication, limits and usage for one API route, by the kind its row in the route table declares
+ * (src/app.ts): `authMiddleware(refusal)(kind)` is that route's first handler. Session routes check
+ * their own serve credential (a ticket needs none), admin routes call requireAdmin; everything else is
+ * authenticated here, admitted by the key's KeyGate when the key has limits (the one awaited Durable
+ * Object call; a "generate" route takes a hold, a concurrency slot, in the same call), and metered:
+ * generating routes through the pipeline's hook, the others when the route returns. A refusal is
+ * answered by `refusal`, in the error shape of the route's API (the app knows its routes).
  */
-export function authMiddleware(refusal: (err: ProxyError, c: Context<AppEnv>) => Response): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    // The path Hono routes by (percent-decoded), so the route kind judged here is the route that runs.
-    const path = c.req.path;
-    const kind = routeKind(c.req.method, path);
+export function authMiddleware(refusal: (err: ProxyError, c: Context<AppEnv>) => Response): (kind: RouteKind) => MiddlewareHandler<AppEnv> {
+  return (kind) => async (c, next) => {
     if (kind === "public" || kind === "serve" || kind === "admin" || c.req.method === "OPTIONS") return next();
+    const path = c.req.path;
     try {
       // A configuration error is the operator's to fix and says how: it comes before any refusal of
       // the caller (no keys yet, a missing key).
-      loadConfig(c.env);
+      const config = loadConfig(c.env);
       const principal = await authenticate(c, scopeFor(kind));
+      // The one model name read from a path rather than a body (bodies' names: planTargets, Meter.checkModel).
+      const modelInPath = (c.req.method === "GET" || c.req.method === "HEAD") && path.startsWith("/v1/models/") ? c.req.param("id") : undefined;
+      if (modelInPath !== undefined) checkModelName(modelInPath);
       if (principal.kind === "open") {
         if (kind === "self") throw new ProxyError({ status: 401, code: "missing_api_key", message: "Usage is kept per key: send your key as Authorization: Bearer <key>." });
         return next();
       }
       c.set("principal", principal.key);
       if (kind === "self") return next();
-      const meter = await admit(c, principal.key, kind);
+      const meter = await admit(c, config, principal.key, kind);
       c.set("meter", meter);
-      if (c.req.method === "GET" && path.startsWith("/v1/models/")) meter.checkModel(decodeURIComponent(path.slice("/v1/models/".length)));
+      if (modelInPath !== undefined) meter.checkModel(modelInPath);
     } catch (e) {
       return refusal(toProxyError(e), c);
     }
@@ -48,18 +53,20 @@ export function authMiddleware(refusal: (err: ProxyError, c: Context<AppEnv>) =>
   };
 }
 
-async function admit(c: Context<AppEnv>, key: KeyRecord, kind: RouteKind): Promise<Meter> {
+async function admit(c: Context<AppEnv>, config: Config, key: KeyRecord, kind: RouteKind): Promise<Meter> {
   const gate = keyGate(c.env, key.id);
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
+  const { defaultMaxTokens } = config.limits;
   const { rpm, concurrency, tokensPerDay } = key.limits;
-  if (rpm === undefined && concurrency === undefined && tokensPerDay === undefined) return new Meter(key, gate, undefined, waitUntil);
-  const lease = kind === "generate" && concurrency !== undefined;
-  const admission = await gate.admit(key.limits, lease);
+  if (rpm === undefined && concurrency === undefined && tokensPerDay === undefined) return new Meter(key, gate, undefined, waitUntil, defaultMaxTokens);
+  // A hold whenever the key counts slots or reserves tokens: the pipeline's hook reserves on it.
+  const hold = kind === "generate" && (concurrency !== undefined || tokensPerDay !== undefined);
+  const admission = await gate.admit(key.limits, hold);
   if (!admission.ok) {
     if (admission.code === "invalid_api_key") throw new ProxyError({ status: 401, code: "invalid_api_key", message: admission.message });
     throw new ProxyError({ status: 429, code: admission.code, retryAfter: admission.retryAfter, message: admission.message });
   }
-  return new Meter(key, gate, admission.leaseId, waitUntil);
+  return new Meter(key, gate, admission.leaseId, waitUntil, defaultMaxTokens);
 }
 
 /** Records routes that started no metered run; filters the model list to the key's allow-list. */

@@ -1,29 +1,25 @@
-// Which scope each API route needs. `null`: public (health) or checked elsewhere (a session ticket).
+// Which scope each kind of API route needs, and what a route's kind means for its limits. Each route
+// declares its kind in the app's route table (src/app.ts), next to its handler.
 
 export const SCOPES = ["chat", "serve", "admin"] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export type RouteKind =
-  /** Generates with a model: leased as a stream, counted in tokens. */
+  /**
+   * Runs a model upstream (chat completions, responses, compact, messages, completions, embeddings):
+   * holds one of the key's concurrency slots while it runs; the chat pipeline's hook also reserves
+   * its tokens from the key's day. Uses the chat scope.
+   */
   | "generate"
-  /** Uses the chat scope but starts no generation (models, embeddings, tool-call rewrite). */
+  /** Uses the chat scope and runs no model (model list, count_tokens, stored responses, tool-call rewrite). */
   | "chat"
+  /** A browser session's own credential or ticket, checked by the route. */
   | "serve"
+  /** The admin token or an admin key, checked by the route (requireAdmin). */
   | "admin"
   /** The caller's own usage: any valid key. */
   | "self"
   | "public";
-
-const GENERATE = new Set(["/v1/chat/completions", "/chat/completions", "/v1/responses", "/v1/messages", "/v1/completions"]);
-
-export function routeKind(method: string, path: string): RouteKind {
-  if (path === "/health" || !path.startsWith("/v1/") && path !== "/chat/completions") return "public";
-  if (path.startsWith("/v1/admin/") || path === "/v1/admin") return "admin";
-  if (path === "/v1/sessions" || path === "/v1/sessions/ticket") return "serve";
-  if (path === "/v1/usage") return "self";
-  if (method === "POST" && GENERATE.has(path)) return "generate";
-  return "chat";
-}
 
 export function scopeFor(kind: RouteKind): Scope | null {
   if (kind === "generate" || kind === "chat") return "chat";

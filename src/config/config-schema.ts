@@ -1,4 +1,5 @@
 import * as z from "zod/mini";
+import { MODEL_NAME_MAX } from "./model-name.ts";
 
 // The one schema for SWITCHYARD_CONFIG. The launcher validates with it before `wrangler dev` starts,
 // the Worker once per isolate, and `npm run config:schema` exports it as docs/config.schema.json.
@@ -47,6 +48,12 @@ export const ModelSchema = z.strictObject({
 export const LimitsSchema = z.strictObject({
   /** Largest request body accepted, in bytes (413 above it). */
   maxBodyBytes: z.optional(z.int().check(z.positive())),
+  /**
+   * The max_tokens a request gets when it sets none and its key has a `tokensPerDay` limit: what is
+   * reserved from the day at admission and sent upstream as its bound (a key's own `defaultMaxTokens`
+   * overrides it). Default 4096.
+   */
+  defaultMaxTokens: z.optional(z.int().check(z.positive())),
 });
 
 export const TimeoutsSchema = z.strictObject({
@@ -128,7 +135,7 @@ export const BrowserConfigSchema = z.strictObject({
 });
 
 export const ConfigSchema = z.strictObject({
-  models: z.optional(z.record(z.string().check(z.minLength(1)), ModelSchema)),
+  models: z.optional(z.record(z.string().check(z.minLength(1), z.maxLength(MODEL_NAME_MAX)), ModelSchema)),
   limits: z.optional(LimitsSchema),
   timeouts: z.optional(TimeoutsSchema),
   toolCalls: z.optional(ToolCallsConfigSchema),

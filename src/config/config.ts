@@ -17,7 +17,7 @@ export interface Config {
   models: Record<string, ModelConfig> | null;
   llamaUrl: string;
   dev: boolean;
-  limits: { maxBodyBytes: number };
+  limits: { maxBodyBytes: number; defaultMaxTokens: number };
   timeouts: {
     responseStartMs: number;
     firstTokenMs: number;
@@ -47,6 +47,7 @@ export interface Config {
 export const DEFAULTS = {
   llamaUrl: "http://127.0.0.1:8080",
   maxBodyBytes: 4 * 1024 * 1024,
+  defaultMaxTokens: 4096,
   timeouts: {
     responseStartMs: 120_000,
     firstTokenMs: 120_000,
@@ -137,7 +138,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
       models: input.models ? ownEntries(input.models) : null,
       llamaUrl,
       dev,
-      limits: { maxBodyBytes: input.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes },
+      limits: { maxBodyBytes: input.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes, defaultMaxTokens: input.limits?.defaultMaxTokens ?? DEFAULTS.defaultMaxTokens },
       timeouts: {
         responseStartMs: t.responseStartMs ?? DEFAULTS.timeouts.responseStartMs,
         firstTokenMs: t.firstTokenMs ?? DEFAULTS.timeouts.firstTokenMs,

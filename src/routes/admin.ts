@@ -22,7 +22,9 @@ const CreateKeySchema = z.strictObject({
   name: z.string().check(z.minLength(1), z.maxLength(100)),
   scopes: z.array(z.enum(SCOPES)).check(z.minLength(1)),
   models: z.optional(z.nullable(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
-  limits: z.optional(z.strictObject({ rpm: z.optional(positive), concurrency: z.optional(positive), tokensPerDay: z.optional(positive) })),
+  limits: z.optional(
+    z.strictObject({ rpm: z.optional(positive), concurrency: z.optional(positive), tokensPerDay: z.optional(positive), defaultMaxTokens: z.optional(positive) }),
+  ),
   /** May its requests be served by a browser session? null or absent: the deployment's browser.default. */
   browser: z.optional(z.nullable(BrowserPolicySchema)),
   /** A serve key: the keys (ids or names) whose requests its sessions take; null or absent: everyone's. */
@@ -53,7 +55,7 @@ export async function createKey(c: Context<AppEnv>): Promise<Response> {
   const body = await readJsonBody(c.req.raw, 64 * 1024);
   const input = parseBody(CreateKeySchema, body, {
     subject: "key",
-    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?}, browser?: "allow"|"deny", serves?: [key ids or names], priority?: integer}.',
+    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?, defaultMaxTokens?}, browser?: "allow"|"deny", serves?: [key ids or names], priority?: integer}.',
   });
   const scopes = [...new Set(input.scopes)];
   if (input.serves && !scopes.includes("serve")) throw servesNeedsServeScope(scopes);

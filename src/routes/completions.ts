@@ -24,9 +24,14 @@ export async function completions(c: Context<AppEnv>): Promise<Response> {
   if (request.stream_options && !request.stream) throw unsupported("stream_options", "stream_options is only allowed when stream is true.");
 
   const body = { ...request };
-  // The upstreams carry their own (completions) body: the chat request only names the model.
-  const run = startChat(c, config, { model: request.model, messages: [] }, {
-    upstreamFor: (t) => (t.kind === "llama" ? new LlamaCompletionsUpstream(t.name, t, body) : new BrowserCompletionsUpstream(t.name, t, body)),
+  // The upstreams carry their own (completions) body: the chat request names the model and the
+  // output's bound, which the upstream body takes back as sent (a key with a day limit may set it).
+  const asked = { model: request.model, messages: [], max_tokens: request.max_tokens, ...("n_predict" in request ? { n_predict: request.n_predict } : {}) };
+  const run = startChat(c, config, asked, {
+    upstreamFor: (t, sent) => {
+      const bounded = { ...body, ...(sent.max_tokens != null ? { max_tokens: sent.max_tokens } : {}), ...("n_predict" in sent ? { n_predict: sent.n_predict } : {}) };
+      return t.kind === "llama" ? new LlamaCompletionsUpstream(t.name, t, bounded) : new BrowserCompletionsUpstream(t.name, t, bounded);
+    },
     prompt: () => request.prompt,
   });
   const meta = {

@@ -7,7 +7,7 @@ import { usageJson } from "../api/responses/response-encoder.ts";
 import { resolveStoredContext } from "../api/responses/stored-conversation.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
-import { sealerFor } from "../api/responses/seal-key.ts";
+import { callerSealer } from "../api/responses/seal-key.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { startChat } from "../routing/start-chat.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";
@@ -25,7 +25,7 @@ export async function compactResponses(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
   const sent = validateBody(ResponsesRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
   const stored = await resolveStoredContext(c, { ...sent, store: false, stream: false });
-  const sealer = await sealerFor(c.env);
+  const sealer = await callerSealer(c);
   const converted = convertResponsesRequest(stored.request, sealer);
   const run = startChat(c, config, compactionRequest(converted.chat));
   let summary = "";

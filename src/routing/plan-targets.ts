@@ -1,11 +1,16 @@
 import type { KeyRecord } from "../auth/key-record.ts";
 import { modelConfig, type Config } from "../config/config.ts";
+import { checkModelName } from "../config/model-name.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { applyBrowserPolicy, browserPolicy } from "./browser-policy.ts";
 import { targetName, type Target } from "./target.ts";
 
-/** The ordered list of targets to try for a model name. */
+/**
+ * The ordered list of targets to try for a model name. Every route that takes a model in its body
+ * plans with this (or planTargetsFor), so the name's bound is checked here: 400 over 256 characters.
+ */
 export function planTargets(config: Config, model: string): Target[] {
+  checkModelName(model);
   if (!config.models) {
     // Zero config: the llama-server, then any browser session serving a model of that name.
     return [

@@ -40,9 +40,10 @@ export interface ChatRun {
 export interface StartOptions {
   /**
    * The upstream for each target, for endpoints whose upstream request is not this chat request
-   * (text completions: the upstream carries its own body). Default: chat upstreams.
+   * (text completions: the upstream carries its own body). `sent` is the chat request as the meter
+   * bound it: its max_tokens is what the upstream body must carry. Default: chat upstreams.
    */
-  upstreamFor?: (target: Target) => Upstream;
+  upstreamFor?: (target: Target, sent: ChatRequest) => Upstream;
   /** What counts as the prompt for usage estimates (default: the messages). */
   prompt?: () => unknown;
 }
@@ -51,8 +52,11 @@ export interface StartOptions {
  * Plans the targets for a validated chat request and starts trying them; the caller encodes the
  * resulting events in its own wire format. Throws model_not_found before anything starts.
  */
-export function startChat(c: Context<AppEnv>, config: Config, request: ChatRequest, options: StartOptions = {}): ChatRun {
-  const upstreamFor = options.upstreamFor ?? chatUpstreamFor;
+export function startChat(c: Context<AppEnv>, config: Config, asked: ChatRequest, options: StartOptions = {}): ChatRun {
+  // The request as sent: a key with a day limit gives a request without max_tokens its default one.
+  const request = c.get("meter")?.bound(asked) ?? asked;
+  const given = options.upstreamFor;
+  const upstreamFor = given ? (t: Target) => given(t, request) : chatUpstreamFor;
   c.get("meter")?.checkModel(request.model);
   // The caller's browser policy is applied here, to the plan: a denied request never reaches a session.
   const key = c.get("principal");
@@ -116,8 +120,10 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     // A constrained retry's grammar (built from the tools) would start over on a continuation.
     rewritten(await runAttempts(plan, attemptOptions(upstream, !constrained)));
 
-  // Usage and the stream slot of a keyed request follow the events (src/auth/meter.ts).
-  const start: Promise<StreamStart> = meterRun(c.get("meter"), request.model, options.prompt ?? (() => request.messages), async () => {
+  // A keyed request's reservation, usage and slot follow the events (src/auth/meter.ts); a policy
+  // retry may generate a second answer, so that much is reserved.
+  const generations = rewrites && minScore > 0 ? 2 : 1;
+  const start: Promise<StreamStart> = meterRun(c.get("meter"), request, options.prompt ?? (() => request.messages), async () => {
     if (!rewrites) {
       const s = await runAttempts(targets, attemptOptions(upstreamFor));
       started = s;
@@ -147,7 +153,7 @@ export function startChat(c: Context<AppEnv>, config: Config, request: ChatReque
     reports = a.reports;
     belowMinScore = outcome.belowMinScore;
     return { first: a.first, events: a.events, headers: headersOf() };
-  });
+  }, generations);
 
   return {
     start,

@@ -161,8 +161,9 @@ describe("team keys against wrangler dev", () => {
     assert.ok(again);
   });
 
-  it("tokens per day: once real usage passes the limit, a burst of 200 lets none through", async () => {
-    const k = JSON.parse(await keys("create", "--name", "tpd", "--scopes", "chat", "--tokens-per-day", "5", "--json"));
+  it("tokens per day: once real usage and a request's reservation pass the limit, a burst of 200 lets none through", async () => {
+    // Each request reserves its prompt (35 characters: 9 tokens) and its max_tokens (this key's default, 1).
+    const k = JSON.parse(await keys("create", "--name", "tpd", "--scopes", "chat", "--tokens-per-day", "15", "--default-max-tokens", "1", "--json"));
     secrets.push(k.key);
     assert.equal((await settle(await send("/v1/chat/completions", { body: chat(), key: k.key }))).status, 200);
     const used = /** @type {Usage} */ (
@@ -174,7 +175,7 @@ describe("team keys against wrangler dev", () => {
     );
     assert.equal(used.totals.prompt_tokens + used.totals.completion_tokens, 8);
     const results = await Promise.all(Array.from({ length: 200 }, () => send("/v1/chat/completions", { body: chat(), key: k.key }).then(settle)));
-    console.log(`# tokens/day 5 (8 used): ${count(results, 200)} of 200 let through`);
+    console.log(`# tokens/day 15 (8 used, 10 reserved per request): ${count(results, 200)} of 200 let through`);
     assert.equal(count(results, 200), 0);
     assert.equal(count(results, 429), 200);
   });
