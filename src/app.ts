@@ -10,6 +10,7 @@ import { getModel, listModels } from "./routes/models.ts";
 import { rewriteToolCallsRoute } from "./routes/tool-calls-rewrite.ts";
 import { responses } from "./routes/responses.ts";
 import { compactResponses } from "./routes/responses-compact.ts";
+import { responsesSocket } from "./routes/responses-socket.ts";
 import { deleteStoredResponse, getStoredResponse, listInputItems } from "./routes/stored-responses.ts";
 import { countTokens, messages } from "./routes/messages.ts";
 import { completions } from "./routes/completions.ts";
@@ -72,6 +73,9 @@ const ROUTES: ReadonlyArray<readonly [Method, string, RouteKind, (c: Context<App
   ["GET", "/v1/models/:id{.+}", "chat", getModel],
   ["POST", "/v1/tool_calls/rewrite", "chat", rewriteToolCallsRoute],
   ["POST", "/v1/responses", "generate", responses],
+  // The socket needs the key's chat scope; each response sent over it is its own generating request.
+  ["GET", "/v1/responses", "chat", (c) => responsesSocket(c, dispatchWithin(c))],
+  ["GET", "/responses", "chat", (c) => responsesSocket(c, dispatchWithin(c))],
   ["POST", "/v1/responses/compact", "generate", compactResponses],
   ["GET", "/v1/responses/:id/input_items", "chat", listInputItems],
   ["GET", "/v1/responses/:id", "chat", getStoredResponse],
@@ -92,6 +96,10 @@ const ROUTES: ReadonlyArray<readonly [Method, string, RouteKind, (c: Context<App
   ["GET", "/metrics", "public", metrics],
   ["GET", "/v1/usage", "self", ownUsage],
 ];
+
+let socketApp: Hono<AppEnv> | undefined;
+/** A request made inside the Worker (a response sent over a socket) run through the whole app, with the socket's env and context. */
+const dispatchWithin = (c: Context<AppEnv>) => async (request: Request): Promise<Response> => (socketApp ??= createApp()).fetch(request, c.env, c.executionCtx);
 
 /** A route's path as a regular expression: `:name` is one segment, `:name{.+}` the rest of the path. */
 function pathPattern(path: string): RegExp {
