@@ -63,8 +63,30 @@ async function exercise(t, name, client, mode, options, more = {}) {
   return out;
 }
 
+/**
+ * Codex over the Responses WebSocket: the upgrade was accepted (101) and every turn went over it, with
+ * no reconnect or HTTP fallback.
+ * @param {{ exchanges: import("../support/http-tap.mjs").Exchange[], run: { stderr: string, stdout: string } }} out
+ */
+function assertSocketOnly(out) {
+  const sockets = out.exchanges.filter((e) => e.method === "GET" && e.path === "/v1/responses");
+  assert.ok(sockets.length >= 1 && sockets.every((e) => e.status === 101), `the Responses WebSocket was not accepted: ${JSON.stringify(sockets.map((e) => e.status))}`);
+  const posts = out.exchanges.filter((e) => e.method === "POST" && e.path === "/v1/responses");
+  assert.equal(posts.length, 0, "a turn fell back to HTTP");
+  assert.doesNotMatch(out.run.stderr + out.run.stdout, /Reconnecting|Falling back from WebSockets/);
+}
+
 describe("Codex CLI", () => {
   for (const mode of MODES) it(`${mode} tool calls`, async (t) => { await exercise(t, `codex ${mode}`, runCodex, mode); });
+  // The other common setup: the built-in openai provider at openai_base_url, which opens the socket first.
+  for (const mode of MODES) {
+    it(`${mode} tool calls, built-in provider (openai_base_url, over the Responses WebSocket)`, async (t) => {
+      assertSocketOnly(await exercise(t, `codex builtin ${mode}`, runCodex, mode, { provider: "builtin" }));
+    });
+  }
+  it("native tool calls, custom provider with supports_websockets", async (t) => {
+    assertSocketOnly(await exercise(t, "codex custom websockets", runCodex, "native", { websockets: true }));
+  });
 });
 
 describe("Claude Code", () => {

@@ -20,31 +20,40 @@ const API_KEY = "sk-switchyard-dev";
  */
 
 /**
- * Codex CLI: CODEX_HOME/config.toml with a Responses-API model provider; `codex exec`.
- * @param {AgentRunOptions} options
+ * Codex CLI, `codex exec`, on either of its two paths (reference agent-clients.md):
+ * - `custom` (the default): CODEX_HOME/config.toml with a Responses-API model provider, the key from
+ *   SWITCHYARD_API_KEY; `websockets: true` adds `supports_websockets = true` to it;
+ * - `builtin`: the built-in `openai` provider pointed at Switchyard with `openai_base_url`, the key
+ *   from CODEX_API_KEY (the only variable it reads on this path). It opens the Responses WebSocket
+ *   first, and compacts with compaction_trigger (v2).
+ * `compactAt` sets `model_auto_compact_token_limit`, so a short session compacts.
+ * @param {AgentRunOptions & { provider?: "custom" | "builtin", websockets?: boolean, compactAt?: number }} options
  * @returns {Promise<AgentOutcome>}
  */
-export async function runCodex({ base, model, sandbox, timeoutMs }) {
+export async function runCodex({ base, model, sandbox, timeoutMs, provider = "custom", websockets = false, compactAt }) {
   const codexHome = join(sandbox.home, ".codex");
   const lastMessage = join(sandbox.root, "last-message.txt");
   mkdirSync(codexHome, { recursive: true });
-  writeFileSync(
-    join(codexHome, "config.toml"),
-    [
-      `model = ${JSON.stringify(model)}`,
-      `model_provider = "switchyard"`,
-      "",
-      "[model_providers.switchyard]",
-      `name = "Switchyard"`,
-      `base_url = ${JSON.stringify(`${base}/v1`)}`,
-      `wire_api = "responses"`,
-      `env_key = "SWITCHYARD_API_KEY"`,
-      "",
-    ].join("\n"),
-  );
+  const common = [`model = ${JSON.stringify(model)}`, ...(compactAt ? [`model_auto_compact_token_limit = ${compactAt}`] : [])];
+  const config =
+    provider === "builtin"
+      ? [...common, `openai_base_url = ${JSON.stringify(`${base}/v1`)}`]
+      : [
+          ...common,
+          `model_provider = "switchyard"`,
+          "",
+          "[model_providers.switchyard]",
+          `name = "Switchyard"`,
+          `base_url = ${JSON.stringify(`${base}/v1`)}`,
+          `wire_api = "responses"`,
+          `env_key = "SWITCHYARD_API_KEY"`,
+          ...(websockets ? ["supports_websockets = true"] : []),
+        ];
+  writeFileSync(join(codexHome, "config.toml"), [...config, ""].join("\n"));
+  const key = provider === "builtin" ? { CODEX_API_KEY: API_KEY } : { SWITCHYARD_API_KEY: API_KEY };
   const run = await runClient(join(BIN, "codex"), ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "-m", model, "-o", lastMessage, PROMPT], {
     cwd: sandbox.work,
-    env: { ...sandbox.env, CODEX_HOME: codexHome, SWITCHYARD_API_KEY: API_KEY, RUST_LOG: "warn" },
+    env: { ...sandbox.env, CODEX_HOME: codexHome, ...key, RUST_LOG: "warn" },
     timeoutMs,
   });
   const answer = existsSync(lastMessage) ? readFileSync(lastMessage, "utf8") : null;

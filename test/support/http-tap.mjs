@@ -71,6 +71,48 @@ export async function startTap(targetUrl) {
     res.on("close", () => up.destroy());
     up.end(body);
   });
+  // A WebSocket upgrade (Codex's Responses socket) is forwarded as such and recorded with its status;
+  // after the 101 the two sockets are piped, and `request` notes the size of each piece the client sent.
+  /** @type {Set<import("node:stream").Duplex>} */
+  const sockets = new Set();
+  server.on("upgrade", (req, socket, head) => {
+    const entry = { method: req.method, path: req.url, at: Date.now(), request: "", status: 0, response: "" };
+    exchanges.push(entry);
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    const target = new URL(req.url ?? "/", targetUrl);
+    const up = httpRequest(target, { method: req.method, headers: { ...req.headers, host: target.host } });
+    up.on("upgrade", (upRes, upSocket, upHead) => {
+      entry.status = upRes.statusCode ?? 0;
+      const lines = [`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage}`, ...Object.entries(upRes.headers).map(([k, v]) => `${k}: ${v}`)];
+      socket.write(`${lines.join("\r\n")}\r\n\r\n`);
+      if (upHead.length) socket.write(upHead);
+      if (head.length) upSocket.write(head);
+      socket.on("data", (b) => void (entry.request.length < KEEP && (entry.request += `${b.length} bytes\n`)));
+      upSocket.pipe(socket).pipe(upSocket);
+      upSocket.on("error", () => socket.destroy());
+      socket.on("error", () => upSocket.destroy());
+      socket.on("close", () => upSocket.destroy());
+    });
+    up.on("response", (upRes) => {
+      // Refused: the answer goes back as it is, and is kept like any refusal.
+      entry.status = upRes.statusCode ?? 0;
+      /** @type {Buffer[]} */
+      const kept = [];
+      upRes.on("data", (b) => kept.push(b));
+      upRes.on("end", () => {
+        entry.response = decode(Buffer.concat(kept), upRes.headers["content-encoding"]);
+        const type = upRes.headers["content-type"] ?? "text/plain";
+        socket.end(`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage}\r\ncontent-type: ${type}\r\ncontent-length: ${Buffer.byteLength(entry.response)}\r\nconnection: close\r\n\r\n${entry.response}`);
+      });
+    });
+    up.on("error", (e) => {
+      entry.status = 502;
+      entry.response = `tap: ${e.message}`;
+      socket.destroy();
+    });
+    up.end();
+  });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
   const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
   return {
@@ -81,6 +123,7 @@ export async function startTap(targetUrl) {
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
         server.close(resolve);
       }),
   };
