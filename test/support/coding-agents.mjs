@@ -26,15 +26,14 @@ const API_KEY = "sk-switchyard-dev";
  * - `builtin`: the built-in `openai` provider pointed at Switchyard with `openai_base_url`, the key
  *   from CODEX_API_KEY (the only variable it reads on this path). It opens the Responses WebSocket
  *   first, and compacts with compaction_trigger (v2).
- * `compactAt` sets `model_auto_compact_token_limit`, so a short session compacts.
- * @param {AgentRunOptions & { provider?: "custom" | "builtin", websockets?: boolean, compactAt?: number }} options
+ * @param {AgentRunOptions & { provider?: "custom" | "builtin", websockets?: boolean }} options
  * @returns {Promise<AgentOutcome>}
  */
-export async function runCodex({ base, model, sandbox, timeoutMs, provider = "custom", websockets = false, compactAt }) {
+export async function runCodex({ base, model, sandbox, timeoutMs, provider = "custom", websockets = false }) {
   const codexHome = join(sandbox.home, ".codex");
   const lastMessage = join(sandbox.root, "last-message.txt");
   mkdirSync(codexHome, { recursive: true });
-  const common = [`model = ${JSON.stringify(model)}`, ...(compactAt ? [`model_auto_compact_token_limit = ${compactAt}`] : [])];
+  const common = [`model = ${JSON.stringify(model)}`];
   const config =
     provider === "builtin"
       ? [...common, `openai_base_url = ${JSON.stringify(`${base}/v1`)}`]
