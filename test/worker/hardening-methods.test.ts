@@ -18,7 +18,8 @@ const PATHS: Array<[string, string]> = [
   ["/v1/models/m", "GET, HEAD"],
   ["/v1/models/org/m", "GET, HEAD"],
   ["/v1/tool_calls/rewrite", "POST"],
-  ["/v1/responses", "POST"],
+  ["/v1/responses", "GET, HEAD, POST"], // GET: the Responses WebSocket (426 without the upgrade)
+  ["/responses", "GET, HEAD"],
   // compact is also a stored response id to GET/DELETE /v1/responses/{id}
   ["/v1/responses/compact", "GET, HEAD, POST, DELETE"],
   ["/v1/responses/resp_1", "GET, HEAD, DELETE"],
