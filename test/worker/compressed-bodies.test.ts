@@ -7,7 +7,7 @@ import { call, configWith, grammar, LLAMA_URL, readSse, text } from "./harness.t
 const models = configWith({ m: { targets: [{ kind: "llama", url: LLAMA_URL }] } });
 const body = { model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: 32, grammar: grammar("Compressed fine.") };
 
-async function compressed(format: CompressionFormat, json: unknown): Promise<Uint8Array> {
+async function compressed(format: "gzip" | "deflate" | "deflate-raw", json: unknown): Promise<Uint8Array> {
   const stream = new Blob([JSON.stringify(json)]).stream().pipeThrough(new CompressionStream(format));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }

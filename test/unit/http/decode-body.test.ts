@@ -13,7 +13,7 @@ const ZSTD_BODY = b64("KLUv/SBIBQIAggQPFaA5Y6jXCHBJUv920bRd1QJ5GKr6EA24N2Gia1hOb
 const LIMIT = 4 * 1024 * 1024;
 const tooLarge = () => Object.assign(new Error("too large"), { status: 413 });
 
-async function compress(format: CompressionFormat, chunks: Iterable<Uint8Array>): Promise<Uint8Array> {
+async function compress(format: "gzip" | "deflate" | "deflate-raw", chunks: Iterable<Uint8Array>): Promise<Uint8Array> {
   const stream = new ReadableStream<Uint8Array>({
     start(c) {
       for (const chunk of chunks) c.enqueue(chunk);
