@@ -11,12 +11,25 @@ import type { ProxyError } from "../errors/proxy-error.ts";
  *   the target's model: a retryable 400); move on;
  * - unavailable: not a health signal (a browser target without a session, a missing secret);
  * - too_long: the prompt does not fit this target's context; a larger one may take it (move on,
- *   not a health signal).
+ *   not a health signal);
+ * - deadline: the request's own `timeouts.totalMs` ran out while the upstream was keeping to its
+ *   first-token and idle timeouts (a long answer, not a slow server): another target gets its own
+ *   time (move on), but it says nothing about this one's health.
  */
-export type FailureKind = "client" | "gone" | "unreachable" | "timeout" | "loading" | "busy" | "broken" | "misconfigured" | "unavailable" | "too_long";
+export type FailureKind = "client" | "gone" | "unreachable" | "timeout" | "loading" | "busy" | "broken" | "misconfigured" | "unavailable" | "too_long" | "deadline";
+
+/** Timeouts the request's own total deadline caused (marked where the deadline fired: the event reader). */
+const ownDeadline = new WeakSet<ProxyError>();
+
+/** Marks `err` as the request's own deadline running out, not the upstream stalling (see "deadline" above). */
+export function markOwnDeadline(err: ProxyError): ProxyError {
+  ownDeadline.add(err);
+  return err;
+}
 
 export function classifyFailure(err: ProxyError, upstreamStatus?: number): FailureKind {
   if (err.status === 499 || err.code === "client_closed_request") return "gone";
+  if (ownDeadline.has(err)) return "deadline";
   if (err.code === "context_length_exceeded") return err.retryable ? "too_long" : "client";
   if (!err.retryable) return "client";
   if (upstreamStatus === 400 || upstreamStatus === 401 || upstreamStatus === 403 || upstreamStatus === 404) return "misconfigured";
@@ -41,7 +54,12 @@ export function retriesSameTarget(kind: FailureKind): boolean {
   return kind === "busy" || kind === "broken";
 }
 
-/** Whether the failure counts against the upstream's health (its circuit breaker). */
+/**
+ * Whether the failure counts against the upstream's health (its circuit breaker): only what the
+ * upstream did. A client mistake, the client leaving, the request's own deadline, a busy server and a
+ * target that cannot take this request are not the server's fault, and one key sending many of them
+ * must not move every other key's traffic off a healthy server.
+ */
 export function countsAgainstUpstream(kind: FailureKind): boolean {
   return kind === "unreachable" || kind === "timeout" || kind === "loading" || kind === "broken" || kind === "misconfigured";
 }

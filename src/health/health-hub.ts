@@ -7,6 +7,7 @@ import { countOutcome, type TrafficMetrics } from "./traffic-metrics.ts";
 import type { CircuitState } from "./circuit-breaker.ts";
 import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "./upstream-health.ts";
 import { parseLlamaMetrics } from "./parse-llama-metrics.ts";
+import { parseTotalSlots } from "./parse-total-slots.ts";
 
 interface Tracked {
   ref: UpstreamRef;
@@ -14,6 +15,8 @@ interface Tracked {
   usedAt: number;
   /** False once /metrics answered without llama-server's gauges (no --metrics): not asked again. */
   metrics?: boolean;
+  /** Its `/props` `total_slots`, read once when `/slots` is off (`--no-slots`); null: /props told none. */
+  propsSlots?: number | null;
 }
 
 /** Placement notes kept for isolates to catch up on, and the most one snapshot carries. */
@@ -160,6 +163,12 @@ export class HealthHub extends DurableObject<Env> {
             if (windows.length) contextWindow = Math.min(...windows);
           }
         } else await slots.body?.cancel().catch(() => {});
+        // `/slots` off (--no-slots): the count from /props, which every llama-server answers; read once
+        // (it changes only with a restart). Busy slots then come only from /metrics, if on.
+        if (slotsTotal === undefined) {
+          t.propsSlots ??= await this.propsSlots(base, headers, timeoutMs);
+          slotsTotal = t.propsSlots ?? undefined;
+        }
         // With --metrics, requests waiting for a slot (deferred) count as load too; /slots cannot show them.
         if (t.metrics !== false) {
           const m = await fetch(`${base}/metrics`, { headers, signal: AbortSignal.timeout(timeoutMs) });
@@ -181,5 +190,19 @@ export class HealthHub extends DurableObject<Env> {
     const previous = t.health;
     const slots = slotsTotal !== undefined ? { slotsTotal, slotsBusy, ...(slotsReadAt ? { slotsReadAt } : {}) } : previous.slotsTotal !== undefined ? { slotsTotal: previous.slotsTotal, slotsBusy: previous.slotsBusy, ...(previous.slotsReadAt ? { slotsReadAt: previous.slotsReadAt } : {}) } : {};
     t.health = { state, circuit, checkedAt: now, ...slots, ...(contextWindow !== undefined ? { contextWindow } : {}) };
+  }
+
+  /** `/props` `total_slots`; null when it answered without one, undefined when it did not answer (asked again). */
+  private async propsSlots(base: string, headers: Record<string, string>, timeoutMs: number): Promise<number | null | undefined> {
+    try {
+      const res = await fetch(`${base}/props`, { headers, signal: AbortSignal.timeout(timeoutMs) });
+      if (!res.ok || !(res.headers.get("content-type") ?? "").includes("json")) {
+        await res.body?.cancel().catch(() => {});
+        return null;
+      }
+      return parseTotalSlots(await res.json()) ?? null;
+    } catch {
+      return undefined;
+    }
   }
 }

@@ -2,11 +2,15 @@ import { ProxyError } from "../errors/proxy-error.ts";
 import type { UpstreamEvent } from "../stream/events.ts";
 import type { EventStreamReader } from "../stream/event-source.ts";
 import type { Deadline, Deadlines } from "../stream/deadlines.ts";
+import { markOwnDeadline } from "../health/classify-failure.ts";
 
 /**
  * Reads an attempt's events with its timeouts: the first event within `firstTokenMs`, every later
  * one within `idleMs`, all of them within `totalMs` of the attempt's start. Expiry cancels the
- * upstream and becomes a 504 `upstream_timeout`; a broken upstream stream becomes a 502.
+ * upstream and becomes a 504 `upstream_timeout`; a broken upstream stream becomes a 502. What is the
+ * upstream's doing and what is not is told apart here, where it is known: `totalMs` firing before
+ * the first-token or idle wait is the request's own length (marked, not a health signal), and a read
+ * broken by the client leaving (`signal`) is the client's, not a broken upstream.
  */
 /** Told once how the attempt's events ended: "ok", an error (thrown or in-stream), or the reader cancelled. */
 export interface EndObserver {
@@ -26,6 +30,8 @@ export class EventReader {
     private readonly timeouts: { firstTokenMs: number; idleMs: number; totalMs: number },
     startedAt: number,
     private readonly deadlines: Deadlines,
+    /** The attempt's signal: aborted when the client leaves, which breaks the upstream read. */
+    private readonly signal?: AbortSignal,
   ) {
     this.deadline = startedAt + timeouts.totalMs;
   }
@@ -43,6 +49,11 @@ export class EventReader {
       else this.took(e);
       return e;
     } catch (e) {
+      // The client left: the read broke because its request was aborted, not because the upstream failed.
+      if (this.signal?.aborted && !(e instanceof ProxyError && e.code === "upstream_timeout")) {
+        this.end({ cancelled: true });
+        throw new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
+      }
       if (e instanceof ProxyError) this.end({ ok: false, error: e, broken: true });
       throw e;
     }
@@ -132,7 +143,19 @@ export class EventReader {
 
   private timeoutError(): ProxyError {
     const wait = this.readWait;
-    const which = this.readTotal <= wait ? `timeouts.totalMs (${this.timeouts.totalMs} ms)` : this.seenFirst ? `timeouts.idleMs (${this.timeouts.idleMs} ms)` : `timeouts.firstTokenMs (${this.timeouts.firstTokenMs} ms)`;
+    // The total deadline came before the first-token or idle wait was over: the upstream was keeping
+    // to its pace and the answer was simply longer than the request's time.
+    if (this.readTotal <= wait) {
+      return markOwnDeadline(
+        new ProxyError({
+          status: 504,
+          code: "upstream_timeout",
+          retryable: true,
+          message: `${this.upstream} ${this.seenFirst ? "was still answering" : "had not begun its answer"} after timeouts.totalMs (${this.timeouts.totalMs} ms).`,
+        }),
+      );
+    }
+    const which = this.seenFirst ? `timeouts.idleMs (${this.timeouts.idleMs} ms)` : `timeouts.firstTokenMs (${this.timeouts.firstTokenMs} ms)`;
     return new ProxyError({
       status: 504,
       code: "upstream_timeout",

@@ -158,7 +158,7 @@ export async function runAttempts(targets: Target[], opts: AttemptOptions): Prom
  * ProxyError) when it fails before one: the attempt may then go elsewhere.
  */
 async function firstEventOf(from: Upstream, target: Target, ctx: AttemptContext, opts: AttemptOptions, startedAt: number): Promise<{ first: UpstreamEvent; events: EventReader }> {
-  const events = new EventReader(await from.open(opts.request, ctx), target.name, opts.config.timeouts, startedAt, opts.deadlines);
+  const events = new EventReader(await from.open(opts.request, ctx), target.name, opts.config.timeouts, startedAt, opts.deadlines, ctx.signal);
   const first = await events.next();
   if (!first) throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} ended its answer without sending anything.` });
   if (first.type === "error") {

@@ -13,6 +13,7 @@ import { expectedServiceMs, ledger, placementNote } from "./placement/isolate-le
 import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Target } from "./target.ts";
 import { QueuePlace, slotReleased } from "./admission/queue-place.ts";
+import { learnSlotCounts } from "./admission/slot-counts.ts";
 import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-hints.ts";
 
 export interface TryOptions {
@@ -93,6 +94,11 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
           snapshot: () => health.snapshot(),
         })
       : undefined;
+  // A server whose slot count this isolate does not know yet is taken to have one until it does:
+  // read it now (milliseconds) so the next request is gated on the real count; waiters are pumped
+  // when it arrives, and a request arriving while it is read waits for it.
+  const reading = place ? learnSlotCounts(targets, health.snapshot(), opts.env, () => slotReleased(() => health.snapshot()), (p) => defer(p, opts.waitUntil)) : undefined;
+  if (reading) await reading;
   const tries = { attempts: 0, finishTarget: "none" };
   const finish = (err: ProxyError): ProxyError => {
     health.finish({ target: tries.finishTarget, code: err.code, totalMs: Date.now() - requestStart });
@@ -274,6 +280,14 @@ function circuitOpen(target: Target, snapshot: HealthSnapshot | undefined, now: 
   if (target.kind !== "llama" || !snapshot) return false;
   const h = snapshot.upstreams[upstreamKey(target.url)];
   return h !== undefined && circuitState(h.circuit, now) === "open";
+}
+
+/** Keeps `p` alive past the response where the runtime allows (ctx.waitUntil); its failure is nobody's. */
+function defer(p: Promise<unknown>, waitUntil: TryOptions["waitUntil"]): void {
+  p = p.catch(() => {});
+  try {
+    waitUntil?.(p);
+  } catch {}
 }
 
 /** Waits `ms` unless the client leaves first (false). */

@@ -3,7 +3,9 @@ import { createExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.ts";
 import { resetHealthCache } from "../../src/health/health-client.ts";
-import { chat, fixture, llama, outcome, sleep, vars } from "./fault-harness.ts";
+import { FAST, LLAMA_URL, chat, fixture, fixtureLog, llama, outcome, sleep, vars } from "./fault-harness.ts";
+import { call, createKey, keyedVars } from "../worker/harness.ts";
+import { targetName } from "../../src/routing/target.ts";
 
 const hub = () => (env as unknown as Env).HEALTH_HUB.getByName("health");
 const upstreamOf = async (url: string) => (await hub().status()).upstreams.find((u) => u.url === url.replace(/\/+$/, ""));
@@ -79,6 +81,17 @@ describe("health hub", () => {
       return u?.health.state === "loading" && u;
     });
     expect(l?.health.state).toBe("loading");
+  });
+
+  it("with /slots off (--no-slots), the slot count comes from /props total_slots", async () => {
+    const target = llama(fixture("slots-3/no-slots/behave/say/counted"));
+    const { res } = await chat({ stream: false, vars: vars([target], { health: { sampleMs: 200 } }) });
+    await res.text();
+    const u = await waitFor(async () => {
+      const h = await upstreamOf(target.url);
+      return h?.health.state === "ready" && h;
+    });
+    expect(u?.health).toMatchObject({ state: "ready", slotsTotal: 3 });
   });
 
   it("a request never waits on the hub: the first one in an isolate is answered from config order", async () => {
@@ -169,5 +182,90 @@ describe("health reports are batched", () => {
     expect(reports).toHaveLength(1);
     expect(reports[0].outcomes).toHaveLength(2);
     expect(reports[0].attempts.some((a: any) => !a.ok && a.url.includes(":9/"))).toBe(true);
+  });
+});
+
+// Issue 26, finding 6: the breaker counts only what the upstream did. One key's long answers cut by
+// the request's own totalMs, its clients leaving, or its requests the server cannot take must not
+// move every other key's traffic off a healthy server. Two targets: the fixture first, the real
+// llama-server second (their names differ, so `x-switchyard-target` tells which served).
+describe("what counts against an upstream (one key cannot open a healthy server's circuit)", () => {
+  const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+  const ask = (cfg: Record<string, unknown>, key: string, body: Record<string, unknown>) => call("/v1/chat/completions", { json: { model: "m", messages: [{ role: "user", content: "hi" }], ...body }, headers: bearer(key) }, cfg);
+  async function setup(first: ReturnType<typeof llama>, extra: Record<string, unknown>) {
+    const cfg = keyedVars(vars([first, llama(LLAMA_URL)], { resume: { maxResumes: 0 }, ...extra }));
+    const [a, b] = await Promise.all(["a", "b"].map((name) => createKey(cfg, { name, scopes: ["chat"] })));
+    return { cfg, a: a!.key, b: b!.key, firstName: targetName({ kind: "llama", url: first.url }) };
+  }
+  /** Who serves the next request of key b (a stream, left as soon as its headers came). */
+  async function nextTarget(cfg: Record<string, unknown>, key: string): Promise<string | null> {
+    const { res, done } = await ask(cfg, key, { stream: true });
+    const target = res.headers.get("x-switchyard-target");
+    await res.body?.cancel();
+    await done();
+    return target;
+  }
+
+  it("answers cut by the request's own timeouts.totalMs, the server sending all along, are not health failures", async () => {
+    // A token every 50 ms for ever, eight slots: three of a's answers at once, each cut at totalMs.
+    const first = llama(fixture("slots-8/behave/endless"));
+    const { cfg, a, b, firstName } = await setup(first, { circuit: { failureThreshold: 3, cooldownMs: 30_000 }, timeouts: { ...FAST, totalMs: 800, commitMs: 200 } });
+    const cut = await Promise.all(
+      [0, 1, 2].map(async () => {
+        const { res, done } = await ask(cfg, a, { stream: true });
+        const text = await res.text();
+        await done();
+        return { status: res.status, target: res.headers.get("x-switchyard-target"), text };
+      }),
+    );
+    for (const c of cut) {
+      expect(c.status).toBe(200);
+      expect(c.target).toBe(firstName);
+      expect(c.text).toContain("upstream_timeout");
+      expect(c.text).toContain("timeouts.totalMs");
+    }
+    expect(await nextTarget(cfg, b)).toBe(firstName);
+    await sleep(300);
+    expect((await upstreamOf(first.url))?.circuit).toBe("closed");
+  });
+
+  it("clients that leave mid-answer, while the server works on the next token, are not health failures", async () => {
+    // One token, then the server is busy (nothing until the client leaves): the client's departure,
+    // noticed by a heartbeat, aborts the read the reader was waiting on.
+    const first = llama(fixture("slots-8/behave/stall-after-first/60000"));
+    const { cfg, a, b, firstName } = await setup(first, { circuit: { failureThreshold: 3, cooldownMs: 30_000 }, timeouts: { ...FAST, idleMs: 10_000, totalMs: 20_000, commitMs: 200, heartbeatMs: 100 } });
+    await Promise.all(
+      [0, 1, 2].map(async () => {
+        const { res, done } = await ask(cfg, a, { stream: true });
+        expect(res.headers.get("x-switchyard-target")).toBe(firstName);
+        const reader = res.body!.getReader();
+        await reader.read();
+        await sleep(150);
+        await reader.cancel();
+        await done();
+      }),
+    );
+    await sleep(300);
+    expect(await nextTarget(cfg, b)).toBe(firstName);
+    expect((await upstreamOf(first.url))?.circuit).toBe("closed");
+  });
+
+  it("a llama-server 500 the request caused (a schema it cannot convert) is answered at once: not retried there, not counted", async () => {
+    const first = llama(fixture("behave/refuse-schema/error-json-schema-500"));
+    // One counted failure would open the circuit.
+    const { cfg, a, b, firstName } = await setup(first, { circuit: { failureThreshold: 1, cooldownMs: 30_000 } });
+    const marker = `schema ${Date.now()}-${Math.random().toString(36).slice(2, 6)}`;
+    const { res, done } = await ask(cfg, a, { messages: [{ role: "user", content: marker }], response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "foo" } } } });
+    const body = await res.json<{ error: { type: string; message: string } }>();
+    await done();
+    expect(res.status).toBe(400);
+    expect(body.error.type).toBe("invalid_request_error");
+    expect(body.error.message).toContain("JSON schema conversion failed");
+    expect(res.headers.get("x-switchyard-attempts")).toBe("1");
+    const arrived = (await fixtureLog<{ body: string }>("_requests")).filter((r) => r.body.includes(marker));
+    expect(arrived).toHaveLength(1);
+    expect(await nextTarget(cfg, b)).toBe(firstName);
+    await sleep(300);
+    expect((await upstreamOf(first.url))?.circuit).toBe("closed");
   });
 });

@@ -11,6 +11,8 @@
 //   /u-<tag>/…                a leading u-<tag> segment is ignored: one upstream URL (so one health
 //                             record and one circuit) per test
 //   …/n_ctx-<n>/…             a segment after it: /slots reports slots of n_ctx <n> (a context window)
+//   …/slots-<n>/…             a segment after those: /slots and /props report <n> slots (default 1)
+//   …/no-slots/…              a segment after those: /slots answers 501, as llama-server with --no-slots
 //   GET …/health, …/slots,    answered as llama-server does (503 while `loading`, else ok and one idle
 //       …/metrics             slot; /metrics 501 as without --metrics), recorded in /_probes only (the
 //                             health hub samples them)
@@ -59,6 +61,23 @@ const BEHAVIOURS = {
     for (let i = 0; i < text.length; i += 5) res.write(chunk("chatcmpl-say", { content: text.slice(i, i + 5) }));
     res.write(chunk("chatcmpl-say", {}, "stop"));
     res.write(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: 5, prompt_tokens: 3, total_tokens: 8 } })}\n\n`);
+    res.end("data: [DONE]\n\n");
+  },
+  // Streams generated text too long for a URL (test/fuzz/hostile-inputs.test.ts): `arg` is the
+  // URL-encoded JSON {parts: [[piece, times], …], frame}: each piece repeated, in frames of `frame`
+  // characters (default 16). Without `arg`, that JSON is the last message's content (bench/hostile-inputs.mjs).
+  async "say-repeat"(req, res, arg, state, body) {
+    /** @type {Array<{ content?: unknown }>} */
+    const messages = JSON.parse(body || "{}").messages ?? [];
+    /** @type {{ parts?: Array<[string, number]>, frame?: number }} */
+    const spec = JSON.parse(arg === undefined ? String(messages.at(-1)?.content ?? "{}") : decodeURIComponent(arg));
+    const text = (spec.parts ?? []).map(([piece, times]) => piece.repeat(times)).join("");
+    const frame = spec.frame ?? 16;
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    res.write(chunk("chatcmpl-repeat", { role: "assistant", content: null }));
+    for (let i = 0; i < text.length && !state.closed; i += frame) res.write(chunk("chatcmpl-repeat", { content: text.slice(i, i + frame) }));
+    res.write(chunk("chatcmpl-repeat", {}, "stop"));
+    res.write(`data: ${JSON.stringify({ choices: [], usage: { completion_tokens: Math.ceil(text.length / 4), prompt_tokens: 3, total_tokens: 3 + Math.ceil(text.length / 4) } })}\n\n`);
     res.end("data: [DONE]\n\n");
   },
   // A server whose chat template allows a system message only first (Mistral Nemo's): a system message
@@ -306,6 +325,12 @@ const BEHAVIOURS = {
     res.writeHead(500, { "content-type": "application/json" });
     res.end(JSON.stringify({ error: { code: 500, message: "[json.exception.parse_error.101] parse error at line 1, column 2: syntax error", type: "server_error" } }));
   },
+  // A request with a response_format gets the fixture `arg` replayed (a llama-server refusing that
+  // schema, e.g. error-json-schema-500); any other is answered at once like `say` ("served").
+  async "refuse-schema"(req, res, arg, state, body, counter) {
+    if (!JSON.parse(body).response_format) return BEHAVIOURS.say(req, res, "served", state, body, counter);
+    return replay(res, [arg ?? "error-json-schema-500"], state);
+  },
   // Router mode without the target's model.
   async "router-no-model"(req, res) {
     res.writeHead(400, { "content-type": "application/json" });
@@ -369,17 +394,25 @@ export async function startFixtureUpstream() {
     if (/^\/u-[^/]+\//.test(url.pathname)) url.pathname = url.pathname.replace(/^\/u-[^/]+/, "");
     const nCtx = /^\/n_ctx-(\d+)\//.exec(url.pathname)?.[1];
     if (nCtx) url.pathname = url.pathname.replace(/^\/n_ctx-\d+/, "");
+    const slotCount = Number(/^\/slots-(\d+)\//.exec(url.pathname)?.[1] ?? 1);
+    url.pathname = url.pathname.replace(/^\/slots-\d+/, "");
+    const noSlots = url.pathname.startsWith("/no-slots/");
+    url.pathname = url.pathname.replace(/^\/no-slots/, "");
     if (req.method === "GET" && /\/(health|slots|metrics)$/.test(url.pathname)) {
       probes.push({ path: url.pathname, at: Date.now() });
       if (url.pathname.startsWith("/behave/loading/")) {
         res.writeHead(503, { "content-type": "application/json" });
         return res.end(JSON.stringify({ error: { message: "Loading model", type: "unavailable_error", code: 503 } }));
       }
+      if (noSlots && url.pathname.endsWith("/slots")) {
+        res.writeHead(501, { "content-type": "application/json; charset=utf-8" });
+        return res.end(JSON.stringify({ error: { code: 501, message: "This server does not support slots endpoint. Start it with `--slots`", type: "not_supported_error" } }));
+      }
       if (url.pathname.endsWith("/metrics")) {
         res.writeHead(501, { "content-type": "application/json" });
         return res.end(JSON.stringify({ error: { code: 501, message: "This server does not support metrics endpoint. Start it with `--metrics`", type: "not_supported_error" } }));
       }
-      return url.pathname.endsWith("/health") ? json(res, { status: "ok" }) : json(res, [{ id: 0, is_processing: false, ...(nCtx ? { n_ctx: Number(nCtx) } : {}) }]);
+      return url.pathname.endsWith("/health") ? json(res, { status: "ok" }) : json(res, Array.from({ length: slotCount }, (_, id) => ({ id, is_processing: false, ...(nCtx ? { n_ctx: Number(nCtx) } : {}) })));
     }
     if (url.pathname === "/_reset") {
       received.length = 0;
@@ -406,7 +439,7 @@ export async function startFixtureUpstream() {
     }
     if (parts.at(-1) === "props") {
       // A template without tool support (e.g. a base model's) unless the path says otherwise.
-      return json(res, { chat_template_caps: { supports_tool_calls: !url.pathname.includes("no-tool-template") }, total_slots: 1 });
+      return json(res, { chat_template_caps: { supports_tool_calls: !url.pathname.includes("no-tool-template") }, total_slots: slotCount });
     }
     try {
       if (parts[0] === "fixture") return await replay(res, parts.slice(1), state);

@@ -191,3 +191,75 @@ describe("admission queue (one busy slot)", () => {
     await b2.done();
   });
 });
+
+// Issue 26, finding 7: the line held only once the hub's /slots sample had reached the isolate, so in
+// the simplest setup (one server, one slot, the first requests) a second request went straight to the
+// full server and waited there. These run cold: a fresh upstream, no warm-up, default health timing.
+describe("admission queue from the first request (one slot, no sample yet)", () => {
+  /** A one-slot upstream of its own: a request whose last message is "hold" holds the slot for `ms`. */
+  const holding = (name: string, ms: number) => `${FIXTURE_URL}/u-c${name}${tag}/behave/hold/${ms}`;
+  const ask = (vars: Record<string, unknown>, model: string, key: string, marker: string, last: string, stream = false) =>
+    call("/v1/chat/completions", { json: { model, stream, messages: [{ role: "system", content: marker }, { role: "user", content: last }] }, headers: { authorization: `Bearer ${key}` } }, vars);
+  const reached = async (marker: string) => (await received()).filter((r) => r.body.includes(marker));
+  async function until(fn: () => Promise<boolean>, ms = 5000) {
+    for (const end = Date.now() + ms; Date.now() < end; await sleep(25)) if (await fn()) return true;
+    return false;
+  }
+
+  it("a second request while a long answer holds the only slot waits in Switchyard's line, never reaches the server, and ends 503 no_capacity at queue.maxWaitMs", async () => {
+    const url = holding("never", 600_000);
+    // A commit grace longer than the wait, so the refusal keeps its status.
+    const vars = keyedVars(configWith({ qcold: { targets: [{ kind: "llama", url }] } }, { queue: { maxWaitMs: 2000 }, timeouts: { commitMs: 5000 } }));
+    const [a, b] = await Promise.all(["a", "b"].map((name) => createKey(vars, { name, scopes: ["chat"] })));
+    const held = `held ${tag}`;
+    const blocker = await ask(vars, "qcold", a!.key, held, "hold", true);
+    expect(blocker.res.status).toBe(200);
+    const reader = blocker.res.body!.getReader();
+    await reader.read();
+    expect(await until(async () => (await reached(held)).length === 1)).toBe(true);
+
+    const second = `second ${tag}`;
+    const startedAt = Date.now();
+    const { res, done } = await ask(vars, "qcold", b!.key, second, "hi");
+    const body = await res.json<{ error: { code: string; message: string } }>();
+    const waited = Date.now() - startedAt;
+    await done();
+    console.log(`second request: ${res.status} ${body.error?.code} after ${waited} ms (${body.error?.message})`);
+    expect(res.status).toBe(503);
+    expect(body.error.code).toBe("no_capacity");
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(waited).toBeGreaterThanOrEqual(1500);
+    expect(waited).toBeLessThan(6000);
+    expect(await reached(second)).toHaveLength(0);
+    await reader.cancel();
+    await blocker.done();
+  }, 30_000);
+
+  it("behind a slot held from the first request, keys take turns: a's burst does not go first", async () => {
+    const url = holding("turns", 1500);
+    const vars = keyedVars(configWith({ qturns: { targets: [{ kind: "llama", url }] } }, { queue: { maxWaitMs: 30_000 } }));
+    const keys = await Promise.all(["a", "b", "c"].map((name) => createKey(vars, { name, scopes: ["chat"] })));
+    const marker = `turns ${tag}`;
+    const blocker = ask(vars, "qturns", keys[0]!.key, `${marker} [a] #hold`, "hold", true);
+    expect(await until(async () => (await reached(marker)).length === 1)).toBe(true);
+    // a's five first, then b's and c's: first come first served would give a all five first.
+    const burst = keys.flatMap((k) => Array.from({ length: 5 }, (_, i) => ask(vars, "qturns", k.key, `${marker} [${k.name}] #${i}`, "hi")));
+    const answers = await Promise.all(
+      burst.map(async (p) => {
+        const { res, done } = await p;
+        await res.text();
+        await done();
+        return res.status;
+      }),
+    );
+    const b = await blocker;
+    await b.res.text();
+    await b.done();
+    expect(answers).toEqual(Array(15).fill(200));
+    const order = (await reached(marker)).map((r) => /\[(\w+)\]/.exec(r.body)![1]!);
+    console.log(`served after the held slot: ${order.join("")}`);
+    expect(order).toHaveLength(16);
+    // After the blocker: the first six served hold two of each key.
+    for (const key of ["a", "b", "c"]) expect(order.slice(1, 7).filter((k) => k === key).length, order.join("")).toBe(2);
+  }, 30_000);
+});

@@ -2,7 +2,7 @@ import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import { serviceMs } from "../placement/expected-finish.ts";
 import { serviceEstimate } from "../placement/rank-servers.ts";
 import { DEFAULT_SPEEDS, type ServerLedger } from "../placement/server-ledger.ts";
-import { retryAfterSeconds, serverLoad, verdictFor, type Seat, type Verdict } from "./capacity.ts";
+import { retryAfterSeconds, serverLoad, verdictFor, type Seat, type ServerLoad, type Verdict } from "./capacity.ts";
 import { FairQueue } from "./fair-queue.ts";
 
 /** One request's place in its model's line. */
@@ -51,7 +51,11 @@ export class AdmissionQueue {
   private readonly lines = new Map<string, Line>();
   private readonly reservations = new Map<string, number>();
 
-  constructor(private readonly ledger: () => ServerLedger) {}
+  constructor(
+    private readonly ledger: () => ServerLedger,
+    /** The slot count the isolate read from a server's `/props`, for a server not sampled yet (slot-counts.ts). */
+    private readonly learned: (server: string) => number | undefined = () => undefined,
+  ) {}
 
   /** Whether `t` may start now; if not it waits, and `onTurn` is called when it may. */
   enter(t: Ticket, snapshot: HealthSnapshot): boolean {
@@ -96,13 +100,13 @@ export class AdmissionQueue {
 
   /**
    * Whether a request given its turn may start an attempt on `server` now: a slot there is free, or
-   * held for it, or the server's slots are unknown. Yes gives up the slot held for it anywhere (the
-   * attempt's place in the ledger counts it from here on, so call it just before `ledger.begin`).
+   * held for it. Yes gives up the slot held for it anywhere (the attempt's place in the ledger counts
+   * it from here on, so call it just before `ledger.begin`).
    */
   mayStart(t: Ticket, server: string, snapshot: HealthSnapshot): boolean {
-    const load = serverLoad(server, snapshot.upstreams[server], this.ledger(), this.reservations.get(server) ?? 0);
+    const load = this.load(server, snapshot);
     const mine = t.reserved === server ? 1 : 0;
-    if (load.slots !== undefined && load.busy - mine >= load.slots) return false;
+    if (load.busy - mine >= load.slots) return false;
     this.release(t);
     return true;
   }
@@ -155,7 +159,7 @@ export class AdmissionQueue {
    */
   retryAfter(t: Ticket, snapshot: HealthSnapshot, now: number): number {
     const servers = [...new Set(t.plan.flatMap((s) => (s.server === null ? [] : [s.server])))];
-    const slots = servers.reduce((n, s) => n + (snapshot.upstreams[s]?.slotsTotal ?? 0), 0);
+    const slots = servers.reduce((n, s) => n + this.load(s, snapshot).slots, 0);
     const service = servers.length ? Math.min(...servers.map((s) => serviceEstimate(this.ledger(), s, null, now).service)) : serviceMs(0, DEFAULT_SPEEDS.completionTokens, DEFAULT_SPEEDS);
     return retryAfterSeconds(this.ahead(t), Math.max(1, slots), service);
   }
@@ -198,8 +202,11 @@ export class AdmissionQueue {
   }
 
   private verdict(t: Ticket, snapshot: HealthSnapshot): Verdict {
-    const ledger = this.ledger();
-    return verdictFor(t.plan, (server) => serverLoad(server, snapshot.upstreams[server], ledger, this.reservations.get(server) ?? 0));
+    return verdictFor(t.plan, (server) => this.load(server, snapshot));
+  }
+
+  private load(server: string, snapshot: HealthSnapshot): ServerLoad {
+    return serverLoad(server, snapshot.upstreams[server], this.ledger(), this.reservations.get(server) ?? 0, this.learned(server));
   }
 
   private line(model: string): Line {

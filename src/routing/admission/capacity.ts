@@ -12,10 +12,21 @@ export interface Seat {
 
 /** One llama-server's slots and how many are taken, as far as this isolate can tell. */
 export interface ServerLoad {
-  /** From the hub's `/slots` sample; undefined before any sample: the server is not gated. */
-  slots: number | undefined;
+  /**
+   * From the hub's sample (`/slots`, or `/props` where `/slots` is off); before it, the count this
+   * isolate read from the server's `/props`; before that, ASSUMED_SLOTS.
+   */
+  slots: number;
   busy: number;
 }
+
+/**
+ * The slots taken for a llama-server whose count is not known yet: one. Every server has at least
+ * one, so its first request goes at once; a second of ours waits until the count is known (the
+ * isolate reads `/props` at the first request, milliseconds) instead of going to a server that may
+ * be full and would queue it inside, where nobody takes turns.
+ */
+export const ASSUMED_SLOTS = 1;
 
 /** Before the hub recorded when it read `/slots`: the sample was gathered within this long of its `checkedAt`. */
 export const SAMPLE_SPAN_MS = 1000;
@@ -25,11 +36,12 @@ export const SAMPLE_SPAN_MS = 1000;
  * sample saw (its busy slots less ours in flight while `/slots` was read, never below 0) + turns
  * given to waiters that have not started yet (`reserved`). Only ours that began or ended during that
  * read's round trip are uncertain; they are taken as seen, so the error is at most those, for one
- * sample.
+ * sample. Without a sample only ours count, against `learned` slots (this isolate's `/props` read)
+ * or ASSUMED_SLOTS.
  */
-export function serverLoad(server: string, health: UpstreamHealth | undefined, ledger: ServerLedger, reserved: number): ServerLoad {
+export function serverLoad(server: string, health: UpstreamHealth | undefined, ledger: ServerLedger, reserved: number, learned?: number): ServerLoad {
   const own = ledger.inflightCount(server);
-  if (health?.slotsTotal === undefined) return { slots: undefined, busy: own + reserved };
+  if (health?.slotsTotal === undefined) return { slots: learned ?? ASSUMED_SLOTS, busy: own + reserved };
   const read = health.slotsReadAt ?? { from: health.checkedAt - SAMPLE_SPAN_MS, to: health.checkedAt };
   const others = Math.max(0, (health.slotsBusy ?? 0) - ledger.busyAt(server, read.from, read.to));
   return { slots: health.slotsTotal, busy: own + others + reserved };
@@ -38,8 +50,8 @@ export function serverLoad(server: string, health: UpstreamHealth | undefined, l
 /**
  * Whether a request with this plan may start now: `free` names the first llama-server (in plan
  * order) with a slot free, to hold for it; `unknown` when none is free but some target's capacity
- * is not known (a browser session, a server not sampled yet): only trying tells; `full` when every
- * target is a llama-server with every slot taken.
+ * is not visible (a browser session): only trying tells; `full` when every target is a llama-server
+ * with every slot taken.
  */
 export type Verdict = { kind: "free"; server: string } | { kind: "unknown" } | { kind: "full" };
 
@@ -51,8 +63,7 @@ export function verdictFor(plan: readonly Seat[], load: (server: string) => Serv
       continue;
     }
     const l = load(seat.server);
-    if (l.slots === undefined) unknown = true;
-    else if (l.busy < l.slots) return { kind: "free", server: seat.server };
+    if (l.busy < l.slots) return { kind: "free", server: seat.server };
   }
   return unknown ? { kind: "unknown" } : { kind: "full" };
 }

@@ -3,14 +3,16 @@ import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import { ledger } from "../placement/isolate-ledger.ts";
 import { AdmissionQueue, Ticket } from "./admission-queue.ts";
 import type { Seat } from "./capacity.ts";
+import { learnedSlots, resetSlotCounts } from "./slot-counts.ts";
 import { KEY_PRIORITY_MAX } from "../../auth/key-record.ts";
 
-/** This isolate's admission queue, over its ledger. */
-let queue = new AdmissionQueue(() => ledger);
+/** This isolate's admission queue, over its ledger and the slot counts it read itself. */
+let queue = new AdmissionQueue(() => ledger, learnedSlots);
 
-/** Tests: start from an empty queue. */
+/** Tests: start from an empty queue, knowing no server's slot count. */
 export function resetAdmission(): void {
-  queue = new AdmissionQueue(() => ledger);
+  queue = new AdmissionQueue(() => ledger, learnedSlots);
+  resetSlotCounts();
 }
 
 /** How many requests wait for `model` in this isolate. */

@@ -19,7 +19,17 @@ const CLIENT_MISTAKES_REPORTED_AS_500 = [
   /Missing tool call type/,
   /Unable to generate parser for this template/,
   /Cannot use custom grammar constraints with tools/,
+  // A schema or grammar the server cannot use (response_format, json_schema, a tool's parameters):
+  // builds that did not yet answer parameter errors as invalid_request sent these as 500.
+  /^"json_schema": /,
+  /^JSON schema conversion failed/,
+  /^Field '[\w.]+': /,
+  /failed to parse grammar/i,
 ];
+
+// What this server cannot take but another target may (a vision projector it lacks): llama-server
+// answers 500. Moving on is right; counting it against the server or retrying it there is not.
+const UNSUPPORTED_BY_THIS_SERVER = /^(image|audio|video) input is not supported/;
 
 // A current llama-server parses the whole output once more when the answer is over, strictly, and
 // answers this when the model wrote something its template's parser cannot read (a stray byte, a
@@ -120,6 +130,10 @@ export function mapLlamaErrorObject(status: number, err: LlamaErrorBody, upstrea
       unparsed: true,
       message: `${upstream} generated an answer its chat parser could not read in the template's ${unparsed[1]} format (${message}).`,
     });
+  }
+  if (UNSUPPORTED_BY_THIS_SERVER.test(message)) {
+    // Retryable with a 4xx status: another target may take it; if none does, the client's answer is this 400.
+    return new ProxyError({ status: 400, code: "unsupported_content", param: "messages", retryable: true, message: `${upstream} cannot take this request's media: ${message}` });
   }
   if (CLIENT_MISTAKES_REPORTED_AS_500.some((re) => re.test(message))) {
     return new ProxyError({ status: 400, code: "upstream_error", type: "invalid_request_error", message: `${upstream} rejected the request: ${message}` });

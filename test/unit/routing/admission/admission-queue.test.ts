@@ -107,10 +107,30 @@ describe("AdmissionQueue", () => {
     expect(nextTurn).toBe(true);
   });
 
-  it("a server never sampled is not gated: nobody waits", () => {
+  it("a server never sampled is taken to have one slot: the first goes, the rest wait in line (keys in turn) until it ends", () => {
     const i = isolate(undefined);
-    for (let n = 1; n <= 5; n++) i.arrive(`a${n}`, "a");
-    expect(i.started).toHaveLength(5);
+    for (let n = 1; n <= 3; n++) i.arrive(`a${n}`, "a");
+    i.arrive("b1", "b");
+    expect(i.started).toEqual(["a1"]);
+    expect(i.queue.waiting("m")).toBe(3);
+    i.end("a1");
+    i.end("a2");
+    expect(i.started).toEqual(["a1", "a2", "b1"]);
+  });
+
+  it("a server never sampled whose /props count this isolate read is gated on that count", () => {
+    const ledger = new ServerLedger();
+    const queue = new AdmissionQueue(() => ledger, (server) => (server === S ? 3 : undefined));
+    const snap = snapshot(undefined);
+    const started = ["a", "b", "c", "d"].filter((k) => {
+      const t = new Ticket("m", k, 0, onS);
+      if (!queue.enter(t, snap)) return false;
+      expect(queue.mayStart(t, S, snap)).toBe(true);
+      ledger.begin(S, null, 1000, 0);
+      return true;
+    });
+    expect(started).toEqual(["a", "b", "c"]);
+    expect(queue.waiting("m")).toBe(1);
   });
 
   it("targets whose capacity is unknown (a browser session) are tried by one waiter a pump, not by the whole line at once", () => {

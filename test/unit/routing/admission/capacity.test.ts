@@ -15,11 +15,14 @@ const sampled = (slotsTotal: number, slotsBusy: number, readAt: number): Upstrea
 });
 
 describe("serverLoad", () => {
-  it("is not gated before any sample: slots unknown, whatever is in flight", () => {
+  it("before any sample: ours in flight and held, against the slots read from /props, else one (a second of ours waits)", () => {
     const ledger = new ServerLedger();
     ledger.begin(S, null, 1000, 0);
-    expect(serverLoad(S, undefined, ledger, 0)).toEqual({ slots: undefined, busy: 1 });
-    expect(serverLoad(S, { state: "unknown", circuit: CLOSED, checkedAt: 0 }, ledger, 2)).toEqual({ slots: undefined, busy: 3 });
+    expect(serverLoad(S, undefined, ledger, 0)).toEqual({ slots: 1, busy: 1 });
+    expect(serverLoad(S, { state: "unknown", circuit: CLOSED, checkedAt: 0 }, ledger, 2)).toEqual({ slots: 1, busy: 3 });
+    expect(serverLoad(S, undefined, ledger, 0, 4)).toEqual({ slots: 4, busy: 1 });
+    // The hub's sample, once it is there, is what counts.
+    expect(serverLoad(S, sampled(2, 0, 1000), ledger, 0, 4)).toEqual({ slots: 2, busy: 1 });
   });
 
   it("counts ours in flight now, the sample's busy slots that were not ours, and the turns held for waiters", () => {
@@ -56,19 +59,17 @@ describe("serverLoad", () => {
 });
 
 describe("verdictFor", () => {
-  const loads: Record<string, { slots: number | undefined; busy: number }> = {
+  const loads: Record<string, { slots: number; busy: number }> = {
     full: { slots: 2, busy: 2 },
     free: { slots: 2, busy: 1 },
-    unsampled: { slots: undefined, busy: 7 },
   };
   const load = (s: string) => loads[s]!;
   it("names the first llama-server in plan order with a slot free", () => {
     expect(verdictFor([{ server: "full" }, { server: "free" }], load)).toEqual({ kind: "free", server: "free" });
     expect(verdictFor([{ server: null }, { server: "free" }], load)).toEqual({ kind: "free", server: "free" });
   });
-  it("is unknown when none is free but a target's capacity cannot be seen (a browser session, a server not sampled)", () => {
+  it("is unknown when none is free but a target's capacity cannot be seen (a browser session)", () => {
     expect(verdictFor([{ server: "full" }, { server: null }], load)).toEqual({ kind: "unknown" });
-    expect(verdictFor([{ server: "unsampled" }], load)).toEqual({ kind: "unknown" });
   });
   it("is full only when every target is a llama-server with every slot taken", () => {
     expect(verdictFor([{ server: "full" }, { server: "full" }], load)).toEqual({ kind: "full" });
