@@ -3,13 +3,17 @@ import * as z from "zod/mini";
 import type { AppEnv } from "../auth/app-env.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
-import { ToolChoiceSchema, ToolSchema } from "../schemas/chat-request.ts";
+import { ToolChoiceSchema, ToolsSchema } from "../schemas/chat-request.ts";
 import { parseBody } from "../schemas/parse-body.ts";
+import { MAX_REWRITE_TEXT_LENGTH } from "../schemas/tool-limits.ts";
 import { rewriteToolCalls, type ToolDefinition } from "../toolcalls/index.ts";
 
+// The text, the number of tools and their schemas are bounded (src/schemas/tool-limits.ts,
+// docs/security.md's Limits): the endpoint runs the parser on whatever a client sends. The tools
+// are chat's, with chat's limits on their count and schemas.
 const RewriteRequestSchema = z.looseObject({
-  tools: z.array(ToolSchema),
-  text: z.string(),
+  tools: ToolsSchema,
+  text: z.string().check(z.maxLength(MAX_REWRITE_TEXT_LENGTH)),
   tool_choice: z.optional(z.nullable(ToolChoiceSchema)),
   parallel_tool_calls: z.optional(z.nullable(z.boolean())),
   finish_reason: z.optional(z.nullable(z.enum(["stop", "length"]))),

@@ -1,4 +1,6 @@
 import * as z from "zod/mini";
+import { MAX_TOOLS, ToolName } from "./tool-limits.ts";
+import { looseSchemaDepthLimit, toolSchemaLimits } from "./tool-schema-limits.ts";
 
 // OpenAI chat-completion request, validated loosely: unknown fields (llama.cpp's `top_k`, `grammar`,
 // `cache_prompt`, …) are kept and forwarded, so nothing a client sent is lost. Only what the proxy
@@ -27,12 +29,18 @@ export const MessageSchema = z.looseObject({
 export const ToolSchema = z.looseObject({
   type: z.literal("function"),
   function: z.looseObject({
-    name: z.string().check(z.minLength(1)),
+    name: ToolName,
     description: z.optional(z.string()),
     parameters: z.optional(z.record(z.string(), z.unknown())),
     strict: z.optional(z.nullable(z.boolean())),
   }),
 });
+
+/** A chat `tools` array, held to the limits on count, schema depth and size (tool-limits.ts). */
+export const ToolsSchema = z.array(ToolSchema).check(
+  z.maxLength(MAX_TOOLS),
+  toolSchemaLimits<Tool>((tools) => tools.map((tool, i) => ({ path: [i, "function", "parameters"], schema: tool.function.parameters }))),
+);
 
 export const ToolChoiceSchema = z.union([
   z.enum(["none", "auto", "required"]),
@@ -48,10 +56,13 @@ export const ChatRequestSchema = z.looseObject({
   max_tokens: z.optional(z.nullable(z.int().check(z.positive()))),
   max_completion_tokens: z.optional(z.nullable(z.int().check(z.positive()))),
   temperature: z.optional(z.nullable(z.number())),
-  tools: z.optional(z.nullable(z.array(ToolSchema))),
+  tools: z.optional(z.nullable(ToolsSchema)),
   tool_choice: z.optional(z.nullable(ToolChoiceSchema)),
   parallel_tool_calls: z.optional(z.nullable(z.boolean())),
-});
+}).check(
+  // Not otherwise checked (llama.cpp judges them), but their schemas are walked on the way there.
+  looseSchemaDepthLimit([["response_format", "json_schema", "schema"], ["response_format", "schema"], ["json_schema"]]),
+);
 
 export type ChatRequest = z.infer<typeof ChatRequestSchema>;
 export type ChatMessage = z.infer<typeof MessageSchema>;

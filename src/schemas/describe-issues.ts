@@ -45,7 +45,8 @@ export function describeIssue(issue: z.core.$ZodIssue, input: unknown): { path: 
       );
     case "invalid_format":
       if (issue.format === "url") return out(`${where} must be an http:// or https:// URL`);
-      if (issue.format === "regex") return out(`${where} has an invalid format`);
+      // A pattern checked with its own wording (a tool name's rule) says what the value must be.
+      if (issue.format === "regex") return out(issue.message.startsWith("must ") ? `${where} ${issue.message}` : `${where} has an invalid format`);
       return out(`${where} must be a valid ${issue.format}`);
     case "invalid_value":
       return out(`${where} must be one of ${issue.values?.map((v) => JSON.stringify(v)).join(", ")}`);
@@ -59,7 +60,12 @@ export function describeIssue(issue: z.core.$ZodIssue, input: unknown): { path: 
       if (issue.origin === "string") return out(`${where} must not be empty`);
       return out(`${where} must be at least ${issue.minimum}`);
     case "too_big":
+      if (issue.origin === "array") return out(`${where} must have at most ${issue.maximum} items`);
+      if (issue.origin === "string") return out(`${where} must be at most ${issue.maximum} characters long`);
       return out(`${where} must be at most ${issue.maximum}`);
+    case "custom":
+      // The request schemas' own checks word their message as what the value must be.
+      return out(issue.message.startsWith("must ") ? `${where} ${issue.message}` : `${where}: ${issue.message}`);
     default:
       return out(`${where}: ${issue.message}`);
   }

@@ -1,4 +1,6 @@
 import * as z from "zod/mini";
+import { MAX_TOOLS, ToolName } from "./tool-limits.ts";
+import { toolSchemaLimits } from "./tool-schema-limits.ts";
 
 // Anthropic Messages request (`POST /v1/messages`), validated loosely: what the conversion reads is
 // type-checked, unknown fields are kept and forwarded to llama.cpp (`top_k`, `grammar`, …).
@@ -14,11 +16,17 @@ const Message = z.looseObject({
 
 const Tool = z.looseObject({
   type: z.optional(z.nullable(z.string())),
-  name: z.string().check(z.minLength(1)),
+  name: ToolName,
   description: z.optional(z.string()),
   input_schema: z.optional(z.record(z.string(), z.unknown())),
   defer_loading: z.optional(z.boolean()),
 });
+
+/** The `tools` array, held to the limits on count, schema depth and size (tool-limits.ts). */
+const Tools = z.array(Tool).check(
+  z.maxLength(MAX_TOOLS),
+  toolSchemaLimits<z.infer<typeof Tool>>((tools) => tools.map((tool, i) => ({ path: [i, "input_schema"], schema: tool.input_schema }))),
+);
 
 const ToolChoice = z.looseObject({
   type: z.enum(["auto", "any", "tool", "none"]),
@@ -34,7 +42,7 @@ const shape = {
   stream: z.optional(z.boolean()),
   temperature: z.optional(z.number()),
   top_p: z.optional(z.number()),
-  tools: z.optional(z.array(Tool)),
+  tools: z.optional(Tools),
   tool_choice: z.optional(ToolChoice),
 };
 

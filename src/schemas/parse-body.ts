@@ -21,9 +21,18 @@ export interface BodyHint {
   innermost?: boolean;
   /** A missing union-typed field (e.g. `input`) is reported as invalid_union: it is still missing, named in backticks. */
   absentUnions?: boolean;
-  /** Every problem but a missing field is `invalid_type` (the tool-call rewrite's code). */
+  /**
+   * Every problem but a missing field or a broken limit (a value too long or of the wrong form, such
+   * as a tool name) is `invalid_type` (the tool-call rewrite's code).
+   */
   typeOnly?: boolean;
 }
+
+/**
+ * Issues that say a value breaks a limit, not that it has the wrong type: always `invalid_value`.
+ * `custom` is what the request schemas' own checks raise (a tool schema nested too deep).
+ */
+const LIMIT_ISSUES = new Set<string>(["invalid_format", "too_big", "custom"]);
 
 /**
  * Parses a request body with its zod schema; the first problem becomes a 400 naming the field, with
@@ -42,7 +51,11 @@ export function parseBody<S extends z.ZodMiniType>(schema: S, body: unknown, hin
   const message = missing && hint.absentUnions ? `\`${formatPath(issue.path)}\` is required` : described.message;
   throw new ProxyError({
     status: 400,
-    code: missing ? "missing_required_parameter" : hint.typeOnly || issue.code === "invalid_type" ? "invalid_type" : "invalid_value",
+    code: missing
+      ? "missing_required_parameter"
+      : (hint.typeOnly && !LIMIT_ISSUES.has(issue.code)) || issue.code === "invalid_type"
+        ? "invalid_type"
+        : "invalid_value",
     param: formatPath(issue.path) || null,
     message: `Invalid ${hint.subject ?? "request"}: ${message}.${hint.send ? ` ${hint.send}` : ""}`,
   });

@@ -1,4 +1,6 @@
 import * as z from "zod/mini";
+import { MAX_TOOLS, ToolName } from "./tool-limits.ts";
+import { schemaDepthLimit, toolSchemaLimits, type SchemaAt } from "./tool-schema-limits.ts";
 
 // OpenAI Responses request (`POST /v1/responses`), validated loosely: only what the conversion reads
 // is type-checked; unknown fields are kept and forwarded to llama.cpp like chat's are.
@@ -38,7 +40,8 @@ const CustomFormat = z.looseObject({
 /** A tool of a `namespace` entry (function or custom). */
 const NestedTool = z.looseObject({
   type: z.string(),
-  name: z.optional(z.string()),
+  /** A function, custom or namespace tool's name (hosted tools have none). */
+  name: z.optional(ToolName),
   description: z.optional(z.nullable(z.string())),
   parameters: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
   strict: z.optional(z.nullable(z.boolean())),
@@ -46,7 +49,23 @@ const NestedTool = z.looseObject({
 });
 
 /** Any tool entry: function, custom, namespace (with its nested tools), local_shell, or a hosted tool. */
-const ToolEntry = z.extend(NestedTool, { tools: z.optional(z.nullable(z.array(NestedTool))) });
+const ToolEntry = z.extend(NestedTool, { tools: z.optional(z.nullable(z.array(NestedTool).check(z.maxLength(MAX_TOOLS)))) });
+
+/** Every function tool's `parameters`, a namespace's included (`[2, "tools", 0, "parameters"]`). */
+function parametersOf(tools: Array<z.infer<typeof ToolEntry>>): SchemaAt[] {
+  const out: SchemaAt[] = [];
+  tools.forEach((tool, i) => {
+    out.push({ path: [i, "parameters"], schema: tool.parameters });
+    tool.tools?.forEach((nested, j) => out.push({ path: [i, "tools", j, "parameters"], schema: nested.parameters }));
+  });
+  return out;
+}
+
+/** How many tools, a namespace's counted one by one. */
+const toolCount = (tools: Array<z.infer<typeof ToolEntry>>): number => tools.reduce((n, tool) => n + 1 + (tool.tools?.length ?? 0), 0);
+
+/** The `tools` array, held to the limits on count, schema depth and size (tool-limits.ts). */
+const ToolEntries = z.array(ToolEntry).check(z.maxLength(MAX_TOOLS), toolSchemaLimits(parametersOf, toolCount));
 
 const ToolChoice = z.union([
   z.enum(["none", "auto", "required"]),
@@ -62,7 +81,7 @@ const ToolChoice = z.union([
 const TextFormat = z.looseObject({
   type: z.string(),
   name: z.optional(z.string()),
-  schema: z.optional(z.record(z.string(), z.unknown())),
+  schema: z.optional(z.record(z.string(), z.unknown()).check(schemaDepthLimit())),
   strict: z.optional(z.nullable(z.boolean())),
   description: z.optional(z.string()),
 });
@@ -75,7 +94,7 @@ export const ResponsesRequestSchema = z.looseObject({
   max_output_tokens: z.optional(z.nullable(z.int().check(z.positive()))),
   temperature: z.optional(z.nullable(z.number())),
   top_p: z.optional(z.nullable(z.number())),
-  tools: z.optional(z.nullable(z.array(ToolEntry))),
+  tools: z.optional(z.nullable(ToolEntries)),
   tool_choice: z.optional(z.nullable(ToolChoice)),
   parallel_tool_calls: z.optional(z.nullable(z.boolean())),
   text: z.optional(z.nullable(z.looseObject({ format: z.optional(z.nullable(TextFormat)) }))),

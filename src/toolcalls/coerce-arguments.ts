@@ -16,7 +16,8 @@ export interface Coerced {
 }
 
 const INTEGER = /^[+-]?\d+$/;
-const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+// `\d+(?:\.\d*)?`, not `\d+\.?\d*`: two adjacent digit runs made a long refused number quadratic.
+const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 export function nodeType(node: JsonNode): SchemaType {
   if (node.kind === "number") return Number.isInteger(node.value) ? "integer" : "number";

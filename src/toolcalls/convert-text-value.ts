@@ -17,13 +17,15 @@ import {
 } from "./json-node.ts";
 import { parseJson } from "./parse-json.ts";
 import { parsePythonLiteral, toJsonNumberText } from "./parse-pythonic.ts";
-import { problem } from "./problems.ts";
+import { appendAll, problem } from "./problems.ts";
 import { readJsonLenient } from "./read-json-lenient.ts";
 import type { TextEntry } from "./raw-call.ts";
 import { itemSchema, propertySchema, schemaTypes } from "./schema-walk.ts";
 import type { JsonSchema, ToolCallProblem } from "./types.ts";
 
-const NUMBER = /^[+-]?(?:\d[\d_]*\.?[\d_]*|\.\d+)(?:[eE][+-]?\d+)?$/;
+// One way to read each number: `\d[\d_]*\.?[\d_]*` (two adjacent runs of the same class) made a
+// long run of digits that does not end the value quadratic to refuse.
+const NUMBER = /^[+-]?(?:\d[\d_]*(?:\.[\d_]*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 
 type Read = { node: JsonNode; problems: ToolCallProblem[] };
 
@@ -42,7 +44,7 @@ export function convertTextEntry(entry: TextEntry, schema: JsonSchema | undefine
     if (types.has("array") ? !types.has("object") || items : types.size === 0 && items) {
       const nodes = children.map((c, i) => {
         const read = convertTextEntry(c, itemSchema(schema, root, i), root, `${path}/${i}`);
-        problems.push(...read.problems);
+        appendAll(problems, read.problems);
         return read.node;
       });
       return { node: jsonArray(nodes), problems };
@@ -50,7 +52,7 @@ export function convertTextEntry(entry: TextEntry, schema: JsonSchema | undefine
     const entries: JsonEntry[] = [];
     for (const c of children) {
       const read = convertTextEntry(c, propertySchema(schema, root, c.key), root, `${path}/${escapePointer(c.key)}`);
-      problems.push(...read.problems);
+      appendAll(problems, read.problems);
       setEntry(entries, c.key, read.node);
     }
     return { node: jsonObject(entries), problems };

@@ -5,7 +5,7 @@
 
 import { getEntry, jsonObject, type JsonNode } from "./json-node.ts";
 import { parseJson } from "./parse-json.ts";
-import { problem } from "./problems.ts";
+import { appendAll, problem } from "./problems.ts";
 import type { RawArguments, RawCall, RegionParse } from "./raw-call.ts";
 import { readJsonLenient } from "./read-json-lenient.ts";
 import type { ToolSet } from "./tool-set.ts";
@@ -39,7 +39,7 @@ export function decodeJsonCalls(
     const decoded = decodeOne(item, source, tools, allowResponse && node.kind !== "array");
     if (!decoded) return null;
     if ("content" in decoded) return decoded;
-    calls.push(...decoded.calls);
+    appendAll(calls, decoded.calls);
   }
   if (calls.length === 0) return null;
   if (!outermost) return { calls };

@@ -25,11 +25,15 @@ function fence(buf: string, j: number, from: number, ctx: ScanContext): Candidat
   let k = skipSpace(buf, nl + 1);
   if (k >= buf.length) return ctx.eof ? verbatim : MAYBE;
   if (buf[k] === "`") return verbatim;
+  // A Command-R `Action:` line inside the fence opens another fence, never a call region, so this
+  // fence is text whatever follows; asking would recurse once per repeated line (and overflow).
+  if (buf.startsWith("Action:", k)) return verbatim;
   let peek = classifyAt(buf, k, inner);
   // Framing before the calls (Solar Open's `<|tool_calls|>`) says nothing yet: look past it.
   while (peek.kind === "drop" && !peek.strayClose) {
     k = skipSpace(buf, k + peek.length);
     if (k >= buf.length) return ctx.eof ? verbatim : MAYBE;
+    if (buf.startsWith("Action:", k)) return verbatim;
     peek = classifyAt(buf, k, inner);
   }
   if (peek.kind === "maybe") return MAYBE;

@@ -40,11 +40,32 @@ export const jsonNumber = (text: string): JsonNode => ({
   ...NO_SPAN,
 });
 
+// Each entry list built by setEntry keeps an index by key, so building an object of n keys is
+// linear (a search per key made 50,000 distinct keys take seconds).
+const indexes = new WeakMap<JsonEntry[], Map<string, JsonEntry>>();
+
 /** Sets a key the way JSON.parse does: a repeated key keeps its first position and its last value. */
 export function setEntry(entries: JsonEntry[], key: string, value: JsonNode): void {
-  const existing = entries.find((e) => e.key === key);
+  // A short list is searched: an index would cost more than it saves.
+  if (entries.length < 16) {
+    const existing = entries.find((e) => e.key === key);
+    if (existing) existing.value = value;
+    else entries.push({ key, value });
+    return;
+  }
+  let index = indexes.get(entries);
+  // Rebuilt when the list was changed some other way (its length tells).
+  if (!index || index.size !== entries.length) {
+    index = new Map(entries.map((e) => [e.key, e]));
+    indexes.set(entries, index);
+  }
+  const existing = index.get(key);
   if (existing) existing.value = value;
-  else entries.push({ key, value });
+  else {
+    const entry = { key, value };
+    entries.push(entry);
+    index.set(key, entry);
+  }
 }
 
 export function getEntry(node: JsonNode, key: string): JsonNode | undefined {

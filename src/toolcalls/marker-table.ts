@@ -60,20 +60,25 @@ const strayClose: Build = (open) => ({ kind: "drop", length: open.length, strayC
 
 const DS_CLOSE = ["<｜tool▁calls▁end｜>", "<｜tool_calls_end｜>", "<｜tool calls end｜>", "<｜tool\\_calls\\_end｜>"];
 
-/** Literal opening markers, most specific first where one is a prefix of another. */
+/**
+ * Literal opening markers, most specific first where one is a prefix of another. Each region ends
+ * at its closing marker or where its own opening marker comes again (a block of calls is never
+ * opened twice in a row: the same opener repeated is read one region at a time, not each one to
+ * the end of the text).
+ */
 export const CALL_MARKERS: Array<[string, Build]> = [
-  ["<｜tool▁calls▁begin｜>", region("deepseek", DS_CLOSE, { valueStart: undefined, reopen: [] })],
-  ["<｜tool_calls_begin｜>", region("deepseek", DS_CLOSE, { valueStart: undefined, reopen: [] })],
-  ["<｜tool calls begin｜>", region("deepseek", DS_CLOSE, { valueStart: undefined, reopen: [] })],
-  ["<｜tool\\_calls\\_begin｜>", region("deepseek", DS_CLOSE, { valueStart: undefined, reopen: [] })],
-  ["<｜tool▁calls｜>", region("deepseek", DS_CLOSE, { valueStart: undefined, reopen: [] })],
+  ["<｜tool▁calls▁begin｜>", region("deepseek", DS_CLOSE, { valueStart: undefined })],
+  ["<｜tool_calls_begin｜>", region("deepseek", DS_CLOSE, { valueStart: undefined })],
+  ["<｜tool calls begin｜>", region("deepseek", DS_CLOSE, { valueStart: undefined })],
+  ["<｜tool\\_calls\\_begin｜>", region("deepseek", DS_CLOSE, { valueStart: undefined })],
+  ["<｜tool▁calls｜>", region("deepseek", DS_CLOSE, { valueStart: undefined })],
   ["<｜tool▁call▁begin｜>", region("deepseek", ["<｜tool▁call▁end｜>"], { valueStart: undefined })],
   ["<｜DSML｜function_calls>", region("dsml", ["</｜DSML｜function_calls>"], { valueStart: undefined })],
   ["<｜DSML｜tool_calls>", region("dsml", ["</｜DSML｜tool_calls>"], { valueStart: undefined })],
-  ["<|tool_calls_section_begin|>", region("kimi", ["<|tool_calls_section_end|>"], { valueStart: undefined, reopen: [] })],
+  ["<|tool_calls_section_begin|>", region("kimi", ["<|tool_calls_section_end|>"], { valueStart: undefined })],
   ["<|tool_call_begin|>", region("kimi", ["<|tool_call_end|>"], { valueStart: undefined })],
   // Hunyuan v3 (Hy3): GLM's layout in its own `:opensource` tags, the name ended by <tool_sep:opensource>.
-  ["<tool_calls:opensource>", region("hunyuan", ["</tool_calls:opensource>"], { valueStart: undefined, reopen: [] })],
+  ["<tool_calls:opensource>", region("hunyuan", ["</tool_calls:opensource>"], { valueStart: undefined })],
   ["<tool_call:opensource>", region("hunyuan", ["</tool_call:opensource>"], { valueStart: undefined })],
   // Solar Open: one region per call; the <|tool_calls|> … <|calls|> around them are dropped (framing).
   ["<|tool_call:begin|>", region("solar", ["<|tool_call:end|>"], { valueStart: solarStart })],

@@ -4,6 +4,7 @@
 import { BalancedScanner } from "./balanced-scanner.ts";
 import { decodeJsonCalls } from "./decode-json-calls.ts";
 import type { RawCall, RegionParse } from "./raw-call.ts";
+import { appendAll } from "./problems.ts";
 import { readJsonLenient } from "./read-json-lenient.ts";
 import type { ToolSet } from "./tool-set.ts";
 
@@ -33,7 +34,7 @@ export function parseJsonBody(body: string, tools: ToolSet, allowResponse: boole
       if (calls.length === 0 && content === undefined) return null;
       break;
     }
-    calls.push(...decoded.calls);
+    appendAll(calls, decoded.calls);
     if (decoded.content !== undefined) content = (content ?? "") + decoded.content;
     i = end < 0 ? text.length : end;
   }

@@ -3,7 +3,8 @@
 
 import { setEntry, type JsonEntry, type JsonNode } from "./json-node.ts";
 
-const MAX_DEPTH = 256;
+/** The deepest nesting the reader follows (a value nested deeper is refused). */
+export const MAX_JSON_DEPTH = 256;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
 class Reader {
@@ -27,7 +28,7 @@ class Reader {
   }
 
   value(depth: number): JsonNode | null {
-    if (depth > MAX_DEPTH) return null;
+    if (depth > MAX_JSON_DEPTH) return null;
     this.skipSpace();
     const t = this.text;
     const start = this.pos;

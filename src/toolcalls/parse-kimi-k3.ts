@@ -6,12 +6,14 @@
 // `type="string"`, JSON otherwise, and is read by the schema type like every text dialect's.
 
 import type { RawCall } from "./raw-call.ts";
+import { sepTag } from "./open-tags.ts";
 import { parseTaggedCalls, type Value } from "./parse-xml-calls.ts";
 
 const unescape = (s: string): string => s.replace(/&quot;/g, '"').replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
 
-const CALL = /<\|open\|>call\s+tool="([^"]*)"[^<]*?<\|sep\|>/g;
-const ARGUMENT = /<\|open\|>argument\s+key="([^"]*)"(?<attributes>[^<]*?)<\|sep\|>/g;
+// `<|open|>call\s+tool="NAME"…<|sep|>` and `<|open|>argument\s+key="KEY" ATTRIBUTES<|sep|>`.
+const CALL = sepTag("<|open|>call", "tool");
+const ARGUMENT = sepTag("<|open|>argument", "key");
 
 const value: Value = (raw, attributes) => {
   const type = /\btype="([^"]*)"/.exec(attributes)?.[1];

@@ -6,32 +6,40 @@
 // element's inner text verbatim and its children; the schema decides which one is the value
 // (`convertTextEntry`), as a string parameter takes the inner text, tags and all.
 
+import { ForwardSearch } from "./forward-search.ts";
+import { openTags, readNamedTag, type TagPattern } from "./open-tags.ts";
 import type { RawCall, TextEntry } from "./raw-call.ts";
 import { toCalls, type CallText } from "./parse-xml-calls.ts";
 
 export const MINIMAX_NS = "]<]minimax[>[";
 
 const OPEN = /\]<\]minimax\[>\[<([^\s<>/"]+)>/y;
-const INVOKE = /(?:\]<\]minimax\[>\[)?<invoke\s+name\s*=\s*"([^"]*)"\s*>/g;
+const INVOKE: TagPattern = { prefix: "<invoke", lead: MINIMAX_NS, read: (t, at) => readNamedTag(t, at, "name", "close") };
 
-/** Where the element `key` whose content starts at `from` closes (nested ones of the same name skipped), or -1. */
+/**
+ * Elements nested deeper than this keep their inner text and no children: each level re-reads its
+ * content, so the depth bounds the work per character (and the recursion).
+ */
+export const MAX_ELEMENT_DEPTH = 32;
+
+/**
+ * Where the element `key` whose content starts at `from` closes (nested ones of the same name
+ * skipped), or -1. One walk over the namespace tokens up to that point: the text past the closing
+ * tag is never searched (looking for the next opening tag there made sibling elements quadratic).
+ */
 function closingTag(text: string, from: number, key: string): number {
-  const open = `${MINIMAX_NS}<${key}>`;
-  const close = `${MINIMAX_NS}</${key}>`;
+  const open = `<${key}>`;
+  const close = `</${key}>`;
   let depth = 0;
-  for (let i = from; ; ) {
-    const c = text.indexOf(close, i);
-    if (c < 0) return -1;
-    const o = text.indexOf(open, i);
-    if (o >= 0 && o < c) {
-      depth++;
-      i = o + open.length;
-    } else if (depth === 0) return c;
-    else {
+  for (let i = text.indexOf(MINIMAX_NS, from); i >= 0; i = text.indexOf(MINIMAX_NS, i + 1)) {
+    const at = i + MINIMAX_NS.length;
+    if (text.startsWith(open, at)) depth++;
+    else if (text.startsWith(close, at)) {
+      if (depth === 0) return i;
       depth--;
-      i = c + close.length;
     }
   }
+  return -1;
 }
 
 interface Elements {
@@ -42,7 +50,7 @@ interface Elements {
   cut: boolean;
 }
 
-function elements(text: string): Elements {
+function elements(text: string, depth: number): Elements {
   const list: TextEntry[] = [];
   for (let i = 0; ; ) {
     while (i < text.length && /\s/.test(text[i]!)) i++;
@@ -53,29 +61,31 @@ function elements(text: string): Elements {
     const key = m[1]!;
     const start = i + m[0].length;
     const end = closingTag(text, start, key);
-    list.push(element(key, text.slice(start, end < 0 ? text.length : end)));
+    list.push(element(key, text.slice(start, end < 0 ? text.length : end), depth));
     if (end < 0) return { list, whole: true, cut: true };
     i = end + MINIMAX_NS.length + key.length + 3;
   }
 }
 
-function element(key: string, raw: string): TextEntry {
-  const inner = elements(raw);
+function element(key: string, raw: string, depth: number): TextEntry {
+  if (depth >= MAX_ELEMENT_DEPTH) return { key, raw };
+  const inner = elements(raw, depth + 1);
   return inner.whole && (inner.list.length > 0 || raw.trim() === "") ? { key, raw, children: inner.list } : { key, raw };
 }
 
 /** The calls of a `]<]minimax[>[<tool_call>` region (the text between it and its closing tag). */
 export function parseMinimaxM3Calls(body: string, regionClosed: boolean): RawCall[] | null {
-  const opens = [...body.matchAll(INVOKE)];
+  const opens = openTags(body, INVOKE);
+  const closes = new ForwardSearch(body, "</invoke>");
   const list: CallText[] = opens.map((m, i) => {
-    const start = m.index! + m[0].length;
-    const next = i + 1 < opens.length ? opens[i + 1]!.index! : body.length;
-    const closeAt = body.indexOf("</invoke>", start);
+    const start = m.end;
+    const next = i + 1 < opens.length ? opens[i + 1]!.index : body.length;
+    const closeAt = closes.next(start);
     const closed = closeAt >= 0 && closeAt < next;
     let text = body.slice(start, closed ? closeAt : next);
     if (closed && text.endsWith(MINIMAX_NS)) text = text.slice(0, -MINIMAX_NS.length);
-    const { list: entries, cut } = elements(text);
-    return { name: m[1]!.trim(), entries, closed, cut };
+    const { list: entries, cut } = elements(text, 0);
+    return { name: m.name.trim(), entries, closed, cut };
   });
   return list.length > 0 ? toCalls(list, regionClosed) : null;
 }

@@ -4,6 +4,7 @@
 
 import { BalancedScanner } from "./balanced-scanner.ts";
 import { readEncodedArguments } from "./decode-json-calls.ts";
+import { isRegexSpace, skipRegexSpace } from "./forward-search.ts";
 import { parseJsonBody, unfence } from "./parse-json-body.ts";
 import type { RawCall } from "./raw-call.ts";
 import { readJsonLenient } from "./read-json-lenient.ts";
@@ -102,14 +103,18 @@ export function parseGemmaCalls(body: string): RawCall[] | null {
   const text = body.replace(/(<\|"\|>|<escape>)([\s\S]*?)(?:\1|$)/g, (_, _q: string, s: string) => JSON.stringify(s));
   const calls: RawCall[] = [];
   const head = /call:\s*([\w.\-]+)\s*(?=\{)/g;
-  for (const m of text.matchAll(head)) {
-    const start = m.index! + m[0].length;
+  for (let m = head.exec(text); m; m = head.exec(text)) {
+    const start = m.index + m[0].length;
     const end = new BalancedScanner(start).scan(text);
     const json = readJsonLenient(text.slice(start, end < 0 ? text.length : end));
     if (!json) return null;
     const problems = json.truncated ? [problem("truncated", "the output stopped inside this call (max_tokens?)")] : [];
     // Bare keys are the dialect, not a defect: no json_repaired.
     calls.push({ name: m[1]!, arguments: { kind: "node", node: json.node }, problems });
+    // The next call starts after this one's arguments: a `call:` inside them is not one, and an
+    // unclosed call runs to the end (so no text is scanned twice).
+    if (end < 0) break;
+    head.lastIndex = end;
   }
   return calls.length > 0 ? calls : null;
 }
@@ -121,8 +126,31 @@ export function parseMistralCalls(body: string, tools: ToolSet): RawCall[] | nul
     return parseJsonBody(body, tools, false)?.calls ?? null;
   }
   if (t.startsWith("{")) return parseJsonBody(body, tools, false)?.calls ?? null;
-  const m = /^([^\s[{]+?)\s*(?:\[CALL_ID\]\s*[A-Za-z0-9_-]*)?\s*(?:\[ARGS\])?\s*([{"][\s\S]*)$/.exec(t);
-  if (!m) return null;
-  const call = namedJsonCall(m[1]!, m[2]!);
+  const split = mistralNameAndBody(t);
+  if (!split) return null;
+  const call = namedJsonCall(split.name, split.body);
   return call ? [call] : null;
+}
+
+/**
+ * `NAME [CALL_ID]ID [ARGS]{…}` read in one pass, as the regex
+ * `^([^\s[{]+?)\s*(?:\[CALL_ID\]\s*[A-Za-z0-9_-]*)?\s*(?:\[ARGS\])?\s*([{"][\s\S]*)$` would, without its
+ * backtracking (three `\s*` in a row made it cubic in a run of spaces). The name stops at a space,
+ * `[` or `{`, or earlier at a `"` (where the body may start).
+ */
+function mistralNameAndBody(t: string): { name: string; body: string } | null {
+  const stops = (c: number) => isRegexSpace(c) || c === 91 /* [ */ || c === 123; /* { */
+  if (t.length === 0 || stops(t.charCodeAt(0))) return null;
+  let i = 1;
+  while (i < t.length && !stops(t.charCodeAt(i)) && t[i] !== '"') i++;
+  const name = t.slice(0, i);
+  if (t[i] === '"') return { name, body: t.slice(i) };
+  i = skipRegexSpace(t, i);
+  if (t.startsWith("[CALL_ID]", i)) {
+    i = skipRegexSpace(t, i + "[CALL_ID]".length);
+    while (i < t.length && /[A-Za-z0-9_-]/.test(t[i]!)) i++;
+    i = skipRegexSpace(t, i);
+  }
+  if (t.startsWith("[ARGS]", i)) i = skipRegexSpace(t, i + "[ARGS]".length);
+  return t[i] === "{" || t[i] === '"' ? { name, body: t.slice(i) } : null;
 }

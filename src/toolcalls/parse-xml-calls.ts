@@ -12,6 +12,8 @@
 // Nemotron 3) write `<parameter=KEY>\nVALUE\n</parameter>`, everyone else writes the value alone.
 // A closing tag cut off by max_tokens is tolerated; the call is then reported as truncated.
 
+import { ForwardSearch, skipRegexSpace } from "./forward-search.ts";
+import { OpenTagFinder, equalsOrNamedTag, openTags, readNamedTag, type TagPattern } from "./open-tags.ts";
 import { problem } from "./problems.ts";
 import type { RawCall, TextEntry } from "./raw-call.ts";
 
@@ -23,22 +25,18 @@ interface Segment {
   closed: boolean;
 }
 
-function segments(text: string, open: RegExp, close: string): Segment[] {
-  const out: Segment[] = [];
-  const opens = [...text.matchAll(open)];
-  opens.forEach((m, i) => {
-    const start = m.index! + m[0].length;
-    const next = i + 1 < opens.length ? opens[i + 1]!.index! : text.length;
-    const closeAt = text.indexOf(close, start);
+function segments(text: string, open: TagPattern, close: string): Segment[] {
+  const opens = openTags(text, open);
+  // Each opening tag looks for its closing tag from where it ends; the search resumes where the
+  // last one stopped, so a text of opening tags with no closing one is read once, not once per tag.
+  const closes = new ForwardSearch(text, close);
+  return opens.map((m, i) => {
+    const start = m.end;
+    const next = i + 1 < opens.length ? opens[i + 1]!.index : text.length;
+    const closeAt = closes.next(start);
     const closed = closeAt >= 0 && closeAt < next;
-    out.push({
-      name: (m[1] ?? m[2] ?? "").trim(),
-      attributes: m.groups?.attributes ?? "",
-      body: text.slice(start, closed ? closeAt : next),
-      closed,
-    });
+    return { name: m.name.trim(), attributes: m.attributes, body: text.slice(start, closed ? closeAt : next), closed };
   });
-  return out;
 }
 
 /** Qwen3-Coder's `<parameter=KEY>\nVALUE\n</parameter>`: the newline on each side is the format's. */
@@ -50,7 +48,7 @@ export type Value = (raw: string, attributes: string) => Omit<TextEntry, "key">;
 export const verbatim: Value = (raw) => ({ raw });
 const qwenValue: Value = (raw) => ({ raw: formatNewlines(raw) });
 
-function parameters(segment: Segment, open: RegExp, close: string, value: Value): { entries: TextEntry[]; cut: boolean } {
+function parameters(segment: Segment, open: TagPattern, close: string, value: Value): { entries: TextEntry[]; cut: boolean } {
   const entries: TextEntry[] = [];
   let cut = false;
   for (const p of segments(segment.body, open, close)) {
@@ -85,11 +83,11 @@ export function toCalls(list: CallText[], regionClosed: boolean): RawCall[] {
 
 /** The tags of a dialect that writes one tag per call and one per parameter. */
 export interface CallTags {
-  /** The call's opening tag; group 1 or 2 is the name. */
-  call: RegExp;
+  /** The call's opening tag, which carries the name. */
+  call: TagPattern;
   callClose: string;
-  /** A parameter's opening tag; group 1 or 2 is the key, the group `attributes` what else it says. */
-  parameter: RegExp;
+  /** A parameter's opening tag, which carries the key and what else it says about the value. */
+  parameter: TagPattern;
   parameterClose: string;
   value: Value;
 }
@@ -103,8 +101,8 @@ export function parseTaggedCalls(text: string, regionClosed: boolean, tags: Call
   return list.length > 0 ? toCalls(list, regionClosed) : null;
 }
 
-const QWEN_FUNCTION = /<function(?:=([^>\n]*)|\s+name\s*=\s*"([^"]*)")\s*>/g;
-const QWEN_PARAMETER = /<parameter(?:=([^>\n]*)|\s+name\s*=\s*"([^"]*)")\s*>/g;
+const QWEN_FUNCTION = equalsOrNamedTag("<function");
+const QWEN_PARAMETER = equalsOrNamedTag("<parameter");
 
 /**
  * Qwen3-Coder bodies; `regionClosed` says whether the enclosing region saw its closing tag.
@@ -127,8 +125,6 @@ export function parseQwenXmlParameters(name: string, body: string, closed: boole
   return toCalls([{ name, closed, ...params }], closed)[0]!;
 }
 
-const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
 /** A value verbatim, with DSML's `string="true"` (the value is the string itself) or `string="false"` (it is JSON). */
 const invokeValue: Value = (raw, attributes) => {
   const string = /\bstring\s*=\s*"(true|false)"/.exec(attributes)?.[1];
@@ -140,11 +136,10 @@ const invokeValue: Value = (raw, attributes) => {
  * (DeepSeek V3.2/V4), `atem:` (Muse Glimmer).
  */
 export function parseInvokeCalls(text: string, regionClosed: boolean, ns = ""): RawCall[] | null {
-  const p = escapeRegExp(ns);
   return parseTaggedCalls(text, regionClosed, {
-    call: new RegExp(`<${p}invoke\\s+name\\s*=\\s*"([^"]*)"\\s*>`, "g"),
+    call: { prefix: `<${ns}invoke`, read: (t, at) => readNamedTag(t, at, "name", "close") },
     callClose: `</${ns}invoke>`,
-    parameter: new RegExp(`<${p}parameter\\s+name\\s*=\\s*"([^"]*)"(?<attributes>[^>]*)>`, "g"),
+    parameter: { prefix: `<${ns}parameter`, read: (t, at) => readNamedTag(t, at, "name", "attributes") },
     parameterClose: `</${ns}parameter>`,
     value: invokeValue,
   });
@@ -152,31 +147,35 @@ export function parseInvokeCalls(text: string, regionClosed: boolean, ns = ""): 
 
 export const parseMinimaxCalls = (text: string, regionClosed: boolean): RawCall[] | null => parseInvokeCalls(text, regionClosed);
 
-const MINICPM_PARAMETER = /<param\s+name\s*=\s*"([^"]*)"\s*>/g;
+const MINICPM_PARAMETER: TagPattern = { prefix: "<param", read: (t, at) => readNamedTag(t, at, "name", "close") };
 const CDATA_OPEN = "<![CDATA[";
 
 /** MiniCPM 5 parameters of a `<function name="NAME">` region: `<param name="KEY">`, a CDATA value verbatim. */
 export function parseMiniCpmParameters(name: string, body: string, closed: boolean): RawCall | null {
   const entries: TextEntry[] = [];
   let cut = false;
-  MINICPM_PARAMETER.lastIndex = 0;
-  for (let m = MINICPM_PARAMETER.exec(body); m; m = MINICPM_PARAMETER.exec(body)) {
-    let start = m.index + m[0].length;
+  const tags = new OpenTagFinder(body, MINICPM_PARAMETER);
+  // Both closing searches only move forward: each value starts after the last one ended.
+  const cdataEnds = new ForwardSearch(body, "]]>");
+  const paramCloses = new ForwardSearch(body, "</param>");
+  for (let m = tags.next(0); m; ) {
+    let start = m.end;
     let end: number;
     let close: number;
     if (body.startsWith(CDATA_OPEN, start)) {
       // The value may hold `</param>` itself: it ends at `]]>`.
       start += CDATA_OPEN.length;
-      const cdataEnd = body.indexOf("]]>", start);
+      const cdataEnd = cdataEnds.next(start);
       end = cdataEnd < 0 ? body.length : cdataEnd;
-      close = cdataEnd < 0 ? -1 : body.indexOf("</param>", cdataEnd);
+      close = cdataEnd < 0 ? -1 : paramCloses.next(cdataEnd);
     } else {
-      close = body.indexOf("</param>", start);
+      close = paramCloses.next(start);
       end = close < 0 ? body.length : close;
     }
-    entries.push({ key: m[1]!.trim(), raw: body.slice(start, end) });
+    entries.push({ key: m.name.trim(), raw: body.slice(start, end) });
     cut = close < 0;
-    MINICPM_PARAMETER.lastIndex = close < 0 ? body.length : close + "</param>".length;
+    if (close < 0) break;
+    m = tags.next(close + "</param>".length);
   }
   if (entries.length === 0 && body.trim() !== "") return null;
   return toCalls([{ name, closed, entries, cut }], closed)[0]!;
@@ -185,17 +184,62 @@ export function parseMiniCpmParameters(name: string, body: string, closed: boole
 /** GLM's tags, or Hunyuan's variant of them (`<arg_key:opensource>`), and what ends the name. */
 interface GlmTags {
   key: string;
-  pair: RegExp;
+  keyClose: string;
+  value: string;
+  valueClose: string;
   sep?: string;
 }
 
 const glmTags = (suffix: string, sep?: string): GlmTags => ({
   key: `<arg_key${suffix}>`,
-  pair: new RegExp(`<arg_key${suffix}>([\\s\\S]*?)</arg_key${suffix}>\\s*<arg_value${suffix}>([\\s\\S]*?)(</arg_value${suffix}>|$)`, "g"),
+  keyClose: `</arg_key${suffix}>`,
+  value: `<arg_value${suffix}>`,
+  valueClose: `</arg_value${suffix}>`,
   sep,
 });
 
 const GLM = glmTags("");
+
+/**
+ * The key/value pairs of a GLM call, as the global regex
+ * `<arg_key>([\s\S]*?)</arg_key>\s*<arg_value>([\s\S]*?)(</arg_value>|$)` would find them, in one
+ * pass: a key runs to the first `</arg_key>` that a `<arg_value>` follows (spaces between), a value
+ * to its `</arg_value>` or the end (`cut`). Every search resumes where the last one stopped.
+ */
+function glmPairs(text: string, tags: GlmTags): { entries: TextEntry[]; cut: boolean } {
+  const entries: TextEntry[] = [];
+  let cut = false;
+  const keys = new ForwardSearch(text, tags.key);
+  const keyCloses = new ForwardSearch(text, tags.keyClose);
+  const valueCloses = new ForwardSearch(text, tags.valueClose);
+  // The first `</arg_key>` followed by `<arg_value>` from `pairFrom` on (-1: none at all).
+  let pairFrom = -1;
+  let pairAt = -1;
+  const pairCloseFrom = (from: number): number => {
+    if (pairFrom >= 0 && from >= pairFrom && (pairAt < 0 || pairAt >= from)) return pairAt;
+    pairFrom = from;
+    for (let c = keyCloses.next(from); c >= 0; c = keyCloses.next(c + 1)) {
+      const v = skipRegexSpace(text, c + tags.keyClose.length);
+      if (text.startsWith(tags.value, v)) return (pairAt = c);
+    }
+    return (pairAt = -1);
+  };
+  for (let from = 0; ; ) {
+    const k = keys.next(from);
+    if (k < 0) break;
+    const keyStart = k + tags.key.length;
+    const c = pairCloseFrom(keyStart);
+    // No pair can start here, nor at any later key: nothing closes a key with a value after it.
+    if (c < 0) break;
+    const valueStart = skipRegexSpace(text, c + tags.keyClose.length) + tags.value.length;
+    const close = valueCloses.next(valueStart);
+    entries.push({ key: text.slice(keyStart, c).trim(), raw: text.slice(valueStart, close < 0 ? text.length : close) });
+    cut = close < 0;
+    if (close < 0) break;
+    from = close + tags.valueClose.length;
+  }
+  return { entries, cut };
+}
 
 /** GLM's NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>…, as the call's text. */
 function glmCallText(text: string, tags: GlmTags): CallText | null {
@@ -204,12 +248,7 @@ function glmCallText(text: string, tags: GlmTags): CallText | null {
   const at = tags.sep === undefined ? -1 : head.indexOf(tags.sep);
   const name = (at < 0 ? head : head.slice(0, at)).trim();
   if (!/^[\w.\-]+$/.test(name)) return null;
-  const entries: TextEntry[] = [];
-  let cut = false;
-  for (const m of text.matchAll(tags.pair)) {
-    entries.push({ key: m[1]!.trim(), raw: m[2]! });
-    cut = m[3] === "";
-  }
+  const { entries, cut } = glmPairs(text, tags);
   if (first >= 0 && entries.length === 0) return null;
   return { name, entries, closed: true, cut };
 }

@@ -26,6 +26,10 @@ export const PENALTIES: Readonly<Record<ProblemCode, number>> = {
   unknown_tool_dropped: 0,
   extra_calls_dropped: 0,
   echo_dropped: 0,
+  // Informational: a pattern of the schema applied and was not checked (client-pattern.ts).
+  pattern_unchecked: 0,
+  // Informational: the call had more problems than a call lists (score-call.ts, MAX_LISTED_PROBLEMS).
+  problems_truncated: 0,
 };
 
 export function problem(code: ProblemCode, message: string, path?: string): ToolCallProblem {
@@ -39,4 +43,12 @@ export function scoreOf(problems: readonly ToolCallProblem[]): number {
   let score = 1;
   for (const p of problems) score *= 1 - Math.min(1, Math.max(0, p.penalty));
   return Math.round(score * 1000) / 1000;
+}
+
+/**
+ * Appends every item of `items` to `list`. `list.push(...items)` passes each item as an argument,
+ * and a call with tens of thousands of wrong keys overflowed the stack that way.
+ */
+export function appendAll<T>(list: T[], items: readonly T[]): void {
+  for (const item of items) list.push(item);
 }

@@ -83,6 +83,8 @@ export class RegionTracker {
   private scanner: BalancedScanner | null = null;
   /** Where the last value ended while we wait to see what follows it. */
   private pendingEnd = -1;
+  /** How far the whitespace after `pendingEnd` has been walked. */
+  private spaceEnd = -1;
 
   constructor(spec: RegionSpec) {
     this.spec = spec;
@@ -92,16 +94,28 @@ export class RegionTracker {
 
   private findMarker(text: TextRope): void {
     if (this.hit || this.markers.length === 0) return;
-    const from = Math.max(this.base, this.searchFrom - this.longest + 1);
-    // Only the text that arrived since the last look, plus a marker's length before it.
-    const window = text.slice(from);
-    let best: { index: number; length: number } | null = null;
-    for (const m of this.markers) {
-      const i = window.indexOf(m);
-      if (i >= 0 && (!best || from + i < best.index)) best = { index: from + i, length: this.spec.close.includes(m) ? m.length : 0 };
+    // Only the text that arrived since the last look, plus a marker's length before it; read in
+    // windows that double, so finding a marker costs its distance, not the length of all the text
+    // after it (a whole text handed over at once, with a marker every few characters, copied the
+    // rest of the text once per region).
+    let from = Math.max(this.base, this.searchFrom - this.longest + 1);
+    const end = text.length;
+    for (let size = 256; ; size *= 2) {
+      const to = Math.min(end, from + size);
+      const window = text.slice(from, to);
+      let best: { index: number; length: number } | null = null;
+      for (const m of this.markers) {
+        const i = window.indexOf(m);
+        if (i >= 0 && (!best || from + i < best.index)) best = { index: from + i, length: this.spec.close.includes(m) ? m.length : 0 };
+      }
+      if (best || to >= end) {
+        this.hit = best;
+        break;
+      }
+      // The next window starts a marker's length back, so a marker across the edge is found whole.
+      from = Math.max(from + 1, to - this.longest + 1);
     }
-    this.hit = best;
-    this.searchFrom = text.length;
+    this.searchFrom = end;
   }
 
   private atMarker(hit: { index: number; length: number }, cutOff: boolean): RegionEnd {
@@ -155,14 +169,18 @@ export class RegionTracker {
         if (valueEnd < 0) return eof ? end(text.length, true) : null;
         this.pendingEnd = valueEnd;
       }
-      let k = valueEnd;
+      // The spaces after the value were walked up to `spaceEnd` by the last look: a stream of
+      // whitespace after a value is read once, not again with every piece of it.
+      let k = Math.max(valueEnd, this.spaceEnd);
       if (spec.lineEnd) {
         while (text.charAt(k) === " " || text.charAt(k) === "\t") k++;
+        this.spaceEnd = k;
         if (k === text.length && !eof) return null;
         const ok = k === text.length || text.charAt(k) === "\n" || text.charAt(k) === "\r";
         return { ...end(valueEnd, false), rejected: !ok };
       }
       while (k < text.length && isSpace(text.charAt(k))) k++;
+      this.spaceEnd = k;
       // A closing marker or another value may still follow.
       if (k === text.length && !eof) return null;
       if (hit && hit.index === k) return this.atMarker(hit, false);
@@ -172,6 +190,7 @@ export class RegionTracker {
       if (spec.multi && (next === "{" || next === "[")) {
         this.scanner = new BalancedScanner(k);
         this.pendingEnd = -1;
+        this.spaceEnd = -1;
         continue;
       }
       return end(valueEnd, false);

@@ -2,6 +2,7 @@
 // `.`, `_` and `-`, then the closest name by normalized edit distance. Anything else is a
 // hallucinated tool and must not become a call.
 
+import { MAX_FUZZY_NAME_CELLS, MAX_TOOL_NAME_LENGTH } from "../schemas/tool-limits.ts";
 import { problem } from "./problems.ts";
 import type { ToolCallProblem } from "./types.ts";
 
@@ -19,10 +20,16 @@ export const foldName = (name: string): string => name.toLowerCase().replace(/[.
 const stripSeparators = (name: string): string => name.replace(/[._\-\s]/g, "");
 const unifySeparators = (name: string): string => name.replace(/[.\-]/g, "_");
 
+/** What is left of a request's fuzzy matching, in edit-distance cells (shared by its calls). */
+export interface FuzzyBudget {
+  cells: number;
+}
+
 export function resolveToolName<T extends { name: string; folded: string }>(
   written: string,
   tools: readonly T[],
   allowFuzzy: boolean,
+  budget: FuzzyBudget = { cells: MAX_FUZZY_NAME_CELLS },
 ): NameMatch<T> | null {
   const name = written.trim();
   if (name === "") return null;
@@ -45,15 +52,26 @@ export function resolveToolName<T extends { name: string; folded: string }>(
     return { tool, problems, fuzzy: false };
   }
 
-  if (!allowFuzzy || folded.length < MIN_FUZZY_LENGTH) return null;
+  // A name longer than any declared name can be is a hallucination, never a near miss: it is not
+  // compared letter by letter (an unbounded edit distance per tool was quadratic in its length).
+  if (!allowFuzzy || folded.length < MIN_FUZZY_LENGTH || folded.length > MAX_TOOL_NAME_LENGTH) return null;
   let best: T | null = null;
   let bestSimilarity = 0;
   let tie = false;
   for (const t of tools) {
+    if (t.folded.length > MAX_TOOL_NAME_LENGTH) continue;
     const longer = Math.max(t.folded.length, folded.length);
-    // Cheap bound: the length difference alone already rules it out.
-    if (1 - Math.abs(t.folded.length - folded.length) / longer < FUZZY_THRESHOLD) continue;
-    const similarity = 1 - editDistance(t.folded, folded) / longer;
+    // Only a distance that can still reach the threshold is worth computing (one more for rounding);
+    // candidates below it never decide the answer, so they are skipped.
+    const within = Math.ceil((1 - FUZZY_THRESHOLD) * longer) + 1;
+    // Many long near-miss names against many tools would still add up: past the request's budget
+    // no name is matched fuzzily any more (it stays unknown, as a hallucinated name does).
+    budget.cells -= t.folded.length * (2 * within + 1);
+    if (budget.cells < 0) return null;
+    const distance = editDistanceWithin(t.folded, folded, within);
+    if (distance > within) continue;
+    const similarity = 1 - distance / longer;
+    if (similarity < FUZZY_THRESHOLD) continue;
     if (similarity > bestSimilarity) {
       best = t;
       bestSimilarity = similarity;
@@ -73,15 +91,31 @@ export function resolveToolName<T extends { name: string; folded: string }>(
   };
 }
 
-export function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+/**
+ * The edit distance of `a` and `b` when it is at most `limit`, else `limit + 1`: only the band of
+ * cells within `limit` of the diagonal is computed, and it stops as soon as a whole row exceeds it,
+ * so the work is at most (2·limit + 1) cells per letter of `a`.
+ */
+export function editDistanceWithin(a: string, b: string, limit: number): number {
+  const over = limit + 1;
+  if (Math.abs(a.length - b.length) > limit) return over;
+  let prev = new Int32Array(b.length + 2).fill(over);
+  let row = new Int32Array(b.length + 2).fill(over);
+  for (let j = 0; j <= Math.min(b.length, limit); j++) prev[j] = j;
   for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
+    const lo = Math.max(1, i - limit);
+    const hi = Math.min(b.length, i + limit);
+    row[lo - 1] = lo === 1 && i <= limit ? i : over;
+    let rowMin = row[lo - 1]!;
+    for (let j = lo; j <= hi; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost);
+      const d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost, over);
+      row[j] = d;
+      if (d < rowMin) rowMin = d;
     }
-    prev = row;
+    if (hi + 1 <= b.length) row[hi + 1] = over;
+    if (rowMin > limit) return over;
+    [prev, row] = [row, prev];
   }
-  return prev[b.length]!;
+  return Math.min(prev[b.length]!, over);
 }

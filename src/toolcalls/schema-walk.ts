@@ -1,6 +1,7 @@
 // Just enough JSON Schema navigation to know which type a value should have: properties, items,
 // prefixItems, local $ref, and the union of types across anyOf/oneOf.
 
+import { clientPattern } from "./client-pattern.ts";
 import type { JsonSchema } from "./types.ts";
 
 export type SchemaType = "object" | "array" | "string" | "number" | "integer" | "boolean" | "null";
@@ -75,12 +76,10 @@ export function declaresProperty(schema: JsonSchema, root: JsonSchema, key: stri
   if (Object.hasOwn(props, key)) return true;
   if (s.additionalProperties === true || isSchema(s.additionalProperties)) return true;
   if (isSchema(s.patternProperties)) {
-    for (const pattern of Object.keys(s.patternProperties)) {
-      try {
-        if (new RegExp(pattern, "u").test(key)) return true;
-      } catch {
-        // An invalid pattern declares nothing.
-      }
+    for (const source of Object.keys(s.patternProperties)) {
+      // On RE2, never V8's RegExp (client-pattern.ts); a pattern it cannot check declares the key.
+      const pattern = clientPattern(root, source);
+      if (!pattern || pattern.test(key)) return true;
     }
   }
   return alternatives(s).some((alt) => isSchema(deref(alt, root).properties) && declaresProperty(alt, root, key));

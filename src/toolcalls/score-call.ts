@@ -5,7 +5,7 @@ import { newCallId } from "./call-id.ts";
 import { coerceArguments, escapePointer } from "./coerce-arguments.ts";
 import { convertTextEntry } from "./convert-text-value.ts";
 import { jsonObject, serializeJson, setEntry, toJsonValue, type JsonEntry, type JsonObjectNode } from "./json-node.ts";
-import { problem, scoreOf } from "./problems.ts";
+import { appendAll, problem, scoreOf } from "./problems.ts";
 import type { RawCall } from "./raw-call.ts";
 import { propertySchema } from "./schema-walk.ts";
 import type { ToolSet } from "./tool-set.ts";
@@ -23,6 +23,20 @@ export interface FinalizedCall {
 
 const MISFIT = new Set(["missing_required", "unknown_property", "arguments_not_object", "positional_argument", "name_fuzzy_match"]);
 
+/**
+ * Most problems one call lists; past it, one `problems_truncated` says how many more there were.
+ * Arguments with thousands of wrong values would otherwise be answered with a problem list several
+ * times their size. The score still counts every problem.
+ */
+export const MAX_LISTED_PROBLEMS = 64;
+
+/** `problems`, at most MAX_LISTED_PROBLEMS of them, and a count of the rest. */
+function listed(problems: ToolCallProblem[]): ToolCallProblem[] {
+  const rest = problems.length - MAX_LISTED_PROBLEMS;
+  if (rest <= 0) return problems;
+  return [...problems.slice(0, MAX_LISTED_PROBLEMS), problem("problems_truncated", `${rest} more ${rest === 1 ? "problem" : "problems"} not listed`)];
+}
+
 export function finalizeCall(raw: RawCall, tools: ToolSet): FinalizedCall | null {
   let match = tools.resolve(raw.name, true);
   // Llama 3.1 built-ins are called as `brave_search.call(query=…)`.
@@ -38,7 +52,7 @@ export function finalizeCall(raw: RawCall, tools: ToolSet): FinalizedCall | null
     const node = raw.arguments.node;
     if (node.kind === "object") {
       const coerced = coerceArguments(node, schema, schema);
-      problems.push(...coerced.problems);
+      appendAll(problems, coerced.problems);
       args = coerced.node as JsonObjectNode;
       if (!coerced.changed) verbatim = raw.arguments.verbatim;
     } else {
@@ -50,19 +64,19 @@ export function finalizeCall(raw: RawCall, tools: ToolSet): FinalizedCall | null
     for (const entry of raw.arguments.entries) {
       const path = `/${escapePointer(entry.key)}`;
       const read = convertTextEntry(entry, propertySchema(schema, schema, entry.key), schema, path);
-      problems.push(...read.problems);
+      appendAll(problems, read.problems);
       setEntry(entries, entry.key, read.node);
     }
     args = jsonObject(entries);
   }
 
-  problems.push(...validateArguments(args, toJsonValue(args), schema, tool.validator));
+  appendAll(problems, validateArguments(args, toJsonValue(args), schema, tool.validator));
   const call: ScoredToolCall = {
     id: newCallId(),
     type: "function",
     function: { name: tool.name, arguments: verbatim ?? serializeJson(args) },
     score: scoreOf(problems),
-    problems,
+    problems: listed(problems),
   };
   return { call, fits: !problems.some((p) => MISFIT.has(p.code)) };
 }

@@ -24,6 +24,22 @@ type Mode = "text" | "reasoning" | "block" | "region" | "fence" | "verbatim";
 
 /** Largest rejected region that is read again from its second character. */
 const RESCAN_LIMIT = 4096;
+/**
+ * How many rejected regions, each inside the last one's text, are read again: deeper, a rejected
+ * region is text as it is. Without it `{"name":` nested 400 deep was parsed at every depth; with
+ * it no character is read again more than RESCAN_DEPTH + 1 times.
+ */
+const RESCAN_DEPTH = 4;
+
+/**
+ * While the text waits on a "maybe" (a `{` followed by a flood of whitespace, a fence's first
+ * line), the question is asked again on every delta only while the held text is this short;
+ * beyond it, only once the held text has doubled. Every answer depends only on the text up to
+ * where it looks, so asking later never changes it; asking each time would re-read the whole
+ * held text per delta (quadratic in a whitespace flood), asking at doubling lengths re-reads it
+ * at most twice in all.
+ */
+export const MAYBE_RECHECK_SPAN = 64;
 
 /**
  * In the middle of a line, with no call just ended, only these characters can change anything:
@@ -53,6 +69,10 @@ export class ToolCallStreamRewriter {
   /** A held region or fence, its opening marker included (region and fence modes). */
   private held = new TextRope();
   private heldHeader = 0;
+  /** Text mode: where the rejected regions being read again end in `buf`, outermost first. */
+  private rescans: number[] = [];
+  /** Region and fence modes: the same, in `held` (those that go on past its start). */
+  private heldRescans: number[] = [];
   private region: { spec: RegionSpec; tracker: RegionTracker } | null = null;
   private searchFrom = 0;
   // Where the text cursor stands, described by what came before it.
@@ -60,6 +80,8 @@ export class ToolCallStreamRewriter {
   private atLineStart = true;
   private prev = "";
   private afterCall = false;
+  /** Held text (text mode, from `pos` on) when a "maybe" was last looked at; 0 when not waiting. */
+  private waitSpan = 0;
   // Whitespace is held back until something visible follows it, so no output ends with it.
   private readonly content = new TrimmedChannel("");
   private readonly reasoning = new TrimmedChannel("\n\n");
@@ -69,6 +91,13 @@ export class ToolCallStreamRewriter {
   private callSearchFrom = 0;
   /** `buf` from `pos` on starts with a call marker found inside the reasoning block. */
   private callHeld = false;
+  /**
+   * While `callHeld`, deltas in which no marker ending the block can be, not yet added to `buf`
+   * (adding each to the held string and searching it would copy the whole string per delta), and
+   * the end of the text before them, where such a marker may have begun.
+   */
+  private heldDeltas: string[] = [];
+  private heldTail = "";
   /** With reasoning inline, the prompt's opening marker, sent with the block's first text. */
   private inlineOpener = "";
   /** `jsonResponse`: the fence being read is the answer's own, and is not sent. */
@@ -109,14 +138,21 @@ export class ToolCallStreamRewriter {
   /** Feeds a text delta; returns the events it makes ready. */
   push(delta: string): UpstreamEvent[] {
     if (this.finished) throw new Error("ToolCallStreamRewriter: push() after flush()");
+    if (this.callHeld && this.mode === "reasoning" && !this.mayEndReasoning(delta)) return [];
     if (this.mode === "region" || this.mode === "fence") this.held.append(delta);
     else {
-      this.buf = this.pos === 0 ? this.buf + delta : this.buf.slice(this.pos) + delta;
+      const held = this.takeHeldDeltas();
+      this.buf = (this.pos === 0 ? this.buf : this.buf.slice(this.pos)) + held + delta;
       this.searchFrom = Math.max(0, this.searchFrom - this.pos);
       this.callSearchFrom = Math.max(0, this.callSearchFrom - this.pos);
+      this.rebaseRescans(this.pos);
       this.pos = 0;
     }
+    // Waiting on a "maybe": not asked again until the held text has doubled (see MAYBE_RECHECK_SPAN).
+    // The held text is not read either, so its string is not flattened per delta.
+    if (this.waitSpan > MAYBE_RECHECK_SPAN && this.mode === "text" && this.buf.length - this.pos < 2 * this.waitSpan) return [];
     this.run(false);
+    this.waitSpan = this.mode === "text" ? this.buf.length - this.pos : 0;
     return this.drain();
   }
 
@@ -130,6 +166,11 @@ export class ToolCallStreamRewriter {
   flush(finish: FinishReason = "stop"): UpstreamEvent[] {
     if (this.finished) return [];
     this.cutOff = finish === "length";
+    this.buf = (this.pos === 0 ? this.buf : this.buf.slice(this.pos)) + this.takeHeldDeltas();
+    this.searchFrom = Math.max(0, this.searchFrom - this.pos);
+    this.callSearchFrom = Math.max(0, this.callSearchFrom - this.pos);
+    this.rebaseRescans(this.pos);
+    this.pos = 0;
     this.run(true);
     this.content.dropPending();
     this.finished = true;
@@ -309,7 +350,23 @@ export class ToolCallStreamRewriter {
     this.mode = "text";
   }
 
+  /**
+   * Continues in text mode with `text` from `pos` on, which is the held text from `offset` on; the
+   * rejected regions being read again stay marked there, and `rescanTo` adds one (held offsets).
+   */
+  private resumeHeld(text: string, pos: number, offset: number, rescanTo?: number): void {
+    this.resume(text, pos);
+    const ends = rescanTo === undefined ? this.heldRescans : [...this.heldRescans, rescanTo];
+    this.rescans = ends.map((end) => pos + end - offset).filter((end) => end > pos);
+  }
+
+  /** `buf` loses its first `by` characters. */
+  private rebaseRescans(by: number): void {
+    if (this.rescans.length > 0) this.rescans = this.rescans.map((end) => end - by).filter((end) => end > 0);
+  }
+
   private hold(header: number): void {
+    this.heldRescans = this.rescans.map((end) => end - this.pos).filter((end) => end > 0);
     this.held = new TextRope(this.buf, this.pos);
     this.heldHeader = header;
     this.buf = "";
@@ -405,6 +462,24 @@ export class ToolCallStreamRewriter {
     return null;
   }
 
+  /** Whether a marker that ends the reasoning block may be in `delta` (or begin before it). */
+  private mayEndReasoning(delta: string): boolean {
+    const window = this.heldTail + delta;
+    const markers = [...this.reasoningCloses, ...this.reasoningEnds];
+    if (markers.some((m) => window.includes(m))) return true;
+    this.heldDeltas.push(delta);
+    const longest = Math.max(0, ...markers.map((m) => m.length));
+    this.heldTail = window.slice(Math.max(0, window.length - longest + 1));
+    return false;
+  }
+
+  private takeHeldDeltas(): string {
+    if (this.heldDeltas.length === 0) return "";
+    const text = this.heldDeltas.join("");
+    this.heldDeltas = [];
+    return text;
+  }
+
   private closeReasoning(at: number, length: number): true {
     this.emitReasoning(this.buf.slice(this.pos, at));
     if (this.inlineReasoning && length > 0) {
@@ -432,6 +507,7 @@ export class ToolCallStreamRewriter {
       if (end) return this.closeReasoning(end.at, end.length);
       if (!eof) {
         this.searchFrom = this.buf.length;
+        this.heldTail = this.buf.slice(Math.max(this.pos, this.buf.length - longest + 1));
         return false;
       }
       this.reasoning.dropPending();
@@ -514,8 +590,8 @@ export class ToolCallStreamRewriter {
     this.lastBlock = header > 0 && end.closed ? this.calls.slice(before).map((c) => c.call) : null;
     this.prev = held.charAt(consumed - 1) || this.prev;
     const after = held.rest(consumed);
-    if (parsed!.rest !== undefined) this.resume(body.slice(parsed!.rest) + after.text.slice(after.pos), 0);
-    else this.resume(after.text, after.pos);
+    if (parsed!.rest !== undefined) this.resumeHeld(body.slice(parsed!.rest) + after.text.slice(after.pos), 0, header + parsed!.rest);
+    else this.resumeHeld(after.text, after.pos, consumed);
     return true;
   }
 
@@ -566,16 +642,16 @@ export class ToolCallStreamRewriter {
       // meant for the reader: followed by something that is not a call, it is dropped, and what
       // follows is read as text.
       const after = held.rest(marker.length);
-      this.resume(after.text, after.pos);
+      this.resumeHeld(after.text, after.pos, marker.length);
       return true;
     }
-    if (consumed > RESCAN_LIMIT) return this.passThrough(consumed);
+    if (consumed > RESCAN_LIMIT || this.heldRescans.length >= RESCAN_DEPTH) return this.passThrough(consumed);
     const first = held.charAt(0);
     this.track(first);
     this.prev = first;
     this.emitText(first);
     const after = held.rest(1);
-    this.resume(after.text, after.pos);
+    this.resumeHeld(after.text, after.pos, 1, consumed);
     return true;
   }
 
@@ -593,7 +669,7 @@ export class ToolCallStreamRewriter {
     this.trackAll(text);
     this.emitText(text);
     const after = held.rest(consumed);
-    this.resume(after.text, after.pos);
+    this.resumeHeld(after.text, after.pos, consumed);
     return true;
   }
 
@@ -624,7 +700,7 @@ export class ToolCallStreamRewriter {
     const body = held.slice(header, bodyEnd);
     const text = held.slice(0, consumed);
     const after = held.rest(consumed);
-    this.resume(after.text, after.pos);
+    this.resumeHeld(after.text, after.pos, consumed);
 
     // The inside of the fence is a complete output of its own.
     const inner = new ToolCallStreamRewriter(this.tools);

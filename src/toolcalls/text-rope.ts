@@ -37,13 +37,30 @@ export class TextRope implements CharSource {
     this.length += length;
   }
 
-  /** The chunk that holds position `i` (0 ≤ i < length); reads are mostly sequential. */
+  /**
+   * The chunk that holds position `i` (0 ≤ i < length). Reads are mostly sequential, so the
+   * cursor's chunk and the next are tried first; a jump is a binary search, never a walk over
+   * every chunk (a region held in thousands of small deltas is read back and forth).
+   */
   private locate(i: number): Chunk {
+    const chunks = this.chunks;
+    const holds = (k: number) => chunks[k]!.start <= i && i < chunks[k]!.start + chunks[k]!.length;
     let c = this.cursor;
-    while (c > 0 && this.chunks[c]!.start > i) c--;
-    while (c < this.chunks.length - 1 && this.chunks[c]!.start + this.chunks[c]!.length <= i) c++;
+    if (!holds(c)) {
+      if (c + 1 < chunks.length && holds(c + 1)) c++;
+      else {
+        let lo = 0;
+        let hi = chunks.length - 1;
+        while (lo < hi) {
+          const mid = (lo + hi + 1) >> 1;
+          if (chunks[mid]!.start <= i) lo = mid;
+          else hi = mid - 1;
+        }
+        c = lo;
+      }
+    }
     this.cursor = c;
-    return this.chunks[c]!;
+    return chunks[c]!;
   }
 
   /** The stored chunk that holds position `i`, for loops that read a whole chunk at a time. */

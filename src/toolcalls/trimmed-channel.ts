@@ -17,25 +17,29 @@ export class TrimmedChannel {
     return this.inPart;
   }
 
-  /** What to send for `text`: "" while all of it is whitespace that may still be dropped. */
+  /**
+   * What to send for `text`: "" while all of it is whitespace that may still be dropped. Only
+   * `text` is looked at: what is pending is whitespace already, so a flood of it costs its length
+   * once, however it is split.
+   */
   take(text: string): string {
-    const s = this.pending + text;
-    let end = s.length;
-    while (end > 0 && isSpace(s[end - 1])) end--;
+    let end = text.length;
+    while (end > 0 && isSpace(text[end - 1])) end--;
     if (end === 0) {
-      this.pending = this.inPart ? s : "";
+      if (this.inPart) this.pending += text;
       return "";
     }
     let start = 0;
-    let prefix = "";
+    let prefix = this.pending;
     if (!this.inPart) {
-      while (start < end && isSpace(s[start])) start++;
-      if (this.parts > 0) prefix = this.joiner;
+      // Nothing is pending outside a part: whitespace at its start is dropped.
+      while (start < end && isSpace(text[start])) start++;
+      prefix = this.parts > 0 ? this.joiner : "";
       this.parts++;
       this.inPart = true;
     }
-    this.pending = s.slice(end);
-    return prefix + s.slice(start, end);
+    this.pending = text.slice(end);
+    return prefix + text.slice(start, end);
   }
 
   /** The whitespace held back goes with what ended here (a call, a block's closing marker). */

@@ -38,7 +38,9 @@ export type ProblemCode =
   | "coerced_type"
   | "unknown_tool_dropped"
   | "extra_calls_dropped"
-  | "echo_dropped";
+  | "echo_dropped"
+  | "pattern_unchecked"
+  | "problems_truncated";
 
 export interface ToolCallProblem {
   code: ProblemCode;

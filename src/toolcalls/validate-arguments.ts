@@ -1,16 +1,17 @@
-// JSON Schema validation of the arguments with @cfworker/json-schema (no code generation, so it
-// runs in workerd), mapped onto stable problem codes.
+// JSON Schema validation of the arguments (argument-validator.ts: @cfworker/json-schema, client
+// patterns on RE2), mapped onto stable problem codes.
 
-import { Validator, type OutputUnit } from "@cfworker/json-schema";
+import type { OutputUnit } from "@cfworker/json-schema";
+import { ArgumentValidator, patternHookError } from "./argument-validator.ts";
 import { escapePointer } from "./coerce-arguments.ts";
 import type { JsonObjectNode, JsonValue } from "./json-node.ts";
 import { problem } from "./problems.ts";
 import { declaresProperty } from "./schema-walk.ts";
 import type { JsonSchema, ProblemCode, ToolCallProblem } from "./types.ts";
 
-export function createValidator(schema: JsonSchema): Validator | null {
+export function createValidator(schema: JsonSchema): ArgumentValidator | null {
   try {
-    return new Validator(schema, "2020-12", false);
+    return new ArgumentValidator(schema);
   } catch {
     return null;
   }
@@ -60,7 +61,7 @@ export function validateArguments(
   args: JsonObjectNode,
   value: JsonValue,
   schema: JsonSchema,
-  validator: Validator | null,
+  validator: ArgumentValidator | null,
 ): ToolCallProblem[] {
   const problems: ToolCallProblem[] = [];
   const seen = new Set<string>();
@@ -82,19 +83,31 @@ export function validateArguments(
   if (!validator) return problems;
   let errors: OutputUnit[];
   try {
-    const result = validator.validate(value);
-    if (result.valid) return problems;
-    errors = result.errors;
+    const result = validator.check(value);
+    for (const source of result.unchecked) {
+      const shown = source.length > 80 ? `${source.slice(0, 80)}…` : source;
+      add(problem("pattern_unchecked", `the pattern ${JSON.stringify(shown)} was not checked: it needs more than a linear-time regex engine runs`));
+    }
+    if (result.errors.length === 0) return problems;
+    errors = result.errors.map((e) => (patternHookError(e) ? { ...e, keyword: "pattern", error: "String does not match pattern." } : e));
   } catch {
     return problems;
   }
-  // Errors inside a failed anyOf/oneOf branch are summarised by the anyOf/oneOf error itself.
-  const branchRoots = errors
-    .filter((e) => e.keyword === "anyOf" || e.keyword === "oneOf")
-    .map((e) => e.keywordLocation + "/");
-  for (const unit of errors) {
-    if (branchRoots.some((root) => unit.keywordLocation.startsWith(root))) continue;
-    const nested = errors.filter((e) => e.keywordLocation.startsWith(unit.keywordLocation + "/"));
+  // Errors inside a failed anyOf/oneOf branch are summarised by the anyOf/oneOf error itself. The
+  // validator lists a container's error right before its nested ones, so one pass finds them (a
+  // search of all errors per error was quadratic: 150,000 unknown keys never finished).
+  let branch: string | null = null;
+  for (let i = 0; i < errors.length; i++) {
+    const unit = errors[i]!;
+    if (branch !== null && unit.keywordLocation.startsWith(branch)) continue;
+    branch = null;
+    let nested: OutputUnit[] = [];
+    if (unit.keyword === "anyOf" || unit.keyword === "oneOf") {
+      branch = unit.keywordLocation + "/";
+      let end = i + 1;
+      while (end < errors.length && errors[end]!.keywordLocation.startsWith(branch)) end++;
+      nested = errors.slice(i + 1, end);
+    }
     const code = codeFor(unit, nested);
     if (!code) continue;
     let path = pointer(unit.instanceLocation);
