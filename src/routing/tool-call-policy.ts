@@ -42,7 +42,7 @@ export async function applyToolCallPolicy(opts: {
   const steps = opts.targets.flatMap((t: Target): Step[] =>
     t.kind === "llama" ? [{ t, constrained: false }, { t, constrained: true }] : [{ t, constrained: false }],
   );
-  let best: { attempt: RewrittenAttempt; score: number; attempts: number } | null = null;
+  let best: { attempt: RewrittenAttempt; score: number; attempts: number; target: Target } | null = null;
   // Each target's last failure: the client gets the one the shared precedence picks (final-outcome.ts).
   const failures = new Map<Target, TargetFailure>();
   let attempts = 0;
@@ -52,6 +52,9 @@ export async function applyToolCallPolicy(opts: {
   };
   for (const step of steps) {
     attempts++;
+    // A streamed best answer kept open holds its slot on its server: read it whole before asking that
+    // server again, or the retry would wait in the admission line behind our own answer.
+    if (best && opts.stream && best.target === step.t) best.attempt = await bufferAll(best.attempt);
     let attempt: RewrittenAttempt;
     try {
       attempt = await opts.start(step.t, step.constrained);
@@ -78,7 +81,7 @@ export async function applyToolCallPolicy(opts: {
     }
     if (!best || score > best.score) {
       if (best) discard(best.attempt);
-      best = { attempt: buffered, score, attempts };
+      best = { attempt: buffered, score, attempts, target: step.t };
     } else {
       discard(buffered);
     }
