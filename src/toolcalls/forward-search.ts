@@ -2,44 +2,52 @@
 // what keeps a parser that looks for a closing tag once per opening tag linear in its input
 // (40,000 `<function=a>` with no `</function>` would otherwise scan to the end 40,000 times).
 
-/** `text.indexOf(needle, from)` for non-decreasing `from`: a search is never repeated. */
-export class ForwardSearch {
+/** A search for non-decreasing `from`s that answers from its last result whenever that still holds. */
+abstract class ResumingSearch {
   private lastFrom = -1;
   private lastHit = -1;
 
-  constructor(
-    private readonly text: string,
-    private readonly needle: string,
-  ) {}
+  /** The first hit at or after `from`, or -1. */
+  protected abstract find(from: number): number;
 
   next(from: number): number {
     // The last search started at or before `from` and found nothing, or found something at or
     // after `from`: that is still the first occurrence from `from` on.
     if (this.lastFrom >= 0 && from >= this.lastFrom && (this.lastHit < 0 || this.lastHit >= from)) return this.lastHit;
     this.lastFrom = from;
-    this.lastHit = this.text.indexOf(this.needle, from);
+    this.lastHit = this.find(from);
     return this.lastHit;
   }
 }
 
-/** The first index from `from` on whose character is one of `chars`, for non-decreasing `from`. */
-export class ForwardCharSearch {
-  private lastFrom = -1;
-  private lastHit = -1;
+/** `text.indexOf(needle, from)` for non-decreasing `from`: a search is never repeated. */
+export class ForwardSearch extends ResumingSearch {
+  constructor(
+    private readonly text: string,
+    private readonly needle: string,
+  ) {
+    super();
+  }
 
+  protected find(from: number): number {
+    return this.text.indexOf(this.needle, from);
+  }
+}
+
+/** The first index from `from` on whose character is one of `chars`, for non-decreasing `from`. */
+export class ForwardCharSearch extends ResumingSearch {
   constructor(
     private readonly text: string,
     private readonly chars: string,
-  ) {}
+  ) {
+    super();
+  }
 
-  next(from: number): number {
-    if (this.lastFrom >= 0 && from >= this.lastFrom && (this.lastHit < 0 || this.lastHit >= from)) return this.lastHit;
-    this.lastFrom = from;
+  protected find(from: number): number {
     const { text, chars } = this;
     let i = from;
     while (i < text.length && !chars.includes(text[i]!)) i++;
-    this.lastHit = i < text.length ? i : -1;
-    return this.lastHit;
+    return i < text.length ? i : -1;
   }
 }
 

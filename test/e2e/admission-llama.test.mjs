@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { startLlamaServer } from "../support/llama-server.mjs";
-import { grammar, startSwitchyard } from "../support/switchyard-dev.mjs";
+import { grammar, startSwitchyard, createChatKey } from "../support/switchyard-dev.mjs";
 
 const ADMIN_TOKEN = `adm-${randomBytes(24).toString("base64url")}`;
 /** @type {import("../support/llama-server.mjs").LlamaServer} */
@@ -39,15 +39,7 @@ after(async () => {
 });
 
 /** @param {string} name */
-async function createKey(name) {
-  const res = await fetch(`${proxy.url}/v1/admin/keys`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ name, scopes: ["chat"] }),
-  });
-  assert.equal(res.status, 201, await res.clone().text());
-  return /** @type {{ key: string }} */ (await res.json()).key;
-}
+const createKey = (name) => createChatKey(proxy.url, ADMIN_TOKEN, name);
 
 /** One request answered with exactly `text`; resolves with the text once the answer is complete. */
 async function ask(/** @type {string} */ key, /** @type {string} */ text, stream = false) {

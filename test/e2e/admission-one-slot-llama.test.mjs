@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { startLlamaServer } from "../support/llama-server.mjs";
-import { startSwitchyard } from "../support/switchyard-dev.mjs";
+import { startSwitchyard, createChatKey } from "../support/switchyard-dev.mjs";
 import { startTap } from "../support/http-tap.mjs";
 
 const ADMIN_TOKEN = `adm-${randomBytes(24).toString("base64url")}`;
@@ -45,15 +45,7 @@ after(async () => {
 });
 
 /** @param {string} name */
-async function createKey(name) {
-  const res = await fetch(`${proxy.url}/v1/admin/keys`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ name, scopes: ["chat"] }),
-  });
-  assert.equal(res.status, 201, await res.clone().text());
-  return /** @type {{ key: string }} */ (await res.json()).key;
-}
+const createKey = (name) => createChatKey(proxy.url, ADMIN_TOKEN, name);
 
 /** The chat requests that reached llama-server (through the recorder), by their user message. */
 const reached = () => tap.exchanges().filter((e) => e.path?.endsWith("/chat/completions")).map((e) => JSON.parse(e.request).messages.at(-1).content);

@@ -81,3 +81,19 @@ export async function readSse(res) {
 
 /** @param {string} text */
 export const grammar = (text) => `root ::= ${JSON.stringify(text)}`;
+
+/**
+ * A `chat` key made through the admin API of a running Switchyard; resolves with its secret.
+ * @param {string} url the Switchyard's base URL
+ * @param {string} adminToken its ADMIN_TOKEN
+ * @param {string} name
+ */
+export async function createChatKey(url, adminToken, name) {
+  const res = await fetch(`${url}/v1/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ name, scopes: ["chat"] }),
+  });
+  if (res.status !== 201) throw new Error(`creating key ${name}: ${res.status} ${await res.text()}`);
+  return /** @type {{ key: string }} */ (await res.json()).key;
+}
