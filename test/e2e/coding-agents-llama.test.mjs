@@ -106,7 +106,10 @@ async function exerciseRefused(t, name, client) {
   const chats = sent.filter((r) => r.path.endsWith("/chat/completions")).length;
   const raws = sent.filter((r) => r.path === "/v1/completions").length;
   t.diagnostic(`chat requests ${chats}, raw completions ${raws}; parser refusals in the server log: ${refusals() - before}`);
-  assert.ok(raws >= 2 && raws === chats, `every chat turn refused and answered raw (chat ${chats}, raw ${raws})`);
+  // Each of the client's turns was answered from one raw completion. A turn's chat request may go out
+  // twice (seen once on a loaded machine: three refusals for two turns, each turn still answered raw).
+  const turns = out.exchanges.filter((e) => e.method === "POST").length;
+  assert.ok(raws >= 2 && raws === turns && chats >= raws, `every chat turn refused and answered raw (client turns ${turns}, chat ${chats}, raw ${raws})`);
   return out;
 }
 
