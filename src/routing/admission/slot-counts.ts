@@ -1,7 +1,7 @@
 // The slot counts this isolate read itself from its llama-servers' `/props`: what the admission
 // queue gates on from a server's first request here until the hub's `/slots` sample reaches the
 // isolate (a second or more, longer than a whole answer when the hub had never heard of the server).
-import { secretOf, type EnvVars } from "../../config/env-vars.ts";
+import type { EnvVars } from "../../config/env-vars.ts";
 import { upstreamKey, type HealthSnapshot } from "../../health/upstream-health.ts";
 import { readSlotCount } from "../../upstreams/llama/read-slot-count.ts";
 import type { BrowserTarget, LlamaTarget } from "../../config/config-schema.ts";
@@ -70,8 +70,7 @@ export function learnSlotCounts(targets: ReadonlyArray<LlamaTarget | BrowserTarg
     if (t.kind !== "llama") continue;
     const server = upstreamKey(t.url);
     if (snapshot.upstreams[server]?.slotsTotal !== undefined) continue;
-    const key = t.apiKeySecret ? secretOf(env, t.apiKeySecret) : undefined;
-    const r = learnSlots(server, () => readSlotCount(t.url, key ? { authorization: `Bearer ${key}` } : {}, READ_TIMEOUT_MS, t.model));
+    const r = learnSlots(server, () => readSlotCount(t, env, READ_TIMEOUT_MS));
     if (!r) continue;
     if (r.started) defer(r.reading.then((changed) => (changed ? learned() : undefined)));
     else waits.push(r.reading);

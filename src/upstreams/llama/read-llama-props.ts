@@ -1,4 +1,5 @@
 import { fetchFresh } from "../../http/fetch-fresh.ts";
+import { parseTotalSlots } from "../../health/parse-total-slots.ts";
 import { llamaRootUrl } from "./llama-root-url.ts";
 
 /** What a model list says about a llama-server's model, from its `/props`. */
@@ -7,6 +8,8 @@ export interface ModelProps {
   contextWindow?: number;
   vision: boolean;
   reasoning: boolean;
+  /** `total_slots` (its `--parallel`), which the admission queue gates on before the hub's first sample. */
+  slots?: number;
 }
 
 /**
@@ -29,10 +32,12 @@ export function parseLlamaProps(props: unknown): ModelProps {
     typeof caps.supports_reasoning === "boolean"
       ? caps.supports_reasoning
       : caps.supports_preserve_reasoning === true || /reasoning_content|<think>|enable_thinking/.test(template);
+  const slots = parseTotalSlots(props);
   return {
     ...(typeof nCtx === "number" && nCtx > 0 ? { contextWindow: nCtx } : {}),
     vision: p.modalities?.vision === true,
     reasoning,
+    ...(slots !== undefined ? { slots } : {}),
   };
 }
 

@@ -1,24 +1,20 @@
-// How many slots a llama-server has, read from its own `/props` (`total_slots`, its `--parallel`):
+// How many slots a llama target has, read from its own `/props` (`total_slots`, its `--parallel`):
 // llama-server answers it whatever its flags (`--no-slots` included), so the admission queue can gate
-// on it before the health hub's first `/slots` sample reaches the isolate.
-import { fetchFresh } from "../../http/fetch-fresh.ts";
-import { parseTotalSlots } from "../../health/parse-total-slots.ts";
-import { llamaRootUrl } from "./llama-root-url.ts";
+// on it before the health hub's first `/slots` sample reaches the isolate. The same read (and
+// per-isolate cache) as the model list's.
+import type { LlamaTarget } from "../../config/config-schema.ts";
+import type { EnvVars } from "../../config/env-vars.ts";
+import { llamaHeaders } from "./post-llama.ts";
+import { readLlamaProps } from "./read-llama-props.ts";
 
-/**
- * The slot count of the llama-server at `baseUrl` (`model`: router mode's child), or undefined when
- * `/props` cannot be read within `timeoutMs` or tells none. Never throws.
- */
-export async function readSlotCount(baseUrl: string, headers: Record<string, string>, timeoutMs: number, model?: string): Promise<number | undefined> {
-  const url = llamaRootUrl(baseUrl, "/props") + (model ? `?model=${encodeURIComponent(model)}` : "");
+/** The target's slot count, or undefined when `/props` cannot be read within `timeoutMs`, tells none, or its key secret is missing. Never throws. */
+export async function readSlotCount(target: LlamaTarget, env: EnvVars, timeoutMs: number): Promise<number | undefined> {
+  let headers: Record<string, string>;
   try {
-    const res = await fetchFresh(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
-    if (!res.ok || !(res.headers.get("content-type") ?? "").includes("json")) {
-      await res.body?.cancel().catch(() => {});
-      return undefined;
-    }
-    return parseTotalSlots(await res.json());
+    const all = llamaHeaders(target, target.url, { env, requestId: "slot-count" }, "application/json");
+    headers = all.authorization ? { authorization: all.authorization } : {};
   } catch {
-    return undefined;
+    return undefined; // its key secret is missing: the request itself will say so
   }
+  return (await readLlamaProps(target.url, headers, timeoutMs, target.model))?.slots;
 }
