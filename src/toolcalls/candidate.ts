@@ -41,7 +41,12 @@ export interface ScanContext {
 export const NO: Candidate = { kind: "no" };
 export const MAYBE: Candidate = { kind: "maybe" };
 
+/** The first index from `i` that is not whitespace (JavaScript's `\s`), ASCII read without a regex. */
 export const skipSpace = (t: string, i: number): number => {
-  while (i < t.length && /\s/.test(t[i]!)) i++;
+  for (; i < t.length; i++) {
+    const c = t.charCodeAt(i);
+    if (c === 32 || (c >= 9 && c <= 13)) continue;
+    if (c < 128 || !/\s/.test(t[i]!)) break;
+  }
   return i;
 };

@@ -6,7 +6,7 @@
 import { MAYBE, NO, skipSpace, type Candidate, type ScanContext } from "./candidate.ts";
 import { bracket, functionary, jsonObject, pythonic } from "./detect-bare-calls.ts";
 import { functionTag, harmony, invokeTag } from "./detect-header-markers.ts";
-import { CALL_MARKERS, REASONING_MARKERS, STRAY_TAG_CLOSERS, STRAY_TOKEN_CLOSERS, jsonStart, literal } from "./marker-table.ts";
+import { CALL_TRIE, REASONING_TRIE, STRAY_TAG_TRIE, STRAY_TOKEN_TRIE, jsonStart, literal } from "./marker-table.ts";
 
 export type { Candidate, ScanContext } from "./candidate.ts";
 
@@ -58,27 +58,27 @@ export function classifyAt(buf: string, j: number, ctx: ScanContext): Candidate 
   const calls = ctx.tools.enabled;
   const lineish = ctx.atBoundary || ctx.atLineStart;
   if (c === "<") {
-    const r = literal(buf, j, ctx.eof, REASONING_MARKERS);
+    const r = literal(buf, j, ctx.eof, REASONING_TRIE);
     if (r.kind !== "no") return r;
     if (calls) {
-      const s = literal(buf, j, ctx.eof, STRAY_TOKEN_CLOSERS);
+      const s = literal(buf, j, ctx.eof, STRAY_TOKEN_TRIE);
       if (s.kind !== "no") return s;
-      const t = ctx.atBoundary ? literal(buf, j, ctx.eof, STRAY_TAG_CLOSERS) : NO;
+      const t = ctx.atBoundary ? literal(buf, j, ctx.eof, STRAY_TAG_TRIE) : NO;
       if (t.kind !== "no") return t;
     }
     const h = harmony(buf, j, ctx.eof, ctx.tools);
     if (h.kind !== "no") return h;
     if (!calls) return NO;
-    const m = literal(buf, j, ctx.eof, CALL_MARKERS);
+    const m = literal(buf, j, ctx.eof, CALL_TRIE);
     if (m.kind !== "no") return m;
     const f = functionTag(buf, j, ctx.eof);
     if (f.kind !== "no") return f;
     return invokeTag(buf, j, ctx.eof);
   }
   if (c === "[") {
-    const r = literal(buf, j, ctx.eof, REASONING_MARKERS);
+    const r = literal(buf, j, ctx.eof, REASONING_TRIE);
     if (r.kind !== "no" || !calls) return r;
-    const m = literal(buf, j, ctx.eof, CALL_MARKERS);
+    const m = literal(buf, j, ctx.eof, CALL_TRIE);
     if (m.kind !== "no") return m;
     if (lineish) return bracket(buf, j, ctx);
     // In the middle of a line only a JSON array of calls counts (and strictly).
@@ -87,7 +87,7 @@ export function classifyAt(buf: string, j: number, ctx: ScanContext): Candidate 
     return buf[k] === "{" ? bracket(buf, j, ctx) : NO;
   }
   // MiniMax-M3's namespace token `]<]minimax[>[` opens its call block.
-  if (c === "]") return calls ? literal(buf, j, ctx.eof, CALL_MARKERS) : NO;
+  if (c === "]") return calls ? literal(buf, j, ctx.eof, CALL_TRIE) : NO;
   if (c === "`") {
     if (buf.length - j < 3) return !ctx.eof && "```".startsWith(buf.slice(j)) ? MAYBE : NO;
     return buf.startsWith("```", j) ? fence(buf, j, j, ctx) : NO;
@@ -125,7 +125,7 @@ export function classifyAt(buf: string, j: number, ctx: ScanContext): Candidate 
  */
 export function explicitCallAt(buf: string, j: number, eof: boolean): "yes" | "no" | "maybe" {
   const verdict = (c: Candidate) => (c.kind === "maybe" ? "maybe" : c.kind === "region" ? "yes" : "no");
-  const m = verdict(literal(buf, j, eof, CALL_MARKERS));
+  const m = verdict(literal(buf, j, eof, CALL_TRIE));
   if (m !== "no" || buf[j] !== "<") return m;
   const f = verdict(functionTag(buf, j, eof));
   return f !== "no" ? f : verdict(invokeTag(buf, j, eof));

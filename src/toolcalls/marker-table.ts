@@ -186,22 +186,44 @@ export const STRAY_TAG_CLOSERS: Array<[string, Build]> = CALL_CLOSERS.filter((c)
 /** A model's special token (`<|…|>`, `<｜…｜>`, `[TOOL_CALLS]`), as opposed to a tag or a header. */
 export const isSpecialToken = (marker: string): boolean => SPECIAL_TOKEN.test(marker);
 
-/** The longest marker of `table` opening at `j`, "maybe" while the text may still grow into one. */
-export function literal(buf: string, j: number, eof: boolean, table: Array<[string, Build]>): Candidate {
-  let best: [string, Build] | null = null;
-  let maybe = false;
-  const avail = buf.length - j;
-  const first = buf.charCodeAt(j);
-  // The second character rules out nearly every marker at once (`<b>`, `<|im_end|>`…) before any
-  // startsWith; when the text ends after the first one, every marker with that first one may follow.
-  const second = avail > 1 ? buf.charCodeAt(j + 1) : -1;
+/** A table's markers as a trie, so a position costs at most the longest marker's length to read. */
+export interface MarkerTrie {
+  next: Map<number, MarkerTrie>;
+  /** The marker that ends here. */
+  entry?: [string, Build];
+}
+
+export function trieOf(table: Array<[string, Build]>): MarkerTrie {
+  const root: MarkerTrie = { next: new Map() };
   for (const entry of table) {
-    const open = entry[0];
-    if (open.charCodeAt(0) !== first || (second >= 0 && open.charCodeAt(1) !== second)) continue;
-    if (buf.startsWith(open, j)) {
-      if (!best || open.length > best[0].length) best = entry;
-    } else if (!eof && avail < open.length && open.startsWith(buf.slice(j))) maybe = true;
+    let node = root;
+    for (let i = 0; i < entry[0].length; i++) {
+      const c = entry[0].charCodeAt(i);
+      let child = node.next.get(c);
+      if (!child) node.next.set(c, (child = { next: new Map() }));
+      node = child;
+    }
+    node.entry ??= entry;
   }
-  if (maybe) return MAYBE;
+  return root;
+}
+
+/** The longest marker of `table` opening at `j`, "maybe" while the text may still grow into one. */
+export function literal(buf: string, j: number, eof: boolean, trie: MarkerTrie): Candidate {
+  let node: MarkerTrie | undefined = trie;
+  let best: [string, Build] | undefined;
+  let i = j;
+  for (; i < buf.length; i++) {
+    node = node.next.get(buf.charCodeAt(i));
+    if (!node) break;
+    if (node.entry) best = node.entry;
+  }
+  // The text ended inside a longer marker: it may still become one.
+  if (node && i === buf.length && !eof && node.next.size > 0) return MAYBE;
   return best ? best[1](best[0]) : NO;
 }
+
+export const REASONING_TRIE = trieOf(REASONING_MARKERS);
+export const CALL_TRIE = trieOf(CALL_MARKERS);
+export const STRAY_TOKEN_TRIE = trieOf(STRAY_TOKEN_CLOSERS);
+export const STRAY_TAG_TRIE = trieOf(STRAY_TAG_CLOSERS);

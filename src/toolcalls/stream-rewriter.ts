@@ -42,6 +42,14 @@ const RESCAN_DEPTH = 4;
 export const MAYBE_RECHECK_SPAN = 64;
 
 /**
+ * The most tool calls one answer makes. Agents run a handful of calls per turn (OpenAI's parallel
+ * calls rarely pass a dozen); a model looping on a call header writes thousands, and each kept call
+ * would be scored, validated and answered at several times its size. Past the cap, call markup is
+ * read and dropped unscored, and the first call carries `extra_calls_dropped` with the count.
+ */
+export const MAX_CALLS_PER_ANSWER = 128;
+
+/**
  * In the middle of a line, with no call just ended, only these characters can change anything:
  * where mayStartCandidate answers true there, and the newline that starts a line.
  */
@@ -55,6 +63,8 @@ export class ToolCallStreamRewriter {
   private readonly parallel: boolean;
   private readonly calls: Array<{ index: number; call: ScoredToolCall }> = [];
   private dropped = 0;
+  /** Calls past MAX_CALLS_PER_ANSWER, dropped unscored. */
+  private overCap = 0;
   private finished = false;
   /** The output was cut off (`flush("length")`): a call it stopped inside is not delivered. */
   private cutOff = false;
@@ -174,11 +184,16 @@ export class ToolCallStreamRewriter {
     this.run(true);
     this.content.dropPending();
     this.finished = true;
-    if (this.dropped > 0 && this.calls.length > 0) {
+    if ((this.dropped > 0 || this.overCap > 0) && this.calls.length > 0) {
       const first = this.calls[0]!.call;
-      first.problems.push(
-        problem("extra_calls_dropped", `parallel_tool_calls is false: ${this.dropped} further call(s) were dropped`),
-      );
+      if (this.dropped > 0) {
+        first.problems.push(problem("extra_calls_dropped", `parallel_tool_calls is false: ${this.dropped} further call(s) were dropped`));
+      }
+      if (this.overCap > 0) {
+        first.problems.push(
+          problem("extra_calls_dropped", `the answer made more than ${MAX_CALLS_PER_ANSWER} calls: ${this.overCap} further call(s) were dropped`),
+        );
+      }
       first.score = scoreOf(first.problems);
     }
     return this.drain();
@@ -598,6 +613,16 @@ export class ToolCallStreamRewriter {
   /** Emits what a parsed region holds; false when it holds no call after all. */
   private accept(parsed: RegionParse | null, strict: boolean, echo = false): boolean {
     if (!parsed) return false;
+    // Past the cap a region its marker calls a call region is dropped without scoring; one found
+    // in prose (strict) still has to prove it is a call, so it is scored, then dropped.
+    if (this.calls.length + this.dropped >= MAX_CALLS_PER_ANSWER && !strict && parsed.calls.length > 0 && parsed.content === undefined) {
+      if (this.parallel) this.overCap += parsed.calls.length;
+      else this.dropped += parsed.calls.length;
+      this.content.dropPending();
+      this.atNewBoundary();
+      this.afterCall = true;
+      return true;
+    }
     const finalized = parsed.calls.map((c) => finalizeCall(c, this.tools));
     const resolved = finalized.filter((f) => f !== null);
     if (strict && (resolved.length < parsed.calls.length || !resolved.every((f) => f.fits))) return false;
@@ -676,6 +701,10 @@ export class ToolCallStreamRewriter {
   private emitCall(call: ScoredToolCall): void {
     if (!this.parallel && this.calls.length > 0) {
       this.dropped++;
+      return;
+    }
+    if (this.calls.length >= MAX_CALLS_PER_ANSWER) {
+      this.overCap++;
       return;
     }
     const index = this.indexOffset + this.calls.length;
