@@ -30,7 +30,7 @@ export default defineConfig({
         ],
         test: {
           name: "worker",
-          include: ["test/worker/**/*.test.ts", "test/faults/**/*.test.ts", "test/fuzz/**/*.test.ts"],
+          include: ["test/workerd/**/*.test.ts", "test/faults/**/*.test.ts", "test/fuzz/**/*.test.ts"],
           globalSetup: ["./test/support/global-setup.ts"],
           testTimeout: 30_000,
         },

@@ -4,7 +4,7 @@ import { loadConfig } from "./config/load-config.ts";
 import { anthropicErrorResponse } from "./api/messages/anthropic-error.ts";
 import { errorResponse, toProxyError } from "./errors/error-envelope.ts";
 import { ProxyError } from "./errors/proxy-error.ts";
-import { randomId } from "./stream/ids.ts";
+import { randomId } from "./lib/ids.ts";
 import { chatCompletions } from "./routes/chat-completions.ts";
 import { getModel, listModels } from "./routes/models.ts";
 import { rewriteToolCallsRoute } from "./routes/tool-calls-rewrite.ts";

@@ -107,7 +107,7 @@ async function load() {
       state.engine.setInitProgressCallback?.(onProgress);
       await state.engine.reload(id);
     } else {
-      const worker = new Worker("/llm-worker.js", { type: "module" });
+      const worker = new Worker("/web-llm-thread.js", { type: "module" });
       state.engine = await webllm.CreateWebWorkerMLCEngine(worker, id, { initProgressCallback: onProgress });
     }
     state.model = id;

@@ -39,7 +39,7 @@ function writeIfChanged(path, bytes) {
 writeIfChanged(join(out, "vendor/web-llm/index.js"), readFileSync(from));
 
 const result = await build({
-  entryPoints: { app: join(root, "worker/app.js"), "llm-worker": join(root, "worker/llm-worker.js"), status: join(root, "worker/status.ts") },
+  entryPoints: { app: join(root, "worker/app.js"), "web-llm-thread": join(root, "worker/web-llm-thread.js"), status: join(root, "worker/status.ts") },
   outdir: out,
   bundle: true,
   format: "esm",

@@ -2,18 +2,18 @@
 // chat-completions.ts use (as llama-upstream.ts assembles them): upstream bytes → llamaSseEvents (parse, normalize) →
 // EventReader (timeouts) → pullThrough + ToolCallEvents (rewrite, when the request has tools) →
 // ChunkEncoder + sseResponse (encode, the committed body) → bytes read by a client.
-import { Deadlines } from "../../src/stream/deadlines.ts";
+import { Deadlines } from "../../src/lib/deadlines.ts";
 import { EventReader } from "../../src/routing/event-reader.ts";
 import { ChunkEncoder } from "../../src/api/chat/chunk-encoder.ts";
-import type { EventPull } from "../../src/stream/event-source.ts";
-import { pullThrough } from "../../src/stream/pull-through.ts";
+import type { EventPull } from "../../src/events/event-source.ts";
+import { pullThrough } from "../../src/events/pull-through.ts";
 import { chatSseEncoder } from "../../src/api/chat/chat-sse-encoder.ts";
-import { sseResponse } from "../../src/stream/sse-response.ts";
+import { sseResponse } from "../../src/responders/sse-response.ts";
 import { ToolCallEvents, type ToolDefinition } from "../../src/toolcalls/index.ts";
 import { llamaSseEvents, llamaSseReader } from "../../src/upstreams/llama/parse-llama-sse.ts";
 import { ToolCallStreamRewriter } from "../../src/toolcalls/index.ts";
-import type { UpstreamEvent } from "../../src/stream/events.ts";
-import { ByteQueue } from "../../src/stream/byte-queue.ts";
+import type { UpstreamEvent } from "../../src/events/events.ts";
+import { ByteQueue } from "../../src/responders/byte-queue.ts";
 
 const TIMEOUTS = { firstTokenMs: 60_000, idleMs: 60_000, totalMs: 600_000 };
 const META = { id: "chatcmpl-bench", created: 0, model: "bench", includeUsage: false };

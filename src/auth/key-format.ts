@@ -1,7 +1,7 @@
 // Team keys: `sy-` + 32 random bytes in base64url. Only the SHA-256 hash is ever stored; a slow KDF
 // would cost tens of ms of CPU per request on Workers, and 256 random bits need no stretching.
 
-import { randomBase64url } from "../stream/ids.ts";
+import { randomBase64url } from "../lib/ids.ts";
 
 export const KEY_PREFIX = "sy-";
 const KEY_PATTERN = /^sy-[A-Za-z0-9_-]{43}$/;

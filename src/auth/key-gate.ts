@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { randomUuid } from "../stream/ids.ts";
+import { randomUuid } from "../lib/ids.ts";
 import type { UsageReport, UsageRow } from "./key-record.ts";
 import { dayOf, dayRefusal, decideAdmission, isCount, LEASE_TTL_MS, slotRefusal, WINDOW_MS, type Admission, type GateState, type KeyLimits } from "./limit-math.ts";
 import { usageLabel } from "./usage-label.ts";

@@ -2,9 +2,9 @@ import type { KeyGate } from "./key-gate.ts";
 import { checkModelName } from "../config/model-name.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
-import type { EventPull } from "../stream/event-source.ts";
-import type { UpstreamEvent } from "../stream/events.ts";
-import type { StreamStart } from "../stream/sse-response.ts";
+import type { EventPull } from "../events/event-source.ts";
+import type { UpstreamEvent } from "../events/events.ts";
+import type { StreamStart } from "../responders/sse-response.ts";
 import type { KeyRecord, UsageReport } from "./key-record.ts";
 import { chargedTokens, isCount, LEASE_RENEW_MS, requestedMaxTokens, reservationOf, type Observed, type OutputBound } from "./limit-math.ts";
 

@@ -7,9 +7,9 @@ import { validateChatRequest } from "../api/chat/validate-chat-request.ts";
 import { ChunkEncoder } from "../api/chat/chunk-encoder.ts";
 import { CompletionAggregator } from "../api/chat/completion-aggregator.ts";
 import { chatSseEncoder } from "../api/chat/chat-sse-encoder.ts";
-import { sseResponse } from "../stream/sse-response.ts";
-import { jsonResponse } from "../stream/json-response.ts";
-import { randomId } from "../stream/ids.ts";
+import { sseResponse } from "../responders/sse-response.ts";
+import { jsonResponse } from "../responders/json-response.ts";
+import { randomId } from "../lib/ids.ts";
 
 /** `POST /v1/chat/completions`, stream and non-stream. */
 export async function chatCompletions(c: Context<AppEnv>): Promise<Response> {

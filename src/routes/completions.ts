@@ -6,10 +6,10 @@ import { unsupported, validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { CompletionsRequestSchema } from "../schemas/completions-request.ts";
-import { dataFrame, framedSse, gathered } from "../stream/event-encoder.ts";
-import { jsonResponse } from "../stream/json-response.ts";
-import { randomId } from "../stream/ids.ts";
-import { sseResponse } from "../stream/sse-response.ts";
+import { dataFrame, framedSse, gathered } from "../responders/event-encoder.ts";
+import { jsonResponse } from "../responders/json-response.ts";
+import { randomId } from "../lib/ids.ts";
+import { sseResponse } from "../responders/sse-response.ts";
 import { BrowserCompletionsUpstream } from "../upstreams/browser/browser-completions-upstream.ts";
 import { LlamaCompletionsUpstream } from "../upstreams/llama/llama-completions-upstream.ts";
 

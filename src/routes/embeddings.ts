@@ -3,7 +3,7 @@ import type { AppEnv } from "../auth/app-env.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
-import { Deadlines } from "../stream/deadlines.ts";
+import { Deadlines } from "../lib/deadlines.ts";
 import { planTargetsFor } from "../routing/plan-targets.ts";
 import { tryTargets } from "../routing/try-targets.ts";
 import { EmbeddingsRequestSchema } from "../schemas/embeddings-request.ts";

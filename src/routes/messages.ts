@@ -13,10 +13,10 @@ import { readJsonBody } from "../http/read-json-body.ts";
 import { planTargets } from "../routing/plan-targets.ts";
 import { startChat } from "../routing/start-chat.ts";
 import { CountTokensRequestSchema, MessagesRequestSchema } from "../schemas/messages-request.ts";
-import { framedSse, gathered, namedFrame } from "../stream/event-encoder.ts";
-import { jsonResponse } from "../stream/json-response.ts";
-import { randomId } from "../stream/ids.ts";
-import { sseResponse } from "../stream/sse-response.ts";
+import { framedSse, gathered, namedFrame } from "../responders/event-encoder.ts";
+import { jsonResponse } from "../responders/json-response.ts";
+import { randomId } from "../lib/ids.ts";
+import { sseResponse } from "../responders/sse-response.ts";
 import { countLlamaTokens } from "../upstreams/llama/count-llama-tokens.ts";
 
 /**

@@ -11,9 +11,9 @@ import { callerSealer } from "../api/responses/seal-key.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { startChat } from "../routing/start-chat.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";
-import type { Usage } from "../stream/events.ts";
+import type { Usage } from "../events/events.ts";
 import type { ErrorInfo } from "../errors/proxy-error.ts";
-import { jsonResponse } from "../stream/json-response.ts";
+import { jsonResponse } from "../responders/json-response.ts";
 
 /**
  * `POST /v1/responses/compact`: the model summarizes the conversation (the input, or a stored chain

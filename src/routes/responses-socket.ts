@@ -6,7 +6,7 @@ import type { AppEnv } from "../auth/app-env.ts";
 import { chainAfter, chainedBody, readSocketMessage, type SocketChain } from "../api/responses/socket-turn.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
-import { randomId } from "../stream/ids.ts";
+import { randomId } from "../lib/ids.ts";
 
 type Json = Record<string, unknown>;
 

@@ -13,10 +13,10 @@ import { callerSealer } from "../api/responses/seal-key.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { startChat } from "../routing/start-chat.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";
-import { framedSse, gathered, namedFrame } from "../stream/event-encoder.ts";
-import { jsonResponse } from "../stream/json-response.ts";
-import { randomId } from "../stream/ids.ts";
-import { sseResponse } from "../stream/sse-response.ts";
+import { framedSse, gathered, namedFrame } from "../responders/event-encoder.ts";
+import { jsonResponse } from "../responders/json-response.ts";
+import { randomId } from "../lib/ids.ts";
+import { sseResponse } from "../responders/sse-response.ts";
 
 /**
  * `POST /v1/responses` (OpenAI Responses API), stream and non-stream, over the chat pipeline. Stored

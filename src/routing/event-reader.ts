@@ -1,7 +1,7 @@
 import { ProxyError } from "../errors/proxy-error.ts";
-import type { UpstreamEvent } from "../stream/events.ts";
-import type { EventStreamReader } from "../stream/event-source.ts";
-import type { Deadline, Deadlines } from "../stream/deadlines.ts";
+import type { UpstreamEvent } from "../events/events.ts";
+import type { EventStreamReader } from "../events/event-source.ts";
+import type { Deadline, Deadlines } from "../lib/deadlines.ts";
 import { markOwnDeadline } from "../health/classify-failure.ts";
 
 /**

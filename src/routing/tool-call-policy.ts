@@ -1,7 +1,7 @@
 import { ProxyError } from "../errors/proxy-error.ts";
 import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcome.ts";
-import type { EventPull } from "../stream/event-source.ts";
-import type { UpstreamEvent } from "../stream/events.ts";
+import type { EventPull } from "../events/event-source.ts";
+import type { UpstreamEvent } from "../events/events.ts";
 import type { ToolCallReport } from "../toolcalls/index.ts";
 import type { Target } from "./target.ts";
 

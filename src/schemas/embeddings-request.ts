@@ -9,4 +9,3 @@ export const EmbeddingsRequestSchema = z.looseObject({
   dimensions: z.optional(z.nullable(z.int())),
 });
 
-export type EmbeddingsRequest = z.infer<typeof EmbeddingsRequestSchema>;

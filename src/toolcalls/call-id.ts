@@ -1,4 +1,4 @@
-import { randomId } from "../stream/ids.ts";
+import { randomId } from "../lib/ids.ts";
 
 /** `call_` + 24 random alphanumerics, uniformly drawn. */
 export function newCallId(): string {

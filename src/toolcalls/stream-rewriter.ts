@@ -3,7 +3,7 @@
 // until it is complete, then parsed once. A cursor moves forward through the text; nothing before
 // it is looked at again (a rejected candidate is re-read from its second character, once).
 
-import type { FinishReason, UpstreamEvent } from "../stream/events.ts";
+import type { FinishReason, UpstreamEvent } from "../events/events.ts";
 import { classifyAt, mayStartCandidate, type Candidate, type ScanContext } from "./detect-markers.ts";
 import { problem, scoreOf } from "./problems.ts";
 import type { RegionParse } from "./raw-call.ts";

@@ -2,8 +2,8 @@
 // everything else passes through, and `finish: stop` becomes `tool_calls` when calls were found.
 // The per-call scores are ready when the finish event passes (onToolCalls, or `toolCalls`).
 
-import type { EventStage } from "../stream/pull-through.ts";
-import type { FinishReason, UpstreamEvent } from "../stream/events.ts";
+import type { EventStage } from "../events/pull-through.ts";
+import type { FinishReason, UpstreamEvent } from "../events/events.ts";
 import { ToolCallStreamRewriter } from "./stream-rewriter.ts";
 import type { RewriteOptions, ToolCallReport, ToolDefinition } from "./types.ts";
 

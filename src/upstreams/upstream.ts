@@ -1,7 +1,7 @@
 import type { EnvVars } from "../config/env-vars.ts";
-import type { Deadlines } from "../stream/deadlines.ts";
+import type { Deadlines } from "../lib/deadlines.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
-import type { EventStreamReader } from "../stream/event-source.ts";
+import type { EventStreamReader } from "../events/event-source.ts";
 
 export interface AttemptContext {
   requestId: string;
@@ -9,7 +9,7 @@ export interface AttemptContext {
   signal: AbortSignal;
   /** Until upstream headers. */
   responseStartMs: number;
-  /** The request's timer (src/stream/deadlines.ts), for the attempt's own deadlines. */
+  /** The request's timer (src/lib/deadlines.ts), for the attempt's own deadlines. */
   deadlines: Deadlines;
   env: EnvVars;
   /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { FakeSession } from "../fakes/fake-session.ts";
-import { call } from "../worker/harness.ts";
+import { call } from "../workerd/harness.ts";
 import { FAST, chat, fixture, llama, outcome, sleep } from "./fault-harness.ts";
 
 // A browser session (a serving page) that vanishes: before its first token the request fails over

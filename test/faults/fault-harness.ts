@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext } from "cloudflare:test";
 import { createApp } from "../../src/app.ts";
-import { parseSse } from "../worker/harness.ts";
+import { parseSse } from "../workerd/harness.ts";
 
 export const FIXTURE_URL = (env as unknown as { FIXTURE_URL: string }).FIXTURE_URL;
 export const LLAMA_URL = env.LLAMA_URL as string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call } from "../worker/harness.ts";
+import { call } from "../workerd/harness.ts";
 import { chat, llama, vars } from "./fault-harness.ts";
 
 // The outside tester's finding: with the README's setup (a llama target, then a browser target) and

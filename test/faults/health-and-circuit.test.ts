@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app.ts";
 import { resetHealthCache } from "../../src/health/health-client.ts";
 import { FAST, LLAMA_URL, chat, fixture, fixtureLog, llama, outcome, sleep, vars } from "./fault-harness.ts";
-import { call, createKey, keyedVars } from "../worker/harness.ts";
+import { call, createKey, keyedVars } from "../workerd/harness.ts";
 import { targetName } from "../../src/routing/target.ts";
 
 const hub = () => (env as unknown as Env).HEALTH_HUB.getByName("health");

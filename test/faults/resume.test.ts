@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { FAST, chat, fixture, fixtureLog, llama, outcome, vars } from "./fault-harness.ts";
-import { parseSse } from "../worker/harness.ts";
+import { parseSse } from "../workerd/harness.ts";
 
 // Continuing an answer on another target when its upstream fails mid-answer (src/routing/resume/),
 // through the whole Worker against the fixture upstream: `behave/continue/<text>` is a --jinja

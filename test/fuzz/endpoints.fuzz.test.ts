@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { FakeSession } from "../fakes/fake-session.ts";
-import { call, configWith, createKey, FIXTURE_URL } from "../worker/harness.ts";
+import { call, configWith, createKey, FIXTURE_URL } from "../workerd/harness.ts";
 import { deeplyNested, deployment, expectSafe, expectStillServes, hostileBytes, hostileJson, mutated, params, pollutingKey, RUNS, SECRETS, SEED, send, sent } from "./fuzz-support.ts";
 
 let relayMessages = 0;

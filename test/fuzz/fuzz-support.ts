@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { expect } from "vitest";
-import { call, configWith, FIXTURE_URL } from "../worker/harness.ts";
+import { call, configWith, FIXTURE_URL } from "../workerd/harness.ts";
 
 // Shared by the fuzz suite: the deployment it attacks, the invariant every answer must keep, and
 // the generators of hostile input. Runs and seed are fixed for `npm test`; FUZZ_RUNS and FUZZ_SEED

@@ -9,7 +9,7 @@
 // budget); a normal body's cost is measured once per endpoint and deployment.
 
 import { describe, expect, it } from "vitest";
-import { call, configWith, FIXTURE_URL } from "../worker/harness.ts";
+import { call, configWith, FIXTURE_URL } from "../workerd/harness.ts";
 import { ALWAYS_UP_TO, describeSteps, FIXED_MS, mayFailAt, MS_PER_KB, NORMAL_FACTOR, type Step } from "../unit/adversarial/budget.ts";
 import { flood, NORMAL_ANSWER, NORMAL_CALL, normalCall, plainAnswer } from "../unit/adversarial/hostile-text.ts";
 import { deployment, expectSafe, sent, type Answer } from "./fuzz-support.ts";

@@ -1,5 +1,5 @@
-import type { ByteQueue } from "../../stream/byte-queue.ts";
-import type { SseEncoder } from "../../stream/sse-response.ts";
+import type { ByteQueue } from "../../responders/byte-queue.ts";
+import type { SseEncoder } from "../../responders/sse-response.ts";
 import type { ChunkEncoder } from "./chunk-encoder.ts";
 
 const utf8 = new TextEncoder();

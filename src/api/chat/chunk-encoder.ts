@@ -1,8 +1,8 @@
-import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
+import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../events/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { errorEnvelope } from "../../errors/error-envelope.ts";
-import { randomId } from "../../stream/ids.ts";
-import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
+import { randomId } from "../../lib/ids.ts";
+import type { SwitchyardExtension } from "../../events/switchyard-extension.ts";
 
 export interface ResponseMeta {
   id: string;

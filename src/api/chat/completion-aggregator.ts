@@ -1,7 +1,7 @@
-import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
+import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../events/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { clientCallId, usageJson, type ResponseMeta } from "./chunk-encoder.ts";
-import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
+import type { SwitchyardExtension } from "../../events/switchyard-extension.ts";
 
 type Json = Record<string, unknown>;
 

@@ -1,4 +1,4 @@
-import type { TokenLogprob } from "../../stream/events.ts";
+import type { TokenLogprob } from "../../events/events.ts";
 
 /** A text completion's `logprobs` in OpenAI's legacy shape: one position per generated token. */
 export interface LegacyLogprobs {

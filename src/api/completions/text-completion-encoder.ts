@@ -1,8 +1,8 @@
 import { errorEnvelope } from "../../errors/error-envelope.ts";
-import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
+import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../events/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { usageJson } from "../chat/chunk-encoder.ts";
-import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
+import type { SwitchyardExtension } from "../../events/switchyard-extension.ts";
 import { appendLegacyLogprobs, emptyLegacyLogprobs, type LegacyLogprobs } from "./legacy-logprobs.ts";
 
 type Json = Record<string, unknown>;

@@ -1,7 +1,7 @@
-import type { FinishReason, Usage, UpstreamEvent } from "../../stream/events.ts";
+import type { FinishReason, Usage, UpstreamEvent } from "../../events/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
-import { randomId } from "../../stream/ids.ts";
-import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
+import { randomId } from "../../lib/ids.ts";
+import type { SwitchyardExtension } from "../../events/switchyard-extension.ts";
 import { anthropicErrorBody } from "./anthropic-error.ts";
 
 type Json = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import type { Sealer } from "./sealer.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
-import { randomId } from "../../stream/ids.ts";
+import { randomId } from "../../lib/ids.ts";
 import { compactionItem } from "./compaction-item.ts";
 
 type Json = Record<string, unknown>;

@@ -1,8 +1,8 @@
 // The Responses events of a compaction v2 answer: the model's text becomes one sealed `compaction`
 // item, never a message; the response completes with that item as its only output.
-import type { UpstreamEvent } from "../../stream/events.ts";
+import type { UpstreamEvent } from "../../events/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
-import type { EventEncoder } from "../../stream/event-encoder.ts";
+import type { EventEncoder } from "../../responders/event-encoder.ts";
 import { compactionItem } from "./compaction-item.ts";
 import type { ResponseEncoder, ResponseStreamEvent } from "./response-encoder.ts";
 import type { Sealer } from "./sealer.ts";

@@ -1,5 +1,5 @@
 import { openField, sealField, type Sealer } from "./sealer.ts";
-import { randomId } from "../../stream/ids.ts";
+import { randomId } from "../../lib/ids.ts";
 
 // A `compaction` item: a summary of the conversation so far, sealed with the deployment's key, which
 // the client sends in place of the turns it replaces. One from elsewhere (OpenAI's) cannot be read.

@@ -1,7 +1,7 @@
 import type { Sealer } from "./sealer.ts";
 import type { ChatMessage, ChatRequest } from "../../schemas/chat-request.ts";
 import type { ResponsesRequest } from "../../schemas/responses-request.ts";
-import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
+import type { SwitchyardExtension } from "../../events/switchyard-extension.ts";
 import { unsupported } from "../validate-body.ts";
 import { convertInputItems } from "./convert-input-items.ts";
 import { convertToolChoice } from "./convert-tool-choice.ts";

@@ -1,4 +1,4 @@
-import { randomId } from "../../stream/ids.ts";
+import { randomId } from "../../lib/ids.ts";
 
 type Json = Record<string, unknown>;
 

@@ -1,8 +1,8 @@
 import type { Sealer } from "./sealer.ts";
-import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../stream/events.ts";
+import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../events/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
-import { randomId } from "../../stream/ids.ts";
-import type { SwitchyardExtension } from "../../stream/switchyard-extension.ts";
+import { randomId } from "../../lib/ids.ts";
+import type { SwitchyardExtension } from "../../events/switchyard-extension.ts";
 import { customToolInput } from "./custom-tool.ts";
 import { localShellAction } from "./local-shell.ts";
 import { customToolCallItem, functionCallItem, localShellCallItem, reasoningItem } from "./output-items.ts";

@@ -3,22 +3,11 @@ import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import { ledger } from "../placement/isolate-ledger.ts";
 import { AdmissionQueue, Ticket } from "./admission-queue.ts";
 import type { Seat } from "./capacity.ts";
-import { learnedSlots, resetSlotCounts } from "./slot-counts.ts";
+import { learnedSlots } from "./slot-counts.ts";
 import { KEY_PRIORITY_MAX } from "../../auth/key-record.ts";
 
 /** This isolate's admission queue, over its ledger and the slot counts it read itself. */
-let queue = new AdmissionQueue(() => ledger, learnedSlots);
-
-/** Tests: start from an empty queue, knowing no server's slot count. */
-export function resetAdmission(): void {
-  queue = new AdmissionQueue(() => ledger, learnedSlots);
-  resetSlotCounts();
-}
-
-/** How many requests wait for `model` in this isolate. */
-export function waitingFor(model: string): number {
-  return queue.waiting(model);
-}
+const queue = new AdmissionQueue(() => ledger, learnedSlots);
 
 /**
  * One of our requests on a llama-server ended (or failed to start): its slot may go to a waiter.

@@ -1,6 +1,6 @@
 import { serviceEstimate, type PlacementRequest } from "./rank-servers.ts";
 import { ServerLedger } from "./server-ledger.ts";
-import type { Timings, Usage } from "../../stream/events.ts";
+import type { Timings, Usage } from "../../events/events.ts";
 import { onPlacementNotes } from "../../health/health-client.ts";
 import type { PlacementNote } from "../../health/health-report.ts";
 

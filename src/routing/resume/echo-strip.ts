@@ -1,4 +1,4 @@
-import type { UpstreamEvent } from "../../stream/events.ts";
+import type { UpstreamEvent } from "../../events/events.ts";
 
 /**
  * The part of an answer the client already has, cut off the front of a later answer that repeats it:

@@ -1,6 +1,6 @@
 import { ProxyError, type ErrorInfo } from "../../errors/proxy-error.ts";
-import type { EventPull } from "../../stream/event-source.ts";
-import type { UpstreamEvent } from "../../stream/events.ts";
+import type { EventPull } from "../../events/event-source.ts";
+import type { UpstreamEvent } from "../../events/events.ts";
 import { EchoStrip } from "./echo-strip.ts";
 import type { Written } from "./continuation-request.ts";
 

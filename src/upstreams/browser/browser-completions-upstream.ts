@@ -1,6 +1,6 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { BrowserTarget } from "../../config/config-schema.ts";
-import type { EventStreamReader } from "../../stream/event-source.ts";
+import type { EventStreamReader } from "../../events/event-source.ts";
 import type { AttemptContext, Upstream } from "../upstream.ts";
 import { openRelay } from "./browser-upstream.ts";
 import { relayEvents } from "./relay-events.ts";

@@ -1,7 +1,7 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { RelayLine } from "../../schemas/relay.ts";
 import type { BrowserTarget } from "../../config/config-schema.ts";
-import { within } from "../../stream/deadlines.ts";
+import { within } from "../../lib/deadlines.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { openRelay } from "./browser-upstream.ts";
 import { mapWebLlmError } from "./map-web-llm-error.ts";

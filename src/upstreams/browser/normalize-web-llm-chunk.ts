@@ -1,4 +1,4 @@
-import { textEvent, type FinishReason, type Timings, type UpstreamEvent } from "../../stream/events.ts";
+import { textEvent, type FinishReason, type Timings, type UpstreamEvent } from "../../events/events.ts";
 
 /** One `chat.completion.chunk` or `text_completion` chunk as web-llm 0.2.86 yields it (only what the proxy reads). */
 export interface WebLlmChunk {

@@ -1,7 +1,7 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { RelayLine } from "../../schemas/relay.ts";
-import { bodyEvents, type BodyParser, type EventStreamReader } from "../../stream/event-source.ts";
-import type { UpstreamEvent } from "../../stream/events.ts";
+import { bodyEvents, type BodyParser, type EventStreamReader } from "../../events/event-source.ts";
+import type { UpstreamEvent } from "../../events/events.ts";
 import { mapWebLlmError } from "./map-web-llm-error.ts";
 import { normalizeWebLlmChunk, type WebLlmChunk } from "./normalize-web-llm-chunk.ts";
 

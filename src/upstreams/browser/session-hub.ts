@@ -14,7 +14,7 @@ import {
   type PageMessage,
 } from "../../schemas/relay.ts";
 import { contextLengthMessage } from "../../errors/context-length.ts";
-import { randomHex } from "../../stream/ids.ts";
+import { randomHex } from "../../lib/ids.ts";
 import { MAX_QUEUE_PER_MODEL, RelayQueue } from "./relay-queue.ts";
 import { applyServeKeyChange, GRANT_HEADER, mayServe, parseGrant, readGrant, SERVES_EVERYONE, type ServeGrant, type ServeKeyChange } from "./serve-grant.ts";
 import { SILENT_CLOSE, silentDeadline } from "./session-liveness.ts";

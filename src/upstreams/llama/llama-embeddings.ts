@@ -1,6 +1,6 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
-import { within } from "../../stream/deadlines.ts";
+import { within } from "../../lib/deadlines.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { postLlama, targetBody } from "./post-llama.ts";
 

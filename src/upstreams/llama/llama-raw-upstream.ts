@@ -1,5 +1,5 @@
 import type { LlamaTarget } from "../../config/config-schema.ts";
-import type { EventStreamReader } from "../../stream/event-source.ts";
+import type { EventStreamReader } from "../../events/event-source.ts";
 import { OUTPUT_MARKERS } from "../../toolcalls/index.ts";
 import type { AttemptContext, RawTextUpstream } from "../upstream.ts";
 import { completionEvents } from "./llama-completions-upstream.ts";

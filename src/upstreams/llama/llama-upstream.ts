@@ -1,8 +1,8 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
-import type { UpstreamEvent } from "../../stream/events.ts";
-import type { EventStreamReader } from "../../stream/event-source.ts";
+import type { UpstreamEvent } from "../../events/events.ts";
+import type { EventStreamReader } from "../../events/event-source.ts";
 import type { AttemptContext, RawTextUpstream, Upstream } from "../upstream.ts";
 import { LlamaRawUpstream } from "./llama-raw-upstream.ts";
 import { buildLlamaBody } from "./build-llama-body.ts";

@@ -1,4 +1,4 @@
-import { textEvent, type FinishReason, type Timings, type UpstreamEvent } from "../../stream/events.ts";
+import { textEvent, type FinishReason, type Timings, type UpstreamEvent } from "../../events/events.ts";
 import { mapLlamaErrorObject, type LlamaErrorBody } from "./map-llama-error.ts";
 
 /** One `chat.completion.chunk` as llama-server sends it (only what the proxy reads). */

@@ -1,4 +1,4 @@
-import { textEvent, type TokenLogprob, type UpstreamEvent } from "../../stream/events.ts";
+import { textEvent, type TokenLogprob, type UpstreamEvent } from "../../events/events.ts";
 import { mapFinishReason, mapLlamaChunk } from "./map-llama-chunk.ts";
 
 export interface LlamaCompletion {

@@ -1,9 +1,9 @@
 import { createParser } from "eventsource-parser";
-import type { UpstreamEvent } from "../../stream/events.ts";
+import type { UpstreamEvent } from "../../events/events.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import { mapLlamaChunk, type ChunkState } from "./map-llama-chunk.ts";
 import { RepeatedTokenFrames } from "./repeated-token-frames.ts";
-import { bodyEvents, type EventStreamReader } from "../../stream/event-source.ts";
+import { bodyEvents, type EventStreamReader } from "../../events/event-source.ts";
 
 /** The index of the last \n or \r in `text`, or -1. A chunk nearly always ends with one, so scanning back wins over lastIndexOf. */
 function lastLineBreak(text: string): number {

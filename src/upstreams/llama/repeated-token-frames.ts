@@ -1,4 +1,4 @@
-import type { UpstreamEvent } from "../../stream/events.ts";
+import type { UpstreamEvent } from "../../events/events.ts";
 
 // Nearly every frame llama-server streams is one content (or reasoning) delta whose other bytes
 // repeat those of the frame before:

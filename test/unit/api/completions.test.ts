@@ -4,7 +4,7 @@ import { TextCompletionEncoder } from "../../../src/api/completions/text-complet
 import { adaptCompletionForWebLlm } from "../../../src/upstreams/browser/browser-completions-upstream.ts";
 import { completionChunkAsChat } from "../../../src/upstreams/llama/completion-chunk-as-chat.ts";
 import { readLlamaSse } from "../upstreams/llama/read-llama-sse.ts";
-import type { UpstreamEvent } from "../../../src/stream/events.ts";
+import type { UpstreamEvent } from "../../../src/events/events.ts";
 
 const ext = () => ({ target: "llama:h:1", attempts: 1 });
 

@@ -4,7 +4,7 @@ import { MessageEncoder } from "../../../src/api/messages/message-encoder.ts";
 import { anthropicErrorType } from "../../../src/api/messages/anthropic-error.ts";
 import { validateBody } from "../../../src/api/validate-body.ts";
 import { CountTokensRequestSchema, MessagesRequestSchema } from "../../../src/schemas/messages-request.ts";
-import type { UpstreamEvent } from "../../../src/stream/events.ts";
+import type { UpstreamEvent } from "../../../src/events/events.ts";
 import { createSealer } from "../../../src/api/responses/sealer.ts";
 
 const convert = (body: Record<string, unknown>) => convertMessagesRequest(validateBody(MessagesRequestSchema, { model: "m", max_tokens: 50, ...body }));

@@ -4,7 +4,7 @@ import { echoedFields } from "../../../src/api/responses/echoed-fields.ts";
 import { ResponseEncoder, type ResponseStreamEvent } from "../../../src/api/responses/response-encoder.ts";
 import { validateBody } from "../../../src/api/validate-body.ts";
 import { ResponsesRequestSchema } from "../../../src/schemas/responses-request.ts";
-import type { UpstreamEvent } from "../../../src/stream/events.ts";
+import type { UpstreamEvent } from "../../../src/events/events.ts";
 import { codexFirstRequest } from "../../fixtures/codex/first-request.ts";
 
 type Body = Record<string, unknown>;

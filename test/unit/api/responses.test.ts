@@ -3,7 +3,7 @@ import { convertResponsesRequest } from "../../../src/api/responses/convert-requ
 import { ResponseEncoder, type ResponseStreamEvent } from "../../../src/api/responses/response-encoder.ts";
 import { ResponsesRequestSchema } from "../../../src/schemas/responses-request.ts";
 import { validateBody } from "../../../src/api/validate-body.ts";
-import type { UpstreamEvent } from "../../../src/stream/events.ts";
+import type { UpstreamEvent } from "../../../src/events/events.ts";
 
 const convert = (body: Record<string, unknown>) => convertResponsesRequest(validateBody(ResponsesRequestSchema, { model: "m", ...body })).chat;
 const ext = () => ({ target: "llama:h:1", attempts: 1 });

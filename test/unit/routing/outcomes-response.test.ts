@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { anthropicErrorResponse } from "../../../src/api/messages/anthropic-error.ts";
 import { errorResponse, outcomesHeader } from "../../../src/errors/error-envelope.ts";
 import { ProxyError } from "../../../src/errors/proxy-error.ts";
-import { withAttempts } from "../../../src/stream/sse-response.ts";
+import { withAttempts } from "../../../src/responders/sse-response.ts";
 
 // Every target's outcome on the final error: `x-switchyard-outcomes` and `x_switchyard.outcomes`.
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ByteQueue } from "../../../src/stream/byte-queue.ts";
+import { ByteQueue } from "../../../src/responders/byte-queue.ts";
 
 const enc = new TextEncoder();
 

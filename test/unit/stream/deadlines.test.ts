@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type Clock, Deadlines, within } from "../../../src/stream/deadlines.ts";
+import { type Clock, Deadlines, within } from "../../../src/lib/deadlines.ts";
 
 /** A clock whose time moves only when told, counting the timers set and cleared. */
 function manualClock() {

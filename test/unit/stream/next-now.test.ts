@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ProxyError } from "../../../src/errors/proxy-error.ts";
-import { Deadlines } from "../../../src/stream/deadlines.ts";
+import { Deadlines } from "../../../src/lib/deadlines.ts";
 import { EventReader } from "../../../src/routing/event-reader.ts";
-import { bodyEvents, type BodyParser, type EventPull } from "../../../src/stream/event-source.ts";
-import type { UpstreamEvent } from "../../../src/stream/events.ts";
-import { pullThrough, type EventStage } from "../../../src/stream/pull-through.ts";
+import { bodyEvents, type BodyParser, type EventPull } from "../../../src/events/event-source.ts";
+import type { UpstreamEvent } from "../../../src/events/events.ts";
+import { pullThrough, type EventStage } from "../../../src/events/pull-through.ts";
 
 // Events already parsed from a chunk are taken without a promise each (nextNow); the end and every
 // wait stay with next(). These tests pin that both ways of reading give the same events, in order.

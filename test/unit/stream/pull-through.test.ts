@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ProxyError } from "../../../src/errors/proxy-error.ts";
-import type { UpstreamEvent } from "../../../src/stream/events.ts";
-import { pullThrough, type EventStage } from "../../../src/stream/pull-through.ts";
+import type { UpstreamEvent } from "../../../src/events/events.ts";
+import { pullThrough, type EventStage } from "../../../src/events/pull-through.ts";
 
 /** A stage that doubles every text event and adds one at the end. */
 const doubling = (): EventStage => ({

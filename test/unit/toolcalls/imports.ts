@@ -1,2 +1,2 @@
 export * from "../../../src/toolcalls/index.ts";
-export type { UpstreamEvent as UpstreamEventLike } from "../../../src/stream/events.ts";
+export type { UpstreamEvent as UpstreamEventLike } from "../../../src/events/events.ts";

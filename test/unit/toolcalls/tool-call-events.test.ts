@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ToolCallEvents, type ToolCallReport, type UpstreamEventLike } from "./imports.ts";
 import { TOOLS } from "./fixtures.ts";
-import { pullThrough } from "../../../src/stream/pull-through.ts";
-import type { UpstreamEvent } from "../../../src/stream/events.ts";
+import { pullThrough } from "../../../src/events/pull-through.ts";
+import type { UpstreamEvent } from "../../../src/events/events.ts";
 
 /** `events` as an attempt's pull, through ToolCallEvents as the Worker runs it (pullThrough). */
 async function run(events: UpstreamEventLike[], onToolCalls?: (r: ToolCallReport[]) => void) {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ChunkEncoder } from "../../../../src/api/chat/chunk-encoder.ts";
-import type { UpstreamEvent } from "../../../../src/stream/events.ts";
-import { ByteQueue } from "../../../../src/stream/byte-queue.ts";
+import type { UpstreamEvent } from "../../../../src/events/events.ts";
+import { ByteQueue } from "../../../../src/responders/byte-queue.ts";
 import { chatSseEncoder } from "../../../../src/api/chat/chat-sse-encoder.ts";
-import type { SseEncoder } from "../../../../src/stream/sse-response.ts";
+import type { SseEncoder } from "../../../../src/responders/sse-response.ts";
 
 const meta = { id: "chatcmpl-abc", created: 1700000000, model: 'my "model" é', includeUsage: true };
 const ext = () => ({ target: "llama:h:1", attempts: 1 });

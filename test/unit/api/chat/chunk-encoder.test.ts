@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ChunkEncoder } from "../../../../src/api/chat/chunk-encoder.ts";
-import type { UpstreamEvent } from "../../../../src/stream/events.ts";
+import type { UpstreamEvent } from "../../../../src/events/events.ts";
 
 const meta = { id: "chatcmpl-abc", created: 1700000000, model: "my-model", includeUsage: false };
 const ext = () => ({ target: "llama:h:1", attempts: 1 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { UpstreamEvent } from "../../../../src/stream/events.ts";
+import type { UpstreamEvent } from "../../../../src/events/events.ts";
 import { relayEvents } from "../../../../src/upstreams/browser/relay-events.ts";
 
 const enc = new TextEncoder();

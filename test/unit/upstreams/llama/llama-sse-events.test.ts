@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { llamaSseEvents } from "../../../../src/upstreams/llama/parse-llama-sse.ts";
 import { readLlamaSse } from "./read-llama-sse.ts";
-import type { UpstreamEvent } from "../../../../src/stream/events.ts";
-import type { EventStreamReader } from "../../../../src/stream/event-source.ts";
+import type { UpstreamEvent } from "../../../../src/events/events.ts";
+import type { EventStreamReader } from "../../../../src/events/event-source.ts";
 
 const enc = new TextEncoder();
 

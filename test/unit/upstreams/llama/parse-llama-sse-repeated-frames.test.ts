@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readLlamaSse } from "./read-llama-sse.ts";
 import { mapLlamaChunk, type ChunkState } from "../../../../src/upstreams/llama/map-llama-chunk.ts";
-import type { UpstreamEvent } from "../../../../src/stream/events.ts";
+import type { UpstreamEvent } from "../../../../src/events/events.ts";
 
 // llamaSseReader reads repeated token frames (same opening, same metadata tail) without parsing each
 // one in full; whatever the frames hold, the events must be exactly what a full parse gives.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { readLlamaSse } from "./read-llama-sse.ts";
-import type { UpstreamEvent } from "../../../../src/stream/events.ts";
+import type { UpstreamEvent } from "../../../../src/events/events.ts";
 
 const enc = new TextEncoder();
 

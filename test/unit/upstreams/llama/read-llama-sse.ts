@@ -1,4 +1,4 @@
-import type { UpstreamEvent } from "../../../../src/stream/events.ts";
+import type { UpstreamEvent } from "../../../../src/events/events.ts";
 import { llamaSseReader, type ChunkAdapter } from "../../../../src/upstreams/llama/parse-llama-sse.ts";
 
 /** The events llama-server's SSE body gives, pushed in `parts` as they would arrive (bytes or text). */

@@ -1,10 +1,10 @@
 import { attemptHeaders, errorResponse } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { ByteQueue } from "./byte-queue.ts";
-import type { Deadlines } from "./deadlines.ts";
+import type { Deadlines } from "../lib/deadlines.ts";
 import { BodyWriter, settle, settleWithin } from "./commit.ts";
-import type { EventPull } from "./event-source.ts";
-import type { UpstreamEvent } from "./events.ts";
+import type { EventPull } from "../events/event-source.ts";
+import type { UpstreamEvent } from "../events/events.ts";
 
 export interface StreamStart {
   first: UpstreamEvent;
@@ -30,7 +30,7 @@ export interface StreamResponseOptions {
   start: Promise<StreamStart>;
   encoder: SseEncoder;
   commitMs: number;
-  /** The request's timer (src/stream/deadlines.ts): the commit grace is one of its deadlines. */
+  /** The request's timer (src/lib/deadlines.ts): the commit grace is one of its deadlines. */
   deadlines: Deadlines;
   heartbeatMs: number;
   /** An error response in this API's shape for failures before commit (default: the OpenAI envelope). */

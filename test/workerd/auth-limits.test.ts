@@ -184,7 +184,7 @@ describe("brute-force-looking traffic", () => {
     expect(admin.res.status).toBe(429);
     // This deployment runs in dev, where a client can send any CF-Connecting-IP: every local client
     // shares one bucket, so an invented address is blocked too. Deployed, where Cloudflare's edge sets
-    // the header, other addresses are unaffected (test/worker/hardening-address.test.ts).
+    // the header, other addresses are unaffected (test/workerd/hardening-address.test.ts).
     const elsewhere = await call("/v1/models", { headers: bearer(key.key, "198.51.100.201") }, vars);
     expect(elsewhere.res.status).toBe(429);
   });

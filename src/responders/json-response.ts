@@ -1,10 +1,10 @@
 import { errorEnvelope, errorResponse } from "../errors/error-envelope.ts";
 import { ProxyError, type ErrorInfo } from "../errors/proxy-error.ts";
-import type { Deadlines } from "./deadlines.ts";
+import type { Deadlines } from "../lib/deadlines.ts";
 import { BodyWriter, settle, settleWithin } from "./commit.ts";
 import type { StreamStart } from "./sse-response.ts";
 import { withAttempts } from "./sse-response.ts";
-import type { UpstreamEvent } from "./events.ts";
+import type { UpstreamEvent } from "../events/events.ts";
 
 /** Gathers events into one body (chat completion, response, message…). */
 export interface Aggregator {
@@ -22,7 +22,7 @@ export interface JsonResponseOptions {
   /** An error response in this API's shape for failures before commit (default: the OpenAI envelope). */
   errorResponse?(error: ProxyError, headers: Record<string, string>): Response;
   commitMs: number;
-  /** The request's timer (src/stream/deadlines.ts): the commit grace is one of its deadlines. */
+  /** The request's timer (src/lib/deadlines.ts): the commit grace is one of its deadlines. */
   deadlines: Deadlines;
   heartbeatMs: number;
   abort(): void;

@@ -1,5 +1,5 @@
 import type { Aggregator } from "./json-response.ts";
-import type { UpstreamEvent } from "./events.ts";
+import type { UpstreamEvent } from "../events/events.ts";
 import type { ErrorInfo } from "../errors/proxy-error.ts";
 import type { ByteQueue } from "./byte-queue.ts";
 import type { SseEncoder } from "./sse-response.ts";

@@ -1,5 +1,5 @@
 import { ProxyError } from "../errors/proxy-error.ts";
-import { within, type Deadlines } from "./deadlines.ts";
+import { within, type Deadlines } from "../lib/deadlines.ts";
 import { ByteQueue } from "./byte-queue.ts";
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: ProxyError };
