@@ -63,6 +63,7 @@ export class ToolCallStreamRewriter {
   private readonly parallel: boolean;
   private readonly calls: Array<{ index: number; call: ScoredToolCall }> = [];
   private dropped = 0;
+  private readonly scanContext: ScanContext;
   /** Calls past MAX_CALLS_PER_ANSWER, dropped unscored. */
   private overCap = 0;
   private finished = false;
@@ -122,6 +123,7 @@ export class ToolCallStreamRewriter {
 
   constructor(tools: readonly ToolDefinition[] | ToolSet, options: RewriteOptions = {}) {
     this.tools = tools instanceof ToolSet ? tools : new ToolSet(tools, options.tool_choice);
+    this.scanContext = { tools: this.tools, atBoundary: true, atLineStart: true, prev: "", eof: false, header: null };
     this.parallel = options.parallel_tool_calls !== false;
     this.inlineReasoning = options.reasoningFormat === "none";
     this.jsonResponse = options.jsonResponse === true;
@@ -249,15 +251,18 @@ export class ToolCallStreamRewriter {
 
   // ---- text ---------------------------------------------------------------------------------
 
+  /**
+   * The scan context at `i`. One object, refilled per position: classifyAt reads it and keeps
+   * nothing of it, and a fresh object per position was most of the cost of a flood of `[` or `<`.
+   */
   private context(i: number, eof: boolean): ScanContext {
-    return {
-      tools: this.tools,
-      atBoundary: this.atBoundary,
-      atLineStart: this.atLineStart,
-      prev: i > this.pos ? this.buf[i - 1]! : this.prev,
-      eof,
-      header: this.header,
-    };
+    const ctx = this.scanContext;
+    ctx.atBoundary = this.atBoundary;
+    ctx.atLineStart = this.atLineStart;
+    ctx.prev = i > this.pos ? this.buf[i - 1]! : this.prev;
+    ctx.eof = eof;
+    ctx.header = this.header;
+    return ctx;
   }
 
   private stepText(eof: boolean): boolean {
@@ -322,8 +327,20 @@ export class ToolCallStreamRewriter {
     }
   }
 
+  /** track() over every character of `text`: only its trailing whitespace decides, so it is read from the end. */
   private trackAll(text: string): void {
-    for (let i = 0; i < text.length; i++) this.track(text[i]!);
+    let newline = false;
+    let i = text.length - 1;
+    for (; i >= 0; i--) {
+      const c = text[i]!;
+      if (c === "\n") newline = true;
+      else if (!isSpace(c)) break;
+    }
+    if (i >= 0) {
+      this.atLineStart = newline;
+      this.atBoundary = false;
+      this.afterCall = false;
+    } else if (newline) this.atLineStart = true;
     if (text.length > 0) this.prev = text[text.length - 1]!;
   }
 
