@@ -23,6 +23,14 @@
 //           writes exactly that (reference llama-server §10). Needs a prompt-mode target
 //           (`"tools": "prompt"`): llama-server refuses `grammar` together with `tools`.
 //
+// `compaction: true` (any mode) plays the same task across a context compaction, for a client told
+// to compact early (Codex's model_auto_compact_token_limit): the shell command also prints a long
+// build log (LONG_LOG_LINES lines), so its result pushes the conversation past the limit; asked for
+// a summary (the last message is a user turn with Codex's local compaction prompt or Switchyard's
+// compaction v2 prompt), the model writes one that starts with SUMMARY_TAG and, once the tool has
+// run, says what the file holds; shown that summary later, it answers FINAL_ANSWER without calling
+// the tool again. Without the option nothing changes.
+//
 // Paths: POST /v1/chat/completions (stream or not), GET /props, /health, /slots, /v1/models (and
 // /models), POST /apply-template, /tokenize, /detokenize, /v1/chat/completions/input_tokens; /metrics
 // answers 501 as without --metrics. GET /_requests: everything received (method, path, headers,
@@ -34,6 +42,23 @@ export const PROOF_TEXT = "switchyard-ok";
 export const SHELL_COMMAND = `printf '${PROOF_TEXT}\\n' > ${PROOF_FILE} && cat ${PROOF_FILE}`;
 export const FINAL_ANSWER = `The file says ${PROOF_TEXT}.`;
 export const SIDE_ANSWER = "Agent proof run";
+
+// ---- compaction: true ----
+export const LONG_LOG_LINES = 1800;
+/**
+ * The proof command, then a long log: ~36 KB of output, about 9,000 tokens at 4 bytes a token (under
+ * the 10,000 that Codex's exec_command returns by default; what it keeps in the history is capped
+ * by its tool_output_token_limit, 10 KB unless set).
+ */
+export const LONG_SHELL_COMMAND = `${SHELL_COMMAND} && seq -f 'build log line %g' 1 ${LONG_LOG_LINES}`;
+/** How a summary this model wrote begins, so a later request shows whether it carries one. */
+export const SUMMARY_TAG = "[handoff summary]";
+/**
+ * The last user turn that asks for a summary: Codex's local compaction prompt (templates/compact/
+ * prompt.md in openai/codex), and Switchyard's for compaction v2 and /v1/responses/compact
+ * (COMPACTION_PROMPT, src/api/responses/compact-conversation.ts).
+ */
+const SUMMARY_REQUESTS = [/CONTEXT CHECKPOINT COMPACTION/, /^Summarize the conversation so far/];
 
 const MODEL = "switchyard-agent";
 const N_CTX = 131072;
@@ -53,7 +78,7 @@ const COMMAND_PROPERTIES = ["command", "cmd"];
  * @typedef {{ type?: string, function?: { name?: string, description?: string, parameters?: JsonSchema } } | null} DeclaredTool
  * @typedef {{ messages?: unknown, tools?: DeclaredTool[], grammar?: unknown, stream?: boolean }} ChatBody
  * @typedef {{ name: string, description: string, parameters: JsonSchema | null }} Tool
- * @typedef {{ kind: "call", tool: string, args: Record<string, unknown> } | { kind: "answer" | "side", text: string }} Turn
+ * @typedef {{ kind: "call", tool: string, args: Record<string, unknown> } | { kind: "answer" | "side" | "summary", text: string }} Turn
  * @typedef {{ method: string | undefined, path: string, headers: import("node:http").IncomingHttpHeaders, body: string, at: number, turn?: Turn }} Received
  */
 
@@ -223,12 +248,16 @@ function sampleValue(name, schema) {
 
 /**
  * What the scripted model does with a chat body: `{kind: "call", tool, args}`, `{kind: "answer",
- * text}` (after the tool's result) or `{kind: "side", text}` (no shell tool to call).
+ * text}` (after the tool's result) or `{kind: "side", text}` (no shell tool to call). With
+ * `compaction`, also `{kind: "summary", text}` and the answer from a summary (compactionTurn).
  * @param {ChatBody} body
+ * @param {{ compaction?: boolean }} [options]
  * @returns {Turn}
  */
-export function decideTurn(body) {
+export function decideTurn(body, { compaction = false } = {}) {
   const messages = Array.isArray(body.messages) ? body.messages : [];
+  const scripted = compaction ? compactionTurn(messages) : null;
+  if (scripted) return scripted;
   const result = toolResultOf(messages);
   if (result !== null) {
     return result.includes(PROOF_TEXT) ? { kind: "answer", text: FINAL_ANSWER } : { kind: "answer", text: `The command did not print the proof; it said: ${result.slice(0, 200)}` };
@@ -236,7 +265,33 @@ export function decideTurn(body) {
   const tools = body.tools ? declaredTools(body.tools) : promptedTools(messages, body.grammar);
   const tool = findShellTool(tools);
   if (!tool) return { kind: "side", text: SIDE_ANSWER };
-  return { kind: "call", tool: tool.name, args: shellArguments(tool) };
+  return { kind: "call", tool: tool.name, args: shellArguments(tool, compaction ? LONG_SHELL_COMMAND : SHELL_COMMAND) };
+}
+
+/**
+ * The turns of a session across a compaction, or null for an ordinary turn: asked for a summary, the
+ * summary (saying what the file holds once the tool's result, or an earlier summary, shows it);
+ * shown one of its summaries that says so, the final answer (the tool's work is not done again).
+ * @param {Message[]} messages
+ * @returns {Turn | null}
+ */
+export function compactionTurn(messages) {
+  const last = messages.at(-1);
+  const summaries = messages.filter((m) => m.role === "user" && textOf(m.content).includes(SUMMARY_TAG)).map((m) => textOf(m.content));
+  const known = [toolResultOf(messages) ?? "", ...summaries].some((t) => t.includes(PROOF_TEXT));
+  if (last?.role === "user" && SUMMARY_REQUESTS.some((re) => re.test(textOf(last.content)))) return { kind: "summary", text: compactionSummary(known) };
+  return summaries.some((t) => t.includes(PROOF_TEXT)) ? { kind: "answer", text: FINAL_ANSWER } : null;
+}
+
+/**
+ * The summary the model writes: the goal, what was done, what remains.
+ * @param {boolean} done whether the command has run and printed the proof
+ */
+export function compactionSummary(done) {
+  const goal = `The user asked for a shell command that writes ${PROOF_FILE} in the current directory and prints it, then what the file says.`;
+  return done
+    ? `${SUMMARY_TAG} ${goal} Done: the command ran; ${PROOF_FILE} holds "${PROOF_TEXT}" (its long build log is not needed). Remaining: tell the user the file says ${PROOF_TEXT}.`
+    : `${SUMMARY_TAG} ${goal} Nothing has run yet. Remaining: run the command, then say what the file holds.`;
 }
 
 /**
@@ -370,11 +425,11 @@ function models() {
 // ---- The server ----------------------------------------------------------------------------------
 
 /**
- * @param {{ mode?: "native"|"text"|"llama", llamaUrl?: string }} [opts]
+ * @param {{ mode?: "native"|"text"|"llama", llamaUrl?: string, compaction?: boolean }} [opts]
  * @returns {Promise<{ url: string, port: number, mode: string, requests(): Received[], chatRequests(): Received[],
  *           reset(): void, close(): Promise<void> }>}
  */
-export async function startAgentUpstream({ mode = "native", llamaUrl } = {}) {
+export async function startAgentUpstream({ mode = "native", llamaUrl, compaction = false } = {}) {
   if (mode === "llama" && !llamaUrl) throw new Error("mode llama needs llamaUrl");
   /** @type {Received[]} */
   const received = [];
@@ -398,8 +453,8 @@ export async function startAgentUpstream({ mode = "native", llamaUrl } = {}) {
     const entry = { method: req.method, path, headers: req.headers, body, at: Date.now() };
     received.push(entry);
     try {
-      if (mode === "llama") return await forward(req, res, raw, entry, /** @type {string} */ (llamaUrl), grammars);
-      return answer(req, res, path, body, mode, entry);
+      if (mode === "llama") return await forward(req, res, raw, entry, /** @type {string} */ (llamaUrl), grammars, compaction);
+      return answer(req, res, path, body, mode, entry, compaction);
     } catch (e) {
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { code: 500, message: String((e instanceof Error && e.stack) || e), type: "server_error" } }));
@@ -429,8 +484,9 @@ export async function startAgentUpstream({ mode = "native", llamaUrl } = {}) {
  * @param {string} body
  * @param {string} mode
  * @param {Received} entry
+ * @param {boolean} compaction
  */
-function answer(req, res, path, body, mode, entry) {
+function answer(req, res, path, body, mode, entry, compaction) {
   const p = path.replace(/^\/v1(?=\/(models|chat|completions|embeddings)\b)/, "");
   if (req.method === "GET" && p === "/health") return json(res, { status: "ok" });
   if (req.method === "GET" && p === "/slots") return json(res, [0, 1].map((id) => ({ id, id_task: -1, n_ctx: N_CTX / 2, speculative: false, is_processing: false, params: { chat_format: mode === "native" ? "Hermes 2 Pro" : "Content-only" } })));
@@ -451,7 +507,7 @@ function answer(req, res, path, body, mode, entry) {
   if (p === "/detokenize") return json(res, { content: (parsed.tokens ?? []).map(() => "tokn").join("") });
   if (p === "/chat/completions/input_tokens") return json(res, { object: "response.input_tokens", input_tokens: Math.ceil(JSON.stringify(parsed.messages ?? []).length / 4) });
   if (p === "/chat/completions") {
-    const turn = decideTurn(parsed);
+    const turn = decideTurn(parsed, { compaction });
     entry.turn = turn;
     const reply = replyOf(turn, mode);
     const promptChars = JSON.stringify(parsed.messages ?? []).length;
@@ -470,13 +526,14 @@ function answer(req, res, path, body, mode, entry) {
  * @param {Received} entry
  * @param {string} llamaUrl
  * @param {Map<string, string>} grammars
+ * @param {boolean} compaction
  */
-async function forward(req, res, raw, entry, llamaUrl, grammars) {
+async function forward(req, res, raw, entry, llamaUrl, grammars, compaction) {
   let out = raw;
   const requestId = String(req.headers["x-request-id"] ?? "");
   if (req.method === "POST" && /\/chat\/completions$/.test(entry.path)) {
     const parsed = JSON.parse(raw.toString("utf8"));
-    const turn = decideTurn(parsed);
+    const turn = decideTurn(parsed, { compaction });
     entry.turn = turn;
     const text = turn.kind === "call" ? toolCallText(turn.tool, turn.args) : turn.text;
     parsed.grammar = `root ::= ${JSON.stringify(text)}`;

@@ -26,14 +26,16 @@ const API_KEY = "sk-switchyard-dev";
  * - `builtin`: the built-in `openai` provider pointed at Switchyard with `openai_base_url`, the key
  *   from CODEX_API_KEY (the only variable it reads on this path). It opens the Responses WebSocket
  *   first, and compacts with compaction_trigger (v2).
- * @param {AgentRunOptions & { provider?: "custom" | "builtin", websockets?: boolean }} options
+ * `settings`: more top-level config.toml keys (e.g. `model_auto_compact_token_limit`), values as TOML
+ * literals written with JSON.stringify (strings, numbers, booleans).
+ * @param {AgentRunOptions & { provider?: "custom" | "builtin", websockets?: boolean, settings?: Record<string, string | number | boolean> }} options
  * @returns {Promise<AgentOutcome>}
  */
-export async function runCodex({ base, model, sandbox, timeoutMs, provider = "custom", websockets = false }) {
+export async function runCodex({ base, model, sandbox, timeoutMs, provider = "custom", websockets = false, settings = {} }) {
   const codexHome = join(sandbox.home, ".codex");
   const lastMessage = join(sandbox.root, "last-message.txt");
   mkdirSync(codexHome, { recursive: true });
-  const common = [`model = ${JSON.stringify(model)}`];
+  const common = [`model = ${JSON.stringify(model)}`, ...Object.entries(settings).map(([k, v]) => `${k} = ${JSON.stringify(v)}`)];
   const config =
     provider === "builtin"
       ? [...common, `openai_base_url = ${JSON.stringify(`${base}/v1`)}`]
