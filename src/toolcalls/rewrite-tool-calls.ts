@@ -1,9 +1,23 @@
 // One-shot rewriting of a complete output: the core of POST /v1/tool_calls/rewrite. It runs the
 // stream rewriter over the whole text, so both paths find the same calls by construction.
 
-import { openerClosedAhead } from "./prompt-state.ts";
-import { ToolCallStreamRewriter } from "./stream-rewriter.ts";
-import type { RewriteRequest, RewriteResult } from "./types.ts";
+import { openerClosedAhead } from "./prompt/prompt-state.ts";
+import { ToolCallStreamRewriter } from "./scan/stream-rewriter.ts";
+import type { RewriteOptions } from "./scan/rewrite-options.ts";
+import type { ScoredToolCall, ToolDefinition } from "./scoring/types.ts";
+
+export interface RewriteRequest extends RewriteOptions {
+  tools: readonly ToolDefinition[];
+  text: string;
+  /** Why the text ended (default `stop`); after `length` a call cut off inside is not a call. */
+  finish_reason?: "stop" | "length";
+}
+
+export interface RewriteResult {
+  content: string | null;
+  reasoning_content?: string;
+  tool_calls: ScoredToolCall[];
+}
 
 /**
  * The template opened a reasoning block the output never opens: `…reasoning…</think>answer`.

@@ -4,8 +4,9 @@
 
 import type { EventStage } from "../events/pull-through.ts";
 import type { FinishReason, UpstreamEvent } from "../events/events.ts";
-import { ToolCallStreamRewriter } from "./stream-rewriter.ts";
-import type { RewriteOptions, ToolCallReport, ToolDefinition } from "./types.ts";
+import { ToolCallStreamRewriter } from "./scan/stream-rewriter.ts";
+import type { RewriteOptions } from "./scan/rewrite-options.ts";
+import type { ToolCallReport, ToolDefinition } from "./scoring/types.ts";
 
 export interface ToolCallEventsOptions extends RewriteOptions {
   /** Called once, right before the finish event (or at the end of the stream without one). */

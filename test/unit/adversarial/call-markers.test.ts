@@ -1,7 +1,7 @@
 // Every call-opening marker (the tables' CALL_MARKERS and the openers read by their own rules) fed
 // hostile text: each answered within the work budget, one-shot and streamed.
 
-import { CALL_MARKERS } from "../../../src/toolcalls/marker-table.ts";
+import { CALL_MARKERS } from "../../../src/toolcalls/dialects/marker-table.ts";
 import { RULE_OPENERS } from "./hostile-text.ts";
 import { markerSuite } from "./marker-suite.ts";
 

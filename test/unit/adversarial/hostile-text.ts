@@ -3,13 +3,13 @@
 // own prefix, of brackets, an unclosed call, a huge name). A new dialect's markers join the tables
 // and so this suite, with no edit here; only openers read by their own rules are listed by hand.
 
-import { CALL_MARKERS, REASONING_MARKERS } from "../../../src/toolcalls/marker-table.ts";
+import { CALL_MARKERS, REASONING_MARKERS } from "../../../src/toolcalls/dialects/marker-table.ts";
 import { OUTPUT_MARKERS, rewriteToolCalls, ToolCallStreamRewriter, type ToolDefinition } from "../toolcalls/imports.ts";
 import { TOOLS } from "../toolcalls/fixtures.ts";
 
 /**
- * Openings read by their own rules rather than from the tables (detect-header-markers.ts,
- * detect-bare-calls.ts, detect-markers.ts: fences, Command-R's Action, functools, Functionary,
+ * Openings read by their own rules rather than from the tables (the functions of the dialect files
+ * that src/toolcalls/scan/classify-at.ts asks: fences, Command-R's Action, functools, Functionary,
  * harmony headers, bare JSON and pythonic calls). A new rule of that kind belongs here.
  */
 export const RULE_OPENERS = [

@@ -1,7 +1,7 @@
 // Every other marker the rewriter reads (reasoning blocks, framing tokens, stray closers, the tokens
 // inside call regions) fed hostile text: each answered within the work budget, one-shot and streamed.
 
-import { CALL_MARKERS } from "../../../src/toolcalls/marker-table.ts";
+import { CALL_MARKERS } from "../../../src/toolcalls/dialects/marker-table.ts";
 import { ALL_MARKERS, FAMILIES, RULE_OPENERS } from "./hostile-text.ts";
 import { markerSuite } from "./marker-suite.ts";
 

@@ -3,7 +3,7 @@
 // size. Past the cap call markup is read and dropped, and the first call counts what was dropped.
 
 import { describe, expect, it } from "vitest";
-import { MAX_CALLS_PER_ANSWER } from "../../../src/toolcalls/stream-rewriter.ts";
+import { MAX_CALLS_PER_ANSWER } from "../../../src/toolcalls/scan/stream-rewriter.ts";
 import { rewriteToolCalls, ToolCallStreamRewriter } from "./imports.ts";
 import { TOOLS } from "./fixtures.ts";
 

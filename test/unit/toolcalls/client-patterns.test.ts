@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from "vitest";
 import { rewriteToolCalls, type JsonSchema, type ToolDefinition } from "./imports.ts";
-import { clientPattern, compileClientPattern, MAX_CLIENT_PATTERN_LENGTH, MAX_CLIENT_PATTERNS_PER_SCHEMA } from "../../../src/toolcalls/client-pattern.ts";
+import { clientPattern, compileClientPattern, MAX_CLIENT_PATTERN_LENGTH, MAX_CLIENT_PATTERNS_PER_SCHEMA } from "../../../src/toolcalls/scoring/client-pattern.ts";
 
 const tool = (parameters: JsonSchema): ToolDefinition[] => [{ type: "function", function: { name: "f", parameters } }];
 

@@ -5,7 +5,7 @@
 // smaller plus 100 ms; the old code grew about 40×.
 
 import { describe, expect, it } from "vitest";
-import { MAX_REPAIR_LENGTH, readJsonLenient } from "../../../src/toolcalls/read-json-lenient.ts";
+import { MAX_REPAIR_LENGTH, readJsonLenient } from "../../../src/toolcalls/json/read-json-lenient.ts";
 import { rewriteToolCalls, type ToolDefinition } from "./imports.ts";
 
 function timeMs(run: () => void): number {

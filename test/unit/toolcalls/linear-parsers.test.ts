@@ -4,10 +4,10 @@
 // 64× (quadratic) or more and fail the bound by a wide margin.
 
 import { describe, expect, it } from "vitest";
-import { parseMinimaxM3Calls } from "../../../src/toolcalls/parse-minimax-m3.ts";
-import { parseQwenXmlCalls } from "../../../src/toolcalls/parse-xml-calls.ts";
-import { editDistanceWithin, resolveToolName, foldName } from "../../../src/toolcalls/resolve-tool-name.ts";
-import { parseJson } from "../../../src/toolcalls/parse-json.ts";
+import { parseMinimaxM3Calls } from "../../../src/toolcalls/dialects/minimax-m3.ts";
+import { parseQwenXmlCalls } from "../../../src/toolcalls/dialects/qwen3-coder.ts";
+import { editDistanceWithin, resolveToolName, foldName } from "../../../src/toolcalls/scoring/resolve-tool-name.ts";
+import { parseJson } from "../../../src/toolcalls/json/parse-json.ts";
 import { MAX_TOOL_NAME_LENGTH } from "../../../src/schemas/tool-limits.ts";
 import { ToolCallStreamRewriter, rewriteToolCalls, type ToolDefinition } from "./imports.ts";
 

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { isFloatText, parseJson, rewriteToolCalls, toJsonValue } from "./imports.ts";
-import { parsePythonicCalls, parsePythonLiteral } from "../../../src/toolcalls/parse-pythonic.ts";
-import { serializeJson } from "../../../src/toolcalls/json-node.ts";
-import { resolveToolName, foldName } from "../../../src/toolcalls/resolve-tool-name.ts";
-import { newCallId } from "../../../src/toolcalls/call-id.ts";
+import { parsePythonicCalls } from "../../../src/toolcalls/dialects/pythonic.ts";
+import { parsePythonLiteral } from "../../../src/toolcalls/json/python-literal.ts";
+import { serializeJson } from "../../../src/toolcalls/json/json-node.ts";
+import { resolveToolName, foldName } from "../../../src/toolcalls/scoring/resolve-tool-name.ts";
+import { newCallId } from "../../../src/toolcalls/scoring/call-id.ts";
 
 describe("lexeme-preserving JSON", () => {
   it("keeps number text, so 10 and 10.0 stay apart", () => {

@@ -3,7 +3,7 @@
 // times their size. The score still counts every problem.
 
 import { describe, expect, it } from "vitest";
-import { MAX_LISTED_PROBLEMS } from "../../../src/toolcalls/score-call.ts";
+import { MAX_LISTED_PROBLEMS } from "../../../src/toolcalls/scoring/score-call.ts";
 import { rewriteToolCalls, type JsonSchema, type ToolDefinition } from "./imports.ts";
 
 /** One tool with `n` required integer properties, and a call giving each a word (no coercion reads it). */

@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from "vitest";
 import { ToolCallEvents, ToolCallStreamRewriter } from "./imports.ts";
-import { ToolSet } from "../../../src/toolcalls/tool-set.ts";
+import { ToolSet } from "../../../src/toolcalls/scoring/tool-set.ts";
 import { TOOLS } from "./fixtures.ts";
 import { randomSplits, rewriteToolCalls, streamChunks } from "./helpers.ts";
 

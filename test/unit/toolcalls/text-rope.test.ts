@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { TextRope } from "../../../src/toolcalls/text-rope.ts";
-import { BalancedScanner } from "../../../src/toolcalls/balanced-scanner.ts";
+import { TextRope } from "../../../src/toolcalls/text/text-rope.ts";
+import { BalancedScanner } from "../../../src/toolcalls/text/balanced-scanner.ts";
 import { TOOLS } from "./fixtures.ts";
 import { randomSplits, streamChunks } from "./helpers.ts";
 

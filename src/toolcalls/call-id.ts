@@ -1,6 +1,0 @@
-import { randomId } from "../lib/ids.ts";
-
-/** `call_` + 24 random alphanumerics, uniformly drawn. */
-export function newCallId(): string {
-  return randomId("call_", 24);
-}

@@ -1,0 +1,58 @@
+// The one table of dialects: every family whose literal markers the scanner reads, each from its
+// own file in this folder (its markers, what they open, its region's end when special, its parser).
+// The scanner's tables (marker-table.ts) and the tokens a raw completion keeps (output-markers.ts)
+// are built from it; the order does not matter (the longest marker at a position wins).
+//
+// Openings that carry a value, or no marker at all, are read by functions of their family's file,
+// which scan/classify-at.ts asks in turn: harmony headers (harmony.ts), `<function=NAME>`
+// (qwen3-coder.ts), `<invoke name=…>` (minimax.ts), `>>>NAME` (functionary.ts), `Action:` fences
+// (command-r.ts), bare JSON and ` functools[` (json.ts), bare pythonic calls (pythonic.ts). Bodies
+// without a marker of their own are read where their hosts' bodies are: GLM (glm.ts) and the
+// others inside <tool_call> by auto-body.ts, MiniCPM's <param>s (minicpm.ts) by qwen3-coder.ts.
+
+import { apriel } from "./apriel.ts";
+import { commandR } from "./command-r.ts";
+import { common } from "./common.ts";
+import { deepseek } from "./deepseek.ts";
+import type { Dialect } from "./dialect.ts";
+import { gemma } from "./gemma.ts";
+import { harmony } from "./harmony.ts";
+import { hermes } from "./hermes.ts";
+import { hunyuan } from "./hunyuan.ts";
+import { internlm } from "./internlm.ts";
+import { json } from "./json.ts";
+import { kimiK3 } from "./kimi-k3.ts";
+import { kimi } from "./kimi.ts";
+import { lfm2 } from "./lfm2.ts";
+import { llama } from "./llama.ts";
+import { minimaxM3 } from "./minimax-m3.ts";
+import { minimax } from "./minimax.ts";
+import { mistral } from "./mistral.ts";
+import { muse } from "./muse.ts";
+import { olmo } from "./olmo.ts";
+import { seedOss } from "./seed-oss.ts";
+import { solar } from "./solar.ts";
+
+export const DIALECTS: readonly Dialect[] = [
+  common,
+  hermes,
+  json,
+  llama,
+  mistral,
+  deepseek,
+  kimi,
+  kimiK3,
+  hunyuan,
+  solar,
+  commandR,
+  internlm,
+  lfm2,
+  olmo,
+  gemma,
+  minimax,
+  minimaxM3,
+  seedOss,
+  muse,
+  harmony,
+  apriel,
+];

@@ -1,0 +1,131 @@
+// Text mode, where the rewriter mostly is: plain text flows as it arrives, and at each position
+// where something may start (scan/classify-at.ts) the candidate is classified and entered (a
+// block, a region or fence to hold, a token to drop); "maybe" holds the rest until more text comes.
+
+import type { Candidate } from "../dialects/candidate.ts";
+import { classifyAt, mayStartCandidate } from "./classify-at.ts";
+import { enterReasoning } from "./reasoning-mode.ts";
+import { RegionTracker } from "./region-end.ts";
+import type { ScanState } from "./scan-state.ts";
+import { isSpace } from "./text-scan.ts";
+
+/**
+ * In the middle of a line, with no call just ended, only these characters can change anything:
+ * where mayStartCandidate answers true there, and the newline that starts a line.
+ */
+const MID_LINE_STOPS = new Uint8Array(128);
+for (const c of "<[]`{fA>\n") MID_LINE_STOPS[c.charCodeAt(0)] = 1;
+
+/** Reads text from `pos` on; true when the mode changed and the machine should go on. */
+export function stepText(s: ScanState, eof: boolean): boolean {
+  const buf = s.buf;
+  let i = s.pos;
+  while (i < buf.length) {
+    if (!s.atLineStart && !s.atBoundary && !s.afterCall) {
+      // Plain prose: nothing to track and nothing to classify until the next stop.
+      let code = buf.charCodeAt(i);
+      while (code >= 128 || MID_LINE_STOPS[code] === 0) {
+        if (++i === buf.length) return emitPlain(s, i);
+        code = buf.charCodeAt(i);
+      }
+    }
+    const c = buf[i]!;
+    if (s.afterCall && (c === "," || c === ";")) {
+      // A separator between two calls (`f(a=1), g(b=2)`, `{…}; {…}`) disappears with them.
+      let k = i + 1;
+      while (isSpace(buf[k])) k++;
+      if (k >= buf.length && !eof) return emitPlain(s, i);
+      if (k < buf.length) {
+        const next = classifyAt(buf, k, { ...s.context(k, eof), atBoundary: true });
+        if (next.kind === "maybe") return emitPlain(s, i);
+        if (next.kind === "region" || next.kind === "fence") {
+          emitPlain(s, i);
+          s.pos = k;
+          s.out.content.dropPending();
+          return enter(s, next);
+        }
+      }
+    } else if (s.afterCall && c === "]" && !opensCandidate(s, buf, i, eof)) {
+      // The closing bracket of a call list whose opening one was missing.
+      emitPlain(s, i);
+      s.pos = i + 1;
+      s.prev = "]";
+      return true;
+    } else if (mayStartCandidate(c, s.atBoundary || s.atLineStart)) {
+      const candidate = classifyAt(buf, i, s.context(i, eof));
+      if (candidate.kind === "maybe") return emitPlain(s, i);
+      if (candidate.kind !== "no") {
+        emitPlain(s, i);
+        return enter(s, candidate);
+      }
+    }
+    s.track(c);
+    i++;
+  }
+  return emitPlain(s, i);
+}
+
+/** Whether a candidate (a marker such as `]<]minimax[>[<tool_call>`) opens at `i`. */
+function opensCandidate(s: ScanState, buf: string, i: number, eof: boolean): boolean {
+  return classifyAt(buf, i, s.context(i, eof)).kind !== "no";
+}
+
+/** Emits buf[pos, i) as content (the cursor flags already describe it) and waits for more. */
+function emitPlain(s: ScanState, i: number): false {
+  if (i > s.pos) {
+    const text = s.buf.slice(s.pos, i);
+    s.pos = i;
+    s.prev = text[text.length - 1]!;
+    s.emitText(text);
+  }
+  return false;
+}
+
+/** Enters what `candidate` opens at `pos` (its marker not yet consumed); false for "no" and "maybe". */
+export function enter(s: ScanState, candidate: Candidate): boolean {
+  s.header = null;
+  switch (candidate.kind) {
+    case "drop":
+      if (candidate.strayClose && s.out.inlineReasoning) {
+        s.emitText(s.buf.slice(s.pos, s.pos + candidate.length));
+      }
+      s.prev = s.buf[s.pos + candidate.length - 1] ?? s.prev;
+      s.pos += candidate.length;
+      s.atNewBoundary();
+      return true;
+    case "reasoning":
+      if (s.out.inlineReasoning) s.emitText(s.buf.slice(s.pos, s.pos + candidate.length));
+      else s.out.content.dropPending();
+      s.pos += candidate.length;
+      enterReasoning(s, candidate.close, candidate.ends);
+      return true;
+    case "block":
+      s.pos += candidate.length;
+      s.block = candidate;
+      s.mode = "block";
+      s.searchFrom = s.pos;
+      return true;
+    case "region":
+      s.hold(candidate.length);
+      s.mode = "region";
+      s.region = { spec: candidate.spec, tracker: new RegionTracker(candidate.spec) };
+      return true;
+    case "fence":
+      s.hold(candidate.length);
+      s.mode = "fence";
+      s.searchFrom = candidate.length;
+      return true;
+    case "verbatim": {
+      const header = s.buf.slice(s.pos, s.pos + candidate.length);
+      s.pos += candidate.length;
+      s.trackAll(header);
+      // A JSON answer fenced as the whole reply: the fence is the model's habit, not the answer.
+      s.unfencing = s.jsonResponse && !s.out.content.started && /^```[ \t]*(?:json)?[ \t]*\r?\n$/i.test(header);
+      if (!s.unfencing) s.emitText(header);
+      s.mode = "verbatim";
+      return true;
+    }
+    default:
+      return false;
+  }
+}
