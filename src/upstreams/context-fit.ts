@@ -1,3 +1,6 @@
+// Whether a request fits a target's context window, judged from a low estimate of its prompt's
+// tokens: one check for routing (llama-server targets, try-targets.ts) and the SessionHub (a browser
+// session's window, relay-dispatch.ts). Here, below both, so either may import it.
 import { ProxyError } from "../errors/proxy-error.ts";
 import { contextLengthMessage } from "../errors/context-length.ts";
 
@@ -32,13 +35,17 @@ export function promptTokensLow(chars: number, tokensPerChar: number | undefined
 
 /** How the request fits a target whose per-request context is `window` tokens (undefined: unknown). */
 export function contextFit(size: PromptSize, tokensPerChar: number | undefined, window: number | undefined): Fit {
+  return tokensFit(promptTokensLow(size.chars, tokensPerChar), size.maxTokens, window);
+}
+
+/** How a prompt of `tokens` (a low estimate) and `maxTokens` of answer fit a window of `window` tokens (undefined: unknown). */
+export function tokensFit(tokens: number, maxTokens: number | undefined, window: number | undefined): Fit {
   if (window === undefined) return { fit: "fits" };
-  const tokens = promptTokensLow(size.chars, tokensPerChar);
   if (tokens >= window) {
     return {
       fit: "too-long",
       error: new ProxyError({ status: 400, code: "context_length_exceeded", param: "messages", retryable: true, message: contextLengthMessage(tokens, window) }),
     };
   }
-  return tokens + (size.maxTokens ?? 0) > window ? { fit: "prompt" } : { fit: "fits" };
+  return tokens + (maxTokens ?? 0) > window ? { fit: "prompt" } : { fit: "fits" };
 }

@@ -1,6 +1,6 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatMessage, ChatRequest } from "../../schemas/chat-request.ts";
-import { applyPromptMode } from "../../toolcalls/apply-prompt-mode.ts";
+import { applyPromptMode } from "../../toolcalls/prompt/apply-prompt-mode.ts";
 
 /**
  * Pure: an OpenAI chat request → a body web-llm 0.2.86 accepts (docs/relay-protocol.md, "request").

@@ -1,4 +1,5 @@
-import type { RelayStart, SessionHub } from "./session-hub.ts";
+import type { RelayStart } from "./relay-dispatch.ts";
+import type { SessionHub } from "./session-hub.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { BrowserTarget } from "../../config/config-schema.ts";
@@ -6,7 +7,7 @@ import { durableNamespace, type EnvVars } from "../../config/env-vars.ts";
 import type { Endpoint } from "../../schemas/relay.ts";
 import { randomId } from "../../lib/ids.ts";
 import type { EventStreamReader } from "../../events/event-source.ts";
-import type { AttemptContext, Upstream } from "../upstream.ts";
+import { TargetUnableError, type AttemptContext, type Upstream } from "../upstream.ts";
 import { adaptForWebLlm } from "./adapt-for-web-llm.ts";
 import { relayEvents } from "./relay-events.ts";
 
@@ -16,7 +17,7 @@ export function sessionHub(env: EnvVars): DurableObjectStub<SessionHub> {
 }
 
 /** The hub refused because no session serves this endpoint with the model at all: the target is skipped, not tried. */
-export class BrowserUnableError extends ProxyError {}
+export class BrowserUnableError extends TargetUnableError {}
 
 /**
  * Relays one request to a browser session through the hub: the hub's answer (the page's messages as

@@ -1,7 +1,8 @@
 // Which relayed request runs where, as pure bookkeeping: web-llm runs one generation per model at a
 // time on a page (its interrupt is engine-wide), so each session has one running request per model
-// and a short queue behind it. The SessionHub (session-hub.ts) owns the sockets and the streams; this
-// owns only the order, so it is tested without workerd (test/unit/upstreams/browser/relay-queue.test.ts).
+// and a short queue behind it. The sockets are session-registry.ts's and the streams
+// relays-in-flight.ts's; this owns only the order, so it is tested without workerd
+// (test/unit/upstreams/browser/relay-queue.test.ts).
 
 /** How many requests may wait per session and model behind the running one before the hub answers 503. */
 export const MAX_QUEUE_PER_MODEL = 4;

@@ -3,7 +3,7 @@
 // answer bounds what the page may claim; a claim outside the bounds is replaced by Switchyard's own
 // count (pure: the SessionHub keeps the tally and tells the page, docs/relay-protocol.md "notice").
 
-import type { Endpoint } from "../../schemas/relay.ts";
+import type { Endpoint, PageMessage } from "../../schemas/relay.ts";
 
 /**
  * The most tokens a character can be: a byte-level tokenizer spends one token per UTF-8 byte, and a
@@ -98,6 +98,21 @@ export function checkRelayUsage(usage: unknown, t: RelayTally, contextWindow?: n
   if (problems.length === 0) return { ok: true };
   const counted = { prompt_tokens: fixed.prompt_tokens as number, completion_tokens: (fixed.completion_tokens as number | undefined) ?? 0 };
   return { ok: false, usage: { ...fixed, ...withTotal(counted, t) }, problem: problems.join("; ") };
+}
+
+/**
+ * The line to pass on for a page's `chunk` or `done`: `raw`, as sent, unless the usage it carries is
+ * outside what the request allows; then rebuilt with Switchyard's own count, and `notice` tells the
+ * page why (docs/relay-protocol.md "notice").
+ */
+export function usageCheckedLine(msg: Extract<PageMessage, { type: "chunk" | "done" }>, raw: string, t: RelayTally, contextWindow?: number): { line: string; notice?: string } {
+  const usage = msg.type === "chunk" ? (msg.data as Record<string, unknown>).usage : msg.usage;
+  if (usage === undefined || usage === null) return { line: raw };
+  const check = checkRelayUsage(usage, t, contextWindow);
+  if (check.ok) return { line: raw };
+  const rebuilt = msg.type === "chunk" ? { ...msg, data: { ...msg.data, usage: check.usage } } : { ...msg, usage: check.usage };
+  const notice = `${check.problem}. Switchyard counted this request itself (${String(check.usage.prompt_tokens)} prompt and ${String(check.usage.completion_tokens ?? 0)} completion tokens): send web-llm's usage unchanged.`;
+  return { line: JSON.stringify(rebuilt), notice };
 }
 
 /** Why `value` is not a token count within `bound`, or null when it is one. */

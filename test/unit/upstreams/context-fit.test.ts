@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contextFit, promptTokensLow } from "../../../src/routing/context-fit.ts";
+import { contextFit, promptTokensLow, tokensFit } from "../../../src/upstreams/context-fit.ts";
 import { classifyFailure } from "../../../src/health/classify-failure.ts";
 
 describe("contextFit", () => {
@@ -19,5 +19,13 @@ describe("contextFit", () => {
   it("a prompt that fits but leaves no room for max_tokens is a fallback, not a skip", () => {
     expect(contextFit({ chars: 10_000, maxTokens: 1000 }, 0.4, 4096)).toEqual({ fit: "prompt" });
     expect(contextFit({ chars: 10_000, maxTokens: 500 }, 0.4, 4096)).toEqual({ fit: "fits" });
+  });
+  it("tokensFit, the same check from a token estimate (a browser session's window): as many tokens as the window do not fit", () => {
+    expect(tokensFit(4095, undefined, 4096)).toEqual({ fit: "fits" });
+    const f = tokensFit(4096, undefined, 4096);
+    expect(f.fit).toBe("too-long");
+    if (f.fit === "too-long") expect(f.error.message).toBe("This model's maximum context length is 4096 tokens. However, your messages resulted in 4096 tokens. Please reduce the length of the messages.");
+    expect(tokensFit(4000, 97, 4096)).toEqual({ fit: "prompt" });
+    expect(tokensFit(1e9, undefined, undefined)).toEqual({ fit: "fits" });
   });
 });

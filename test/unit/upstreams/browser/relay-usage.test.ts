@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkRelayUsage, newTally, ownUsage, tallyChunk, usageBounds } from "../../../../src/upstreams/browser/relay-usage.ts";
+import { checkRelayUsage, newTally, ownUsage, tallyChunk, usageBounds, usageCheckedLine } from "../../../../src/upstreams/browser/relay-usage.ts";
 import { normalizeWebLlmChunk, tokenCount } from "../../../../src/upstreams/browser/normalize-web-llm-chunk.ts";
 
 // The usage a serving page reports, checked against what the request allowed and what was relayed.
@@ -62,6 +62,29 @@ describe("checkRelayUsage", () => {
     const t = newTally("embeddings", JSON.stringify({ type: "request", id: "rl_1", endpoint: "embeddings", body: req }), req);
     expect(checkRelayUsage({ prompt_tokens: 6, total_tokens: 6 }, t)).toEqual({ ok: true });
     expect(checkRelayUsage({ prompt_tokens: 1e15, total_tokens: 1e15 }, t)).toMatchObject({ ok: false, usage: { prompt_tokens: ownUsage(t).prompt_tokens, total_tokens: ownUsage(t).prompt_tokens } });
+  });
+});
+
+describe("usageCheckedLine: the line passed on for a page's chunk or done", () => {
+  it("as sent when its usage is absent or within bounds", () => {
+    const t = answered(body, ["Hello", " there"]);
+    const raw = '{"type":"done","id":"rl_1","usage":{"prompt_tokens":12,"completion_tokens":3}}';
+    expect(usageCheckedLine({ type: "done", id: "rl_1", usage: { prompt_tokens: 12, completion_tokens: 3 } }, raw, t)).toEqual({ line: raw });
+    expect(usageCheckedLine({ type: "done", id: "rl_1", usage: null }, "as sent", t)).toEqual({ line: "as sent" });
+    const chunk = { type: "chunk" as const, id: "rl_1", data: { object: "chat.completion.chunk" as const, choices: [] } };
+    expect(usageCheckedLine(chunk, "as sent", t)).toEqual({ line: "as sent" });
+  });
+
+  it("rebuilt with Switchyard's count where it is out of bounds (the rest of the message kept), and a notice for the page", () => {
+    const t = answered(body, ["Hello", " there"]);
+    const data = { object: "chat.completion.chunk" as const, choices: [], usage: { prompt_tokens: 12, completion_tokens: 1e9 } };
+    const r = usageCheckedLine({ type: "chunk", id: "rl_1", data }, "raw", t);
+    expect(JSON.parse(r.line)).toEqual({ type: "chunk", id: "rl_1", data: { object: "chat.completion.chunk", choices: [], usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 } } });
+    expect(r.notice).toBe("usage.completion_tokens is more than the request can have used (at most 16). Switchyard counted this request itself (12 prompt and 3 completion tokens): send web-llm's usage unchanged.");
+    const done = usageCheckedLine({ type: "done", id: "rl_1", usage: { prompt_tokens: 12, completion_tokens: 1e9 } }, "raw", t);
+    expect(JSON.parse(done.line)).toEqual({ type: "done", id: "rl_1", usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 } });
+    // The window bounds the counts too.
+    expect(usageCheckedLine({ type: "done", id: "rl_1", usage: { prompt_tokens: 12, completion_tokens: 3 } }, "raw", t, 8).notice).toContain("usage.prompt_tokens");
   });
 });
 
