@@ -10,7 +10,8 @@ import { loadConfig } from "../../src/config/load-config.ts";
 import { readJsonBody } from "../../src/http/read-json-body.ts";
 import { Deadlines } from "../../src/lib/deadlines.ts";
 import { EventReader } from "../../src/routing/event-reader.ts";
-import { startChat } from "../../src/routing/start-chat.ts";
+import { runChat } from "../../src/routing/pipeline.ts";
+import { requestScope } from "../../src/routes/request-scope.ts";
 import { chatCompletions } from "../../src/routes/chat-completions.ts";
 import type { LlamaTarget } from "../../src/config/config-schema.ts";
 import { validateChatRequest } from "../../src/api/chat/validate-chat-request.ts";
@@ -128,7 +129,7 @@ const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, 
     const request = validateChatRequest(await readJsonBody(req, config.limits.maxBodyBytes));
     const vars = new Map<string, unknown>([["requestId", "req_decompose"]]);
     const c = { env, executionCtx: ctx, req: { raw: req }, get: (k: string) => vars.get(k), set: (k: string, v: unknown) => vars.set(k, v) } as unknown as Context<AppEnv>;
-    const run = startChat(c, config, request);
+    const run = runChat(requestScope(c), config, request);
     const meta = { id: randomId("chatcmpl-"), created: Math.floor(Date.now() / 1000), model: request.model, includeUsage: false };
     const aggregator = new CompletionAggregator();
     return jsonResponse({ ...run.common, aggregator, result: () => aggregator.result(meta, run.extension) });

@@ -1,4 +1,4 @@
-// The Worker's per-request stream pipeline, assembled from the same modules start-chat.ts and
+// The Worker's per-request stream pipeline, assembled from the same modules routing/pipeline.ts and
 // chat-completions.ts use (as llama-upstream.ts assembles them): upstream bytes → llamaSseEvents (parse, normalize) →
 // EventReader (timeouts) → pullThrough + ToolCallEvents (rewrite, when the request has tools) →
 // ChunkEncoder + sseResponse (encode, the committed body) → bytes read by a client.
@@ -27,7 +27,7 @@ export async function runPipeline(chunks: Uint8Array[], tools?: ToolDefinition[]
       else c.close();
     },
   });
-  // The request's timer, as startChat makes it (the commit grace is its first deadline).
+  // The request's timer, as runChat makes it (the commit grace is its first deadline).
   const deadlines = new Deadlines(10_000);
   const reader = new EventReader(llamaSseEvents(upstream, "bench"), "bench", TIMEOUTS, Date.now(), deadlines);
   let first = await reader.next();

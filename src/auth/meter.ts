@@ -182,7 +182,7 @@ function observeInto(seen: Observed, e: UpstreamEvent): boolean {
 }
 
 /**
- * The pipeline's hook (startChat, with the request's `meter` and the request as `bound` made it):
+ * The pipeline's meter stage (runChat in routing/pipeline.ts, with the request's `meter` and the request as `bound` made it):
  * refuses a model outside the key's allow-list before anything starts, reserves what the run may use
  * (and a slot, if the route took none), and returns a start whose events are metered. A no-op
  * without a keyed caller. `generations`: how many answers the run may generate (a tool-call policy

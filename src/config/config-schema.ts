@@ -30,7 +30,66 @@ export const BrowserTargetSchema = z.strictObject({
   model: z.string().check(z.minLength(1)),
 });
 
-export const TargetSchema = z.discriminatedUnion("kind", [LlamaTargetSchema, BrowserTargetSchema]);
+/** A header name (an HTTP token) and the headers Switchyard sets itself or takes from `apiKeySecret`. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const OWN_HEADERS = new Set(["accept", "authorization", "connection", "content-length", "content-type", "host", "transfer-encoding", "x-request-id"]);
+
+/** Extra request headers: valid names, none Switchyard sets itself, values on one line. */
+const HeadersSchema = z.record(z.string(), z.string()).check(
+  z.superRefine((headers, ctx) => {
+    for (const [name, value] of Object.entries(headers)) {
+      const lower = name.toLowerCase();
+      const message = !HEADER_NAME.test(name)
+        ? "must be a header name: letters, digits and ! # $ % & ' * + . ^ _ ` | ~ -"
+        : lower === "authorization"
+          ? 'must not be "authorization": name the Worker secret holding the key in apiKeySecret instead (it is sent as Authorization: Bearer)'
+          : OWN_HEADERS.has(lower)
+            ? `must not be "${lower}": Switchyard sets it itself`
+            : /[\r\n\0]/.test(value)
+              ? "must be a value on one line (no CR, LF or NUL)"
+              : undefined;
+      if (message) ctx.addIssue({ code: "custom", path: [name], message, input: value });
+    }
+  }),
+);
+
+export const OpenAiTargetSchema = z.strictObject({
+  kind: z.literal("openai"),
+  /**
+   * Base URL of an OpenAI-compatible server, with or without its trailing /v1: http://gpu-1:8000
+   * (vLLM), http://127.0.0.1:11434 (Ollama). Only its OpenAI endpoints are asked: /v1/chat/completions,
+   * /v1/completions, /v1/embeddings and /v1/models.
+   */
+  url: z.string().check(z.url({ protocol: /^https?$/ })),
+  /** The model name sent upstream; default: the requested name. */
+  model: z.optional(z.string().check(z.minLength(1))),
+  /** Name of the Worker secret holding this server's API key, sent as `Authorization: Bearer`. */
+  apiKeySecret: z.optional(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/))),
+  /**
+   * Extra headers on every request to this server, health probes included (a gateway's own, such as
+   * Portkey's x-portkey-provider): sent as given and never logged. The configuration is not a secret
+   * store: a key belongs in apiKeySecret.
+   */
+  headers: z.optional(HeadersSchema),
+  /** Body fields removed before the request goes to this upstream. */
+  strip: z.optional(z.array(z.string().check(z.minLength(1)))),
+  /** Body fields forced to these values for this upstream. */
+  set: z.optional(z.record(z.string(), z.unknown())),
+  /** Share of new conversations among a model's tracked targets when it balances (`balance: "least-busy"`). */
+  weight: z.optional(z.number().check(z.positive())),
+  /** "native" (default): `tools` go to the server; "prompt": described in the prompt, the reply constrained by `response_format` json_schema and read by Switchyard. */
+  tools: z.optional(z.enum(["native", "prompt"])),
+  /**
+   * How the server continues an answer given as a trailing assistant message, when it can (then a
+   * broken answer may be continued here): "assistant" as it is (Ollama); "continue_final_message"
+   * with `continue_final_message: true, add_generation_prompt: false` (vLLM, SGLang, TGI); "prefix"
+   * with `prefix: true` on that message (Mistral); "partial" with `partial: true`
+   * on it (Moonshot). Absent: never continued here.
+   */
+  prefill: z.optional(z.enum(["assistant", "continue_final_message", "prefix", "partial"])),
+});
+
+export const TargetSchema = z.discriminatedUnion("kind", [LlamaTargetSchema, BrowserTargetSchema, OpenAiTargetSchema]);
 
 export const ResumeSchema = z.strictObject({
   /** How many times one answer may be continued on another target after its upstream failed mid-answer (0: never). */
@@ -154,6 +213,7 @@ export const ConfigSchema = z.strictObject({
 
 export type LlamaTarget = z.infer<typeof LlamaTargetSchema>;
 export type BrowserTarget = z.infer<typeof BrowserTargetSchema>;
+export type OpenAiTarget = z.infer<typeof OpenAiTargetSchema>;
 export type TargetConfig = z.infer<typeof TargetSchema>;
 export type BrowserPolicy = z.infer<typeof BrowserPolicySchema>;
 export type ConfigInput = z.infer<typeof ConfigSchema>;

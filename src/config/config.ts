@@ -116,7 +116,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
     if (!input.models) urls.push({ field: "LLAMA_URL", url: llamaUrl });
     for (const [name, model] of Object.entries(input.models ?? {})) {
       model.targets.forEach((t, i) => {
-        if (t.kind === "llama") urls.push({ field: `SWITCHYARD_CONFIG: models.${name}.targets[${i}].url`, url: t.url });
+        if ("url" in t) urls.push({ field: `SWITCHYARD_CONFIG: models.${name}.targets[${i}].url`, url: t.url });
       });
     }
     for (const { field, url } of urls) {
@@ -174,6 +174,14 @@ export function isPrivateHost(hostname: string): boolean {
 /** A copy of `record` without a prototype, so indexing it with any string finds only its own entries. */
 function ownEntries<T>(record: Record<string, T>): Record<string, T> {
   return Object.assign(Object.create(null) as Record<string, T>, record);
+}
+
+/**
+ * Zero configuration's targets for a model name: the llama-server at LLAMA_URL, then any browser
+ * session serving a model of that name (implicit: its "no session" never hides the server's failure).
+ */
+export function zeroConfigTargets(config: Config, model: string): Array<{ target: TargetConfig; implicit?: true }> {
+  return [{ target: { kind: "llama", url: config.llamaUrl } }, { target: { kind: "browser", model }, implicit: true }];
 }
 
 /** The declared model of that name, or undefined (also in zero config); never an inherited property. */

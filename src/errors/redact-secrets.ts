@@ -20,7 +20,7 @@ export function redactSecrets(text: string, secrets: Iterable<string>): string {
 export function secretNames(config: { models: Record<string, { targets: ReadonlyArray<{ kind: string; apiKeySecret?: string | undefined }> }> | null } | null): string[] {
   const names = ["ADMIN_TOKEN", "SERVE_TOKEN"];
   for (const model of Object.values(config?.models ?? {})) {
-    for (const t of model.targets) if (t.kind === "llama" && t.apiKeySecret) names.push(t.apiKeySecret);
+    for (const t of model.targets) if (t.apiKeySecret) names.push(t.apiKeySecret);
   }
   return names;
 }

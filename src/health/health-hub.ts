@@ -32,8 +32,8 @@ const DEFAULT_POLICY = {
  * Upstream health shared by every isolate (one instance, "health"). Requests never wait on it:
  * isolates read its snapshot in the background and send their passive signals (connection errors,
  * 5xx, timeouts) and outcomes with `waitUntil`. While there is traffic its alarm samples each
- * llama-server's `/health` and `/slots` and probes open circuits whose cooldown has passed
- * (half-open). It also keeps the traffic totals behind `/metrics`.
+ * llama-server's `/health` and `/slots` (an OpenAI-compatible server's `GET /v1/models` only) and
+ * probes open circuits whose cooldown has passed (half-open). It also keeps the traffic totals behind `/metrics`.
  */
 export class HealthHub extends DurableObject<Env> {
   private readonly upstreams = new Map<string, Tracked>();
@@ -138,9 +138,10 @@ export class HealthHub extends DurableObject<Env> {
   private async sample(t: Tracked): Promise<void> {
     const timeoutMs = Math.max(200, Math.min(2000, this.policy.health.sampleMs));
     const base = t.ref.url.replace(/\/+$/, "").replace(/\/v1$/, "");
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...t.ref.headers };
     const key = t.ref.apiKeySecret ? secretOf(this.env, t.ref.apiKeySecret) : undefined;
     if (key) headers.authorization = `Bearer ${key}`;
+    if (t.ref.probe === "models") return this.sampleModels(t, base, headers, timeoutMs);
     let state: UpstreamHealth["state"] = "down";
     let slotsTotal: number | undefined;
     let slotsBusy: number | undefined;
@@ -190,6 +191,24 @@ export class HealthHub extends DurableObject<Env> {
     const previous = t.health;
     const slots = slotsTotal !== undefined ? { slotsTotal, slotsBusy, ...(slotsReadAt ? { slotsReadAt } : {}) } : previous.slotsTotal !== undefined ? { slotsTotal: previous.slotsTotal, slotsBusy: previous.slotsBusy, ...(previous.slotsReadAt ? { slotsReadAt: previous.slotsReadAt } : {}) } : {};
     t.health = { state, circuit, checkedAt: now, ...slots, ...(contextWindow !== undefined ? { contextWindow } : {}) };
+  }
+
+  /**
+   * An OpenAI-compatible server: `GET /v1/models` and nothing else (it has none of llama-server's
+   * endpoints). An answer is ready; 404 or 405 too (up, without a model list); 503 loading; anything
+   * else (no answer, a refused key, a 5xx) down.
+   */
+  private async sampleModels(t: Tracked, base: string, headers: Record<string, string>, timeoutMs: number): Promise<void> {
+    let state: UpstreamHealth["state"] = "down";
+    try {
+      const res = await fetch(`${base}/v1/models`, { headers: { ...headers, accept: "application/json" }, signal: AbortSignal.timeout(timeoutMs) });
+      await res.body?.cancel().catch(() => {});
+      state = res.ok || res.status === 404 || res.status === 405 ? "ready" : res.status === 503 ? "loading" : "down";
+    } catch {
+      state = "down";
+    }
+    const now = Date.now();
+    t.health = { state, circuit: recordProbe(t.health.circuit, now, state === "ready", this.policy.circuit), checkedAt: now };
   }
 
   /** `/props` `total_slots`; null when it answered without one, undefined when it did not answer (asked again). */

@@ -4,6 +4,13 @@ import type { FailureKind } from "./classify-failure.ts";
 export interface UpstreamRef {
   url: string;
   apiKeySecret?: string;
+  /**
+   * How the hub probes it: llama-server's endpoints (the default), or `models`: an OpenAI-compatible
+   * server asked only `GET /v1/models`, never llama.cpp's own endpoints.
+   */
+  probe?: "llama" | "models";
+  /** Extra headers each probe carries (a gateway's own). */
+  headers?: Record<string, string>;
 }
 
 /** One attempt's result, a passive health signal. */

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { TextCompletionEncoder } from "../api/completions/text-completion-encoder.ts";
-import { startChat } from "../routing/start-chat.ts";
+import { runChat } from "../routing/pipeline.ts";
+import { requestScope } from "./request-scope.ts";
 import { unsupported, validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
@@ -10,8 +11,8 @@ import { dataFrame, framedSse, gathered } from "../responders/event-encoder.ts";
 import { jsonResponse } from "../responders/json-response.ts";
 import { randomId } from "../lib/ids.ts";
 import { sseResponse } from "../responders/sse-response.ts";
-import { BrowserCompletionsUpstream } from "../upstreams/browser/browser-completions-upstream.ts";
-import { LlamaCompletionsUpstream } from "../upstreams/llama/llama-completions-upstream.ts";
+import { adapterOf } from "../upstreams/registry/adapters.ts";
+import { TargetUnableError } from "../upstreams/upstream.ts";
 
 /** `POST /v1/completions` (OpenAI legacy text completions), stream and non-stream, on llama targets and browser sessions (engine.completions.create). */
 export async function completions(c: Context<AppEnv>): Promise<Response> {
@@ -27,10 +28,12 @@ export async function completions(c: Context<AppEnv>): Promise<Response> {
   // The upstreams carry their own (completions) body: the chat request names the model and the
   // output's bound, which the upstream body takes back as sent (a key with a day limit may set it).
   const asked = { model: request.model, messages: [], max_tokens: request.max_tokens, ...("n_predict" in request ? { n_predict: request.n_predict } : {}) };
-  const run = startChat(c, config, asked, {
+  const run = runChat(requestScope(c), config, asked, {
     upstreamFor: (t, sent) => {
       const bounded = { ...body, ...(sent.max_tokens != null ? { max_tokens: sent.max_tokens } : {}), ...("n_predict" in sent ? { n_predict: sent.n_predict } : {}) };
-      return t.kind === "llama" ? new LlamaCompletionsUpstream(t.name, t, bounded) : new BrowserCompletionsUpstream(t.name, t, bounded);
+      const complete = adapterOf(t).completions;
+      if (!complete) throw new TargetUnableError({ status: 503, code: "no_capacity", message: `${t.name} cannot serve text completions.` });
+      return complete(t, bounded);
     },
     prompt: () => request.prompt,
   });

@@ -7,9 +7,8 @@ import { Deadlines } from "../lib/deadlines.ts";
 import { planTargetsFor } from "../routing/plan-targets.ts";
 import { tryTargets } from "../routing/try-targets.ts";
 import { EmbeddingsRequestSchema } from "../schemas/embeddings-request.ts";
-import { fetchBrowserEmbeddings } from "../upstreams/browser/browser-embeddings.ts";
-import { BrowserUnableError } from "../upstreams/browser/browser-upstream.ts";
-import { fetchLlamaEmbeddings } from "../upstreams/llama/llama-embeddings.ts";
+import { adapterOf } from "../upstreams/registry/adapters.ts";
+import { TargetUnableError } from "../upstreams/upstream.ts";
 
 /**
  * `POST /v1/embeddings`: passed through to the model's targets with chat's order, retries, failover
@@ -36,17 +35,13 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
       model: request.model,
       signal: c.req.raw.signal ?? new AbortController().signal,
       waitUntil: (p) => c.executionCtx.waitUntil(p),
-      skips: (err) => err instanceof BrowserUnableError,
+      skips: (err) => err instanceof TargetUnableError,
     },
     async (target, signal) => {
       const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines, env, ...(key ? { keyId: key.id } : {}) };
-      if (target.kind === "llama") return fetchLlamaEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);
-      try {
-        return await fetchBrowserEmbeddings(target, target.name, { ...request }, ctx, config.timeouts.totalMs);
-      } catch (e) {
-        if (!(e instanceof BrowserUnableError)) throw e;
-        throw new BrowserUnableError({ status: 503, code: "no_capacity", retryAfter: 5, retryable: true, message: `${target.name} cannot serve embeddings (no browser session serves ${target.model} as an embedding model), and no other target for this model could.` });
-      }
+      const embed = adapterOf(target).embeddings;
+      if (!embed) throw new TargetUnableError({ status: 503, code: "no_capacity", message: `${target.name} cannot serve embeddings, and no other target for this model could.` });
+      return embed(target, { ...request }, ctx, config.timeouts.totalMs);
     },
   );
   const { target, attempts, value: body } = tried;

@@ -11,13 +11,14 @@ import { toProxyError } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { planTargets } from "../routing/plan-targets.ts";
-import { startChat } from "../routing/start-chat.ts";
+import { runChat } from "../routing/pipeline.ts";
+import { requestScope } from "./request-scope.ts";
 import { CountTokensRequestSchema, MessagesRequestSchema } from "../schemas/messages-request.ts";
 import { framedSse, gathered, namedFrame } from "../responders/event-encoder.ts";
 import { jsonResponse } from "../responders/json-response.ts";
 import { randomId } from "../lib/ids.ts";
 import { sseResponse } from "../responders/sse-response.ts";
-import { countLlamaTokens } from "../upstreams/llama/count-llama-tokens.ts";
+import { adapterOf } from "../upstreams/registry/adapters.ts";
 
 /**
  * `POST /v1/messages` (Anthropic Messages), stream and non-stream, over the chat pipeline. Every
@@ -31,7 +32,7 @@ export async function messages(c: Context<AppEnv>): Promise<Response> {
     const request = validateBody(MessagesRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
     // The signer first: once the run has started, its failure must reach a responder, not an await.
     const signer = await thinkingSigner(c.env);
-    const run = startChat(c, config, convertMessagesRequest(request));
+    const run = runChat(requestScope(c), config, convertMessagesRequest(request));
     const encoder = new MessageEncoder({ id: randomId("msg_"), model: request.model }, () => run.extension(), signer);
     const errorResponse = anthropicErrorResponse;
     if (request.stream) return await sseResponse({ ...run.common, encoder: framedSse(encoder, namedFrame), errorResponse });
@@ -44,7 +45,7 @@ export async function messages(c: Context<AppEnv>): Promise<Response> {
 
 /**
  * `POST /v1/messages/count_tokens`: `{input_tokens}` for the request as `/v1/messages` would send it,
- * counted by the model's first target when that is a llama-server. A browser target, or a server
+ * counted by the model's first target when it can count (a llama-server). Another target, or a server
  * that cannot count now (unreachable, loading, failing), gives an estimate (`estimateTokens`) marked
  * by `x-switchyard-estimate: 1`; a request the server refuses is an Anthropic error.
  */
@@ -56,10 +57,11 @@ export async function countTokens(c: Context<AppEnv>): Promise<Response> {
     c.get("meter")?.checkModel(request.model);
     const chat = convertMessagesRequest(request);
     const target = planTargets(config, request.model)[0]!;
-    if (target.kind === "llama") {
+    const count = adapterOf(target).countPromptTokens;
+    if (count) {
       try {
         const ctx = { env: c.env, requestId, timeoutMs: config.timeouts.responseStartMs, signal: c.req.raw.signal };
-        const n = await countLlamaTokens(target, target.name, chat, ctx);
+        const n = await count(target, chat, ctx);
         return c.json({ input_tokens: n }, 200, { "x-switchyard-target": target.name });
       } catch (e) {
         if (!(e instanceof ProxyError) || !(e.retryable || e.status >= 500)) throw e;

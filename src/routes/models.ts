@@ -9,11 +9,10 @@ import type { AppEnv } from "../auth/app-env.ts";
 import { fetchFresh } from "../http/fetch-fresh.ts";
 import { browserPolicy } from "../routing/browser-policy.ts";
 import { planTargetsFor } from "../routing/plan-targets.ts";
-import { targetName } from "../routing/target.ts";
-import type { LlamaTarget } from "../config/config-schema.ts";
+import type { ModelDescription } from "../upstreams/adapter.ts";
 import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
-import { llamaHeaders } from "../upstreams/llama/post-llama.ts";
-import { readLlamaProps, type ModelProps } from "../upstreams/llama/read-llama-props.ts";
+import { readLlamaProps } from "../upstreams/llama/read-llama-props.ts";
+import { adapterOf, capabilitiesOf, named } from "../upstreams/registry/adapters.ts";
 
 interface ModelEntry {
   id: string;
@@ -123,37 +122,27 @@ function wantsAnthropic(c: Context<AppEnv>): boolean {
 }
 
 /**
- * Declared models (or the one named `only`), each with what its first llama target's /props says;
- * `withoutBrowserOnly`: leaving out those only browser sessions serve.
+ * Declared models (or the one named `only`), each with what its first target that can describe its
+ * model says (a llama-server's /props); `withoutBrowserOnly`: leaving out those only browser sessions serve.
  */
 async function declaredModels(c: Context<AppEnv>, config: Config, only?: string, withoutBrowserOnly = false): Promise<ModelEntry[]> {
   const models = config.models ?? {};
-  const ids = (only !== undefined ? [only] : Object.keys(models)).filter((id) => !withoutBrowserOnly || models[id]!.targets.some((t) => t.kind !== "browser"));
+  const ids = (only !== undefined ? [only] : Object.keys(models)).filter((id) => !withoutBrowserOnly || models[id]!.targets.some((t) => !capabilitiesOf(named(t)).teammateDevice));
+  const ask = { env: c.env, requestId: c.get("requestId"), timeoutMs: PROPS_TIMEOUT_MS };
   return Promise.all(
     ids.map(async (id) => {
-      const target = models[id]!.targets.find((t): t is LlamaTarget => t.kind === "llama");
-      const props = target ? await targetProps(c, target) : null;
+      const target = models[id]!.targets.map((t) => named(t)).find((t) => adapterOf(t).describeModel);
+      const props = target ? await adapterOf(target).describeModel!(target, ask).catch(() => null) : null;
       return withProps({ id, object: "model", created: 0, owned_by: "switchyard" }, props);
     }),
   );
-}
-
-function targetProps(c: Context<AppEnv>, target: LlamaTarget): Promise<ModelProps | null> {
-  let headers: Record<string, string>;
-  try {
-    const all = llamaHeaders(target, targetName(target), { env: c.env, requestId: c.get("requestId") }, "application/json");
-    headers = all.authorization ? { authorization: all.authorization } : {};
-  } catch {
-    return Promise.resolve(null); // its key secret is missing: the chat request will say so
-  }
-  return readLlamaProps(target.url, headers, PROPS_TIMEOUT_MS, target.model);
 }
 
 /**
  * Switchyard serves tools on every llama-server (prompt mode where the template has none), so
  * `tools` is always true once the server is known.
  */
-function withProps(entry: ModelEntry, props: ModelProps | null, nCtx?: number): ModelEntry {
+function withProps(entry: ModelEntry, props: ModelDescription | null, nCtx?: number): ModelEntry {
   const context = nCtx ?? props?.contextWindow;
   return {
     ...entry,

@@ -9,7 +9,8 @@ import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { callerSealer } from "../api/responses/seal-key.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
-import { startChat } from "../routing/start-chat.ts";
+import { runChat } from "../routing/pipeline.ts";
+import { requestScope } from "./request-scope.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";
 import type { Usage } from "../events/events.ts";
 import type { ErrorInfo } from "../errors/proxy-error.ts";
@@ -27,7 +28,7 @@ export async function compactResponses(c: Context<AppEnv>): Promise<Response> {
   const stored = await resolveStoredContext(c, { ...sent, store: false, stream: false });
   const sealer = await callerSealer(c);
   const converted = convertResponsesRequest(stored.request, sealer);
-  const run = startChat(c, config, compactionRequest(converted.chat));
+  const run = runChat(requestScope(c), config, compactionRequest(converted.chat));
   let summary = "";
   let usage: Usage | null = null;
   let failed: ErrorInfo | null = null;

@@ -11,7 +11,8 @@ import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { callerSealer } from "../api/responses/seal-key.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
-import { startChat } from "../routing/start-chat.ts";
+import { runChat } from "../routing/pipeline.ts";
+import { requestScope } from "./request-scope.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";
 import { framedSse, gathered, namedFrame } from "../responders/event-encoder.ts";
 import { jsonResponse } from "../responders/json-response.ts";
@@ -33,7 +34,7 @@ export async function responses(c: Context<AppEnv>): Promise<Response> {
   const sealer = compacting || needsSealer(request) ? await callerSealer(c) : undefined;
   const converted = convertResponsesRequest(request, sealer);
   const chat = compacting ? { ...compactionRequest(converted.chat), stream: converted.chat.stream } : converted.chat;
-  const run = startChat(c, config, chat);
+  const run = runChat(requestScope(c), config, chat);
   const echo = { ...echoedFields(sent), store: stored.store, previous_response_id: sent.previous_response_id ?? null };
   const meta = { id: randomId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: sent.model, echo, ...converted.encoding };
   const response = new ResponseEncoder(meta, () => ({ ...run.extension(), ...converted.extension }));

@@ -2,6 +2,7 @@ import type { KeyRecord } from "../auth/key-record.ts";
 import type { BrowserPolicy } from "../config/config-schema.ts";
 import type { Config } from "../config/config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
+import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { Target } from "./target.ts";
 
 /** Pure: whether a request may be served by a browser session: its key's own policy, else the deployment's `browser.default` (also for a request without a key). */
@@ -17,7 +18,7 @@ export function browserPolicy(config: Config, key: Pick<KeyRecord, "browser"> | 
  */
 export function applyBrowserPolicy(targets: Target[], policy: BrowserPolicy, model: string, key: Pick<KeyRecord, "id" | "name" | "browser"> | undefined): Target[] {
   if (policy === "allow") return targets;
-  const kept = targets.filter((t) => t.kind !== "browser");
+  const kept = targets.filter((t) => !capabilitiesOf(t).teammateDevice);
   if (kept.length > 0) return kept;
   const who = key
     ? key.browser === "deny"

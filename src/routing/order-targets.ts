@@ -1,9 +1,10 @@
-import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "../health/upstream-health.ts";
+import type { HealthSnapshot, UpstreamHealth } from "../health/upstream-health.ts";
 import { circuitState } from "../health/circuit-breaker.ts";
 import { fnv1a } from "./placement/conversation-key.ts";
 import { ledger } from "./placement/isolate-ledger.ts";
 import { rankServers, type PlacementRequest } from "./placement/rank-servers.ts";
 import type { ServerLedger } from "./placement/server-ledger.ts";
+import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { Target } from "./target.ts";
 
 export interface OrderOptions {
@@ -17,15 +18,19 @@ export interface OrderOptions {
 }
 
 /**
- * The order in which a request tries its targets. Llama targets whose circuit is open go last (a
+ * The order in which a request tries its targets. Tracked servers whose circuit is open go last (a
  * lone upstream is still tried: failing fast would turn a blip into an outage as long as the
  * cooldown). With `balance: "ordered"` the rest keep the configured order. With `"least-busy"` the
- * healthy llama-servers come first, ranked by when the request would finish on each, its prompt
- * cache included (placement/rank-servers.ts); loading ones after them, then browser targets in their
- * configured order.
+ * healthy servers come first, ranked by when the request would finish on each, its prompt cache
+ * included (placement/rank-servers.ts); loading ones after them, then targets that place requests
+ * themselves (browser sessions) in their configured order.
  */
 export function orderTargets(targets: readonly Target[], opts: OrderOptions): Target[] {
-  const health = (t: Target): UpstreamHealth | undefined => (t.kind === "llama" ? opts.snapshot.upstreams[upstreamKey(t.url)] : undefined);
+  const serverOf = (t: Target) => capabilitiesOf(t).server;
+  const health = (t: Target): UpstreamHealth | undefined => {
+    const server = serverOf(t);
+    return server ? opts.snapshot.upstreams[server.key] : undefined;
+  };
   // "ordered" moves only what the circuit breaker keeps away (passive failures); "least-busy" also
   // what the hub's sampling found down.
   const tier = (t: Target): number => {
@@ -39,23 +44,23 @@ export function orderTargets(targets: readonly Target[], opts: OrderOptions): Ta
   const byTier = (list: Target[]) => stableSort(list, (a, b) => tier(a) - tier(b));
   if (opts.balance === "ordered") return byTier([...targets]);
 
-  type Llama = Extract<Target, { kind: "llama" }>;
-  const llama = targets.filter((t): t is Llama => t.kind === "llama" && tier(t) === 0);
-  const rest = targets.filter((t) => !(t.kind === "llama" && tier(t) === 0));
+  const servers = targets.filter((t) => serverOf(t) && tier(t) === 0);
+  const rest = targets.filter((t) => !(serverOf(t) && tier(t) === 0));
   const key = opts.placement?.key ?? "";
-  const rank = (list: Llama[]) => {
-    const byId = new Map(list.map((t) => [upstreamKey(t.url), t]));
+  const rank = (list: Target[]) => {
+    const byId = new Map(list.map((t) => [serverOf(t)!.key, t]));
     const choices = list.map((t) => {
       const h = health(t);
-      return { id: upstreamKey(t.url), weight: t.weight ?? 1, load: { slots: h?.slotsTotal ?? 1, sampledBusy: h?.slotsBusy ?? 0, sampledAt: h?.checkedAt ?? 0 }, tieBreak: score(t, key) };
+      const server = serverOf(t)!;
+      return { id: server.key, weight: server.weight, load: { slots: h?.slotsTotal ?? 1, sampledBusy: h?.slotsBusy ?? 0, sampledAt: h?.checkedAt ?? 0 }, tieBreak: score(t, key) };
     });
     return rankServers(choices, opts.placement ?? { key: null, prefixes: [] }, opts.ledger ?? ledger, opts.now).map((e) => byId.get(e.id)!);
   };
   // A server still loading its model answers nothing until it is done: after every warm one.
   const loading = (t: Target) => health(t)?.state === "loading";
-  const browsers = rest.filter((t) => t.kind === "browser");
-  const unhealthy = byTier(rest.filter((t) => t.kind === "llama"));
-  return [...rank(llama.filter((t) => !loading(t))), ...rank(llama.filter(loading)), ...browsers, ...unhealthy];
+  const selfPlacing = rest.filter((t) => !serverOf(t));
+  const unhealthy = byTier(rest.filter((t) => serverOf(t)));
+  return [...rank(servers.filter((t) => !loading(t))), ...rank(servers.filter(loading)), ...selfPlacing, ...unhealthy];
 }
 
 /** Weighted rendezvous hashing: the target with the highest score for the key. */
@@ -73,9 +78,10 @@ export function rendezvous<T extends Target>(targets: readonly T[], key: string)
 }
 
 function score(t: Target, key: string): number {
-  const h = parseInt(fnv1a(`${key}\u0000${t.kind === "llama" ? upstreamKey(t.url) : t.model}`).slice(0, 13), 16);
+  const caps = capabilitiesOf(t);
+  const h = parseInt(fnv1a(`${key}\u0000${caps.identity}`).slice(0, 13), 16);
   const u = (h + 1) / (2 ** 52 + 2);
-  const weight = t.kind === "llama" ? (t.weight ?? 1) : 1;
+  const weight = caps.server?.weight ?? 1;
   return weight / -Math.log(u);
 }
 

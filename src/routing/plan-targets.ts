@@ -1,9 +1,10 @@
 import type { KeyRecord } from "../auth/key-record.ts";
-import { modelConfig, type Config } from "../config/config.ts";
+import { modelConfig, zeroConfigTargets, type Config } from "../config/config.ts";
 import { checkModelName } from "../config/model-name.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { applyBrowserPolicy, browserPolicy } from "./browser-policy.ts";
-import { targetName, type Target } from "./target.ts";
+import { named } from "../upstreams/registry/adapters.ts";
+import type { Target } from "./target.ts";
 
 /**
  * The ordered list of targets to try for a model name. Every route that takes a model in its body
@@ -12,11 +13,8 @@ import { targetName, type Target } from "./target.ts";
 export function planTargets(config: Config, model: string): Target[] {
   checkModelName(model);
   if (!config.models) {
-    // Zero config: the llama-server, then any browser session serving a model of that name.
-    return [
-      { kind: "llama", url: config.llamaUrl, name: targetName({ kind: "llama", url: config.llamaUrl }) },
-      { kind: "browser", model, name: targetName({ kind: "browser", model }), implicit: true },
-    ];
+    // Zero config: the llama-server, then any browser session serving a model of that name (implicit).
+    return zeroConfigTargets(config, model).map(({ target, implicit }) => named(target, implicit ? { implicit } : {}));
   }
   const declared = modelConfig(config, model);
   if (!declared) {
@@ -28,7 +26,7 @@ export function planTargets(config: Config, model: string): Target[] {
       message: `The model "${model}" does not exist here. Available: ${known.map((k) => `"${k}"`).join(", ") || "none"} (GET /v1/models lists them).`,
     });
   }
-  return declared.targets.map((t) => ({ ...t, name: targetName(t) }) as Target);
+  return declared.targets.map((t) => named(t));
 }
 
 /**

@@ -1,17 +1,11 @@
-import type { BrowserTarget, LlamaTarget } from "../config/config-schema.ts";
+// A place a request can be served from, as the router sees it: a configured target with its name.
+// What it can do is asked of its adapter (capabilitiesOf, adapterOf in src/upstreams/registry.ts).
+import type { TargetConfig } from "../config/config-schema.ts";
+import { adapterOf } from "../upstreams/registry/adapters.ts";
 
-/** A place a request can be served from, as the router sees it. */
-export type Target =
-  | (LlamaTarget & { name: string; kind: "llama" })
-  | (BrowserTarget & {
-      name: string;
-      kind: "browser";
-      /** Added by zero config rather than declared: its "no session" never hides an earlier failure. */
-      implicit?: boolean;
-    });
+export type { NamedTarget as Target } from "../upstreams/adapter.ts";
 
 /** Client-facing name of a target: kind and host only (never a path or query that could hold secrets). */
-export function targetName(t: LlamaTarget | BrowserTarget): string {
-  if (t.kind === "browser") return `browser:${t.model}`;
-  return `llama:${new URL(t.url).host}`;
+export function targetName(t: TargetConfig): string {
+  return adapterOf(t).name(t);
 }

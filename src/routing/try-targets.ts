@@ -1,20 +1,26 @@
+// The attempt loop's bookkeeping: which target is tried next (admission turns, order and placement,
+// context fit, same-target retries, failover), what each outcome means for health, and the final
+// error. The caller runs each Attempt it hands out (routing/attempt.ts) and reports back.
 import type { Config } from "../config/config.ts";
 import type { EnvVars } from "../config/env-vars.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { HealthRecorder } from "../health/health-client.ts";
-import { upstreamKey, type HealthSnapshot } from "../health/upstream-health.ts";
+import type { HealthSnapshot } from "../health/upstream-health.ts";
+import type { UpstreamRef } from "../health/health-report.ts";
 import { circuitState } from "../health/circuit-breaker.ts";
 import { classifyFailure, retriesSameTarget } from "../health/classify-failure.ts";
 import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcome.ts";
 import { orderTargets } from "./order-targets.ts";
 import { retryDelayMs } from "./retry-delay.ts";
-import { contextFit, type PromptSize } from "./context-fit.ts";
+import { contextFit, type PromptSize } from "../upstreams/context-fit.ts";
 import { expectedServiceMs, ledger, placementNote } from "./placement/isolate-ledger.ts";
 import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Target } from "./target.ts";
 import { QueuePlace, slotReleased } from "./admission/queue-place.ts";
 import { learnSlotCounts } from "./admission/slot-counts.ts";
 import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-hints.ts";
+import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
+import type { TrackedServer } from "../upstreams/adapter.ts";
 
 export interface TryOptions {
   config: Config;
@@ -60,26 +66,98 @@ export interface Tried<T> {
   succeededAt: number;
   /** The request's health signals: the caller reports the outcome with `finish` once the answer is over. */
   health: HealthRecorder;
-  /** A llama-server's place in the ledger: `end()` once the answer is over; the prompt's characters, when sized. */
+  /** A server's place in the ledger: `end()` once the answer is over; the prompt's characters, when sized. */
   placed?: { server: string; chars: number | undefined; end(at: number): void };
 }
 
+/** One try of one target, handed out by TargetTries: the caller runs it and reports how it went. */
+export interface Attempt {
+  readonly target: Target;
+  /** Aborted when the client leaves or the attempt is abandoned. */
+  readonly signal: AbortSignal;
+  readonly startedAt: number;
+  /** Its number among the request's tries, same-target retries included (1-based). */
+  readonly number: number;
+}
+
+type Report = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 /**
- * Tries the targets until one attempt succeeds. Until then nothing has reached the client, so a
- * retryable failure may try the same llama-server again (a 5xx, or no free slot with a short
- * Retry-After: bounded by `retries.perTarget`, with backoff) and then moves on to the next target,
- * within `retries.maxAttempts` in all. A client mistake stops at once. The error thrown is chosen
- * from every target's last failure by one precedence (finalOutcome), whatever the order and the
- * circuits; it carries the attempts and every target's outcome. The order comes from the model's
- * `balance` and the cached health snapshot; every attempt is a passive health signal.
+ * The tries of one request, as values: `next()` hands out the next Attempt (waiting for an
+ * admission turn, or a retry's backoff, first) or throws the request's final error; the caller runs
+ * it and reports with `succeeded` (the Tried to answer with) or `failed` (then asks `next()` again).
+ *
+ * Until a success nothing has reached the client, so a retryable failure may try the same server
+ * again (a 5xx, or no free slot with a short Retry-After: bounded by `retries.perTarget`, with
+ * backoff) and then moves on to the next target, within `retries.maxAttempts` in all. A client
+ * mistake stops at once. The error thrown is chosen from every target's last failure by one
+ * precedence (finalOutcome), whatever the order and the circuits; it carries the attempts and every
+ * target's outcome. The order comes from the model's `balance` and the cached health snapshot; every
+ * attempt is a passive health signal.
  */
+export class TargetTries {
+  private readonly run: AsyncGenerator<Attempt, Tried<unknown>, Report | undefined>;
+  private current: Attempt | undefined;
+
+  constructor(targets: Target[], opts: TryOptions) {
+    this.run = triesOf(targets, opts);
+  }
+
+  /** The next attempt to run; throws the request's final error when there is none. */
+  async next(): Promise<Attempt> {
+    if (this.current) throw new Error("TargetTries: report the current attempt before asking for the next");
+    const report = this.pending;
+    this.pending = undefined;
+    const r = await this.run.next(report);
+    if (r.done) throw new Error("TargetTries: the tries are over");
+    return (this.current = r.value);
+  }
+
+  /** The current attempt succeeded with `value`: what the request answers with. */
+  async succeeded<T>(value: T): Promise<Tried<T>> {
+    this.current = undefined;
+    const r = await this.run.next({ ok: true, value });
+    if (!r.done) throw new Error("TargetTries: a success ends the tries");
+    return r.value as Tried<T>;
+  }
+
+  /** The current attempt failed with `error` before anything reached the client. */
+  failed(error: unknown): void {
+    this.pending = { ok: false, error };
+    this.current = undefined;
+  }
+
+  /** The last failure, handed to the loop by the next `next()`. */
+  private pending: Report | undefined;
+}
+
+/** Runs `attemptOne` on each attempt TargetTries hands out until one succeeds (or throws the final error). */
 export async function tryTargets<T>(targets: Target[], opts: TryOptions, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
+  const tries = new TargetTries(targets, opts);
+  for (;;) {
+    const attempt = await tries.next();
+    let value: T;
+    try {
+      value = await attemptOne(attempt.target, attempt.signal, attempt.startedAt);
+    } catch (e) {
+      tries.failed(e);
+      continue;
+    }
+    return tries.succeeded(value);
+  }
+}
+
+/** The loop TargetTries runs: admission turns around passes over the targets (tryOnce). */
+async function* triesOf(targets: Target[], opts: TryOptions): AsyncGenerator<Attempt, Tried<unknown>, Report | undefined> {
   const { config } = opts;
   const requestStart = Date.now();
   const health = new HealthRecorder(
     opts.env,
     config,
-    targets.flatMap((t) => (t.kind === "llama" ? [{ url: t.url, ...(t.apiKeySecret ? { apiKeySecret: t.apiKeySecret } : {}) }] : [])),
+    targets.flatMap((t) => {
+      const server = capabilitiesOf(t).server;
+      return server ? [serverRef(server)] : [];
+    }),
     opts.waitUntil,
   );
   const place =
@@ -88,7 +166,7 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
           model: opts.model,
           key: opts.queue.key,
           priority: opts.queue.priority,
-          plan: targets.map((t) => ({ server: t.kind === "llama" ? upstreamKey(t.url) : null })),
+          plan: targets.map((t) => ({ server: gatedServer(t) ?? null })),
           maxWaitMs: config.queue.maxWaitMs,
           signal: opts.signal,
           snapshot: () => health.snapshot(),
@@ -118,7 +196,7 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
       throw finish(e as ProxyError);
     }
     try {
-      const tried = await tryOnce(targets, opts, attemptOne, { requestStart, health, place, tries });
+      const tried = yield* tryOnce(targets, opts, { requestStart, health, place, tries });
       place?.turnEnded();
       return tried;
     } catch (e) {
@@ -147,7 +225,7 @@ interface TryState {
 }
 
 /** One pass over the targets; the error thrown carries the attempts and every target's outcome. */
-async function tryOnce<T>(targets: Target[], opts: TryOptions, attemptOne: AttemptOne<T>, state: TryState): Promise<Tried<T>> {
+async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): AsyncGenerator<Attempt, Tried<unknown>, Report | undefined> {
   const { config } = opts;
   const { requestStart, health, place, tries } = state;
   // One target has no order to choose and no failure to weigh against another: no snapshot needed.
@@ -167,7 +245,7 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, attemptOne: Attem
       error,
       ...(skipped ? { skipped } : {}),
       ...(circuitOpen(target, snapshot, now) ? { circuitOpen: true } : {}),
-      ...(target.kind === "browser" && target.implicit ? { implicit: true } : {}),
+      ...(target.implicit ? { implicit: true } : {}),
     });
   // A target whose context cannot hold the prompt is skipped, with the error it would have answered.
   for (const { target, error } of tooLong) failed(target, error, true);
@@ -186,10 +264,12 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, attemptOne: Attem
   targets: for (const target of ordered) {
     for (let onTarget = 1; ; onTarget++) {
       if (opts.signal.aborted || attempts - firstAttempt >= config.retries.maxAttempts) break targets;
-      const server = target.kind === "llama" ? upstreamKey(target.url) : undefined;
-      // A llama-server holding as many of the requests as it has slots would only queue this one
-      // inside, where nobody takes turns: it counts as a refusal for capacity, without asking it.
-      if (server !== undefined && place && !place.mayStart(server)) {
+      const tracked = capabilitiesOf(target).server;
+      const server = tracked?.key;
+      // A server holding as many of the requests as it has slots would only queue this one inside,
+      // where nobody takes turns: it counts as a refusal for capacity, without asking it.
+      const gated = gatedServer(target);
+      if (gated !== undefined && place && !place.mayStart(gated)) {
         failed(target, new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, retryAfter: 1, message: `${target.name} has every slot busy.` }));
         continue targets;
       }
@@ -211,9 +291,11 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, attemptOne: Attem
           }
         : undefined;
       try {
-        const value = await attemptOne(target, attempt.signal, startedAt);
+        const report = yield { target, signal: attempt.signal, startedAt, number: attempts };
+        if (!report || !report.ok) throw report?.error;
+        const value = report.value;
         const succeededAt = Date.now();
-        if (target.kind === "llama") health.success(target.url);
+        if (tracked) health.success(tracked.url);
         if (server !== undefined && placement) {
           ledger.served(server, placement.prefixes, succeededAt);
           health.placed(placementNote(server, placement, succeededAt));
@@ -237,10 +319,10 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, attemptOne: Attem
         const kind = classifyFailure(err, getUpstreamStatus(err));
         if (kind === "gone") break targets;
         const retryAfterMs = getUpstreamRetryAfter(err);
-        if (target.kind === "llama") health.failure(target.url, kind, retryAfterMs);
+        if (tracked) health.failure(tracked.url, kind, retryAfterMs);
         failed(target, err);
         if (kind === "client") throw fail(err, failures.get(target));
-        if (target.kind !== "llama" || !retriesSameTarget(kind) || onTarget >= config.retries.perTarget) continue targets;
+        if (!capabilitiesOf(target).retriesSameTarget || !retriesSameTarget(kind) || onTarget >= config.retries.perTarget) continue targets;
         const delay = retryDelayMs(onTarget, retryAfterMs, config.retries);
         if (delay === null) continue targets;
         if (!(await sleep(delay, opts.signal))) break targets;
@@ -252,21 +334,25 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, attemptOne: Attem
   throw fail(chosen?.error ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." }), chosen);
 }
 
+
 /**
  * The targets by context fit, keeping their order within each group: those that hold the prompt and
  * max_tokens (or whose window is unknown: browser targets, servers not sampled yet) first, then those
  * that hold only the prompt; those that cannot hold the prompt are left out (docs/reliability.md).
+ * Only a server that reports its context window is weighed; the others (browser sessions, whose hub
+ * checks its own engines; OpenAI-compatible servers) count as fitting.
  */
 function byContext(targets: Target[], size: PromptSize, snapshot: HealthSnapshot): { ordered: Target[]; tooLong: Array<{ target: Target; error: ProxyError }> } {
   const fits: Target[] = [];
   const promptOnly: Target[] = [];
   const tooLong: Array<{ target: Target; error: ProxyError }> = [];
   for (const t of targets) {
-    if (t.kind !== "llama") {
+    const server = capabilitiesOf(t).server;
+    if (!server?.reportsContextWindow) {
       fits.push(t);
       continue;
     }
-    const key = upstreamKey(t.url);
+    const key = server.key;
     const f = contextFit(size, ledger.learnedTokensPerChar(key), snapshot.upstreams[key]?.contextWindow);
     if (f.fit === "fits") fits.push(t);
     else if (f.fit === "prompt") promptOnly.push(t);
@@ -277,8 +363,9 @@ function byContext(targets: Target[], size: PromptSize, snapshot: HealthSnapshot
 
 /** Whether the target's circuit was open when the request was ordered (orderTargets put it last). */
 function circuitOpen(target: Target, snapshot: HealthSnapshot | undefined, now: number): boolean {
-  if (target.kind !== "llama" || !snapshot) return false;
-  const h = snapshot.upstreams[upstreamKey(target.url)];
+  const server = capabilitiesOf(target).server;
+  if (!server || !snapshot) return false;
+  const h = snapshot.upstreams[server.key];
   return h !== undefined && circuitState(h.circuit, now) === "open";
 }
 
@@ -304,4 +391,20 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
     };
     signal.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/** The server the admission queue gates `target` on: one that reports its slots (undefined otherwise). */
+function gatedServer(target: Target): string | undefined {
+  const server = capabilitiesOf(target).server;
+  return server?.reportsSlots ? server.key : undefined;
+}
+
+/** What the health hub needs of a tracked server. */
+function serverRef(server: TrackedServer): UpstreamRef {
+  return {
+    url: server.url,
+    ...(server.apiKeySecret ? { apiKeySecret: server.apiKeySecret } : {}),
+    ...(server.probe !== "llama" ? { probe: server.probe } : {}),
+    ...(server.headers ? { headers: server.headers } : {}),
+  };
 }

@@ -52,7 +52,7 @@ export function describeIssue(issue: z.core.$ZodIssue, input: unknown): { path: 
       return out(`${where} must be one of ${issue.values?.map((v) => JSON.stringify(v)).join(", ")}`);
     case "invalid_union":
       if ("note" in issue && issue.note === "No matching discriminator") {
-        return out(`${where} needs a valid "kind" ("llama" or "browser")`);
+        return out(`${where} needs a valid "kind" ("llama", "openai" or "browser")`);
       }
       return out(`${where} does not match any allowed shape`);
     case "too_small":

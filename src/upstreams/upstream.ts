@@ -1,3 +1,4 @@
+import { ProxyError } from "../errors/proxy-error.ts";
 import type { EnvVars } from "../config/env-vars.ts";
 import type { Deadlines } from "../lib/deadlines.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
@@ -46,3 +47,10 @@ export interface RawTextUpstream extends Upstream {
   /** Known once `open` resolved: the end of the prompt the output continues (RewriteOptions.generationPrompt). */
   readonly generationPrompt: string | undefined;
 }
+
+/**
+ * The target cannot serve this endpoint at all right now (a browser target with no session serving
+ * the model for it): routing skips it rather than trying it, and its error is the answer only when
+ * no target was tried.
+ */
+export class TargetUnableError extends ProxyError {}

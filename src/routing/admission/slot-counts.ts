@@ -2,9 +2,9 @@
 // queue gates on from a server's first request here until the hub's `/slots` sample reaches the
 // isolate (a second or more, longer than a whole answer when the hub had never heard of the server).
 import type { EnvVars } from "../../config/env-vars.ts";
-import { upstreamKey, type HealthSnapshot } from "../../health/upstream-health.ts";
-import { readSlotCount } from "../../upstreams/llama/read-slot-count.ts";
-import type { BrowserTarget, LlamaTarget } from "../../config/config-schema.ts";
+import type { HealthSnapshot } from "../../health/upstream-health.ts";
+import type { NamedTarget } from "../../upstreams/adapter.ts";
+import { adapterOf, capabilitiesOf } from "../../upstreams/registry/adapters.ts";
 
 interface Known {
   /** Undefined until a read told one. */
@@ -58,19 +58,21 @@ export function learnSlots(server: string, read: () => Promise<number | undefine
 }
 
 /**
- * Reads the slot count of every llama target whose count neither the snapshot (not sampled yet, or
+ * Reads the slot count of every target that reports slots and whose count neither the snapshot (not sampled yet, or
  * the hub restarted) nor this isolate knows. The request that starts a read does not wait for it:
  * nothing of ours is on that server yet, so it has a slot. A request that finds a read in progress
  * (it came while the first was under way) waits for it, at most WAIT_MS: the returned promise.
  * `learned` is called when a count arrives (pump the lines); `defer` keeps the reads alive.
  */
-export function learnSlotCounts(targets: ReadonlyArray<LlamaTarget | BrowserTarget>, snapshot: HealthSnapshot, env: EnvVars, learned: () => void, defer: (p: Promise<unknown>) => void): Promise<void> | undefined {
+export function learnSlotCounts(targets: readonly NamedTarget[], snapshot: HealthSnapshot, env: EnvVars, learned: () => void, defer: (p: Promise<unknown>) => void): Promise<void> | undefined {
   const waits: Promise<boolean>[] = [];
   for (const t of targets) {
-    if (t.kind !== "llama") continue;
-    const server = upstreamKey(t.url);
+    const tracked = capabilitiesOf(t).server;
+    const read = adapterOf(t).readSlotCount;
+    if (!tracked?.reportsSlots || !read) continue;
+    const server = tracked.key;
     if (snapshot.upstreams[server]?.slotsTotal !== undefined) continue;
-    const r = learnSlots(server, () => readSlotCount(t, env, READ_TIMEOUT_MS));
+    const r = learnSlots(server, () => read(t, env, READ_TIMEOUT_MS));
     if (!r) continue;
     if (r.started) defer(r.reading.then((changed) => (changed ? learned() : undefined)));
     else waits.push(r.reading);

@@ -1,6 +1,6 @@
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
-import { applyPromptMode } from "../../toolcalls/apply-prompt-mode.ts";
+import { applyPromptMode } from "../../toolcalls/prompt/apply-prompt-mode.ts";
 
 /**
  * The body sent to llama-server for a chat request. Every field the client sent is kept (llama.cpp

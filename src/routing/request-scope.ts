@@ -1,0 +1,19 @@
+// What routing needs of the HTTP request it serves, as plain values rather than Hono's Context: the
+// routes make it (src/routes/request-scope.ts) and every stage takes it, so the pipeline runs and is
+// tested without a web framework.
+import type { KeyRecord } from "../auth/key-record.ts";
+import type { Meter } from "../auth/meter.ts";
+import type { EnvVars } from "../config/env-vars.ts";
+
+export interface RequestScope {
+  requestId: string;
+  env: EnvVars;
+  /** The request's key (the auth middleware's principal); undefined without one. */
+  key: KeyRecord | undefined;
+  /** The key's meter: limits, reservations and usage; undefined without a keyed caller. */
+  meter: Meter | undefined;
+  /** The client's request signal, where the runtime delivers one: its abort is the client leaving. */
+  signal: AbortSignal | undefined;
+  /** Keeps work alive past the response (ctx.waitUntil). */
+  waitUntil(p: Promise<unknown>): void;
+}
