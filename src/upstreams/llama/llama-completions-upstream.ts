@@ -2,7 +2,7 @@ import { ProxyError } from "../../errors/proxy-error.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
 import type { EventStreamReader } from "../../events/event-source.ts";
 import type { AttemptContext, Upstream } from "../upstream.ts";
-import { completionChunkAsChat } from "./completion-chunk-as-chat.ts";
+import { completionChunkAsChat } from "../wire/completion-chunk-as-chat.ts";
 import { llamaSseEvents } from "./parse-llama-sse.ts";
 import { postLlama, targetBody } from "./post-llama.ts";
 

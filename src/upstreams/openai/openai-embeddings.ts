@@ -4,7 +4,7 @@ import type { OpenAiTarget } from "../../config/config-schema.ts";
 import { getUpstreamStatus } from "../upstream-hints.ts";
 import { within } from "../../lib/deadlines.ts";
 import type { EmbeddingsBody } from "../adapter.ts";
-import { targetBody } from "../llama/post-llama.ts";
+import { targetBody } from "../wire/post-json.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { postOpenAi } from "./post-openai.ts";
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { appendLegacyLogprobs, emptyLegacyLogprobs } from "../../../src/api/completions/legacy-logprobs.ts";
 import { TextCompletionEncoder } from "../../../src/api/completions/text-completion-encoder.ts";
 import { adaptCompletionForWebLlm } from "../../../src/upstreams/browser/browser-completions-upstream.ts";
-import { completionChunkAsChat } from "../../../src/upstreams/llama/completion-chunk-as-chat.ts";
+import { completionChunkAsChat } from "../../../src/upstreams/wire/completion-chunk-as-chat.ts";
 import { readLlamaSse } from "../upstreams/llama/read-llama-sse.ts";
 import type { UpstreamEvent } from "../../../src/events/events.ts";
 

@@ -3,7 +3,7 @@
 // events, whole and cut anywhere; and the folder's metadata convention.
 import { describe, expect, it } from "vitest";
 import type { UpstreamEvent } from "../../../../src/events/events.ts";
-import { completionChunkAsChat } from "../../../../src/upstreams/llama/completion-chunk-as-chat.ts";
+import { completionChunkAsChat } from "../../../../src/upstreams/wire/completion-chunk-as-chat.ts";
 import { readOpenAiSse, splitBytes } from "./read-openai-sse.ts";
 
 interface Meta {
