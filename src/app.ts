@@ -1,3 +1,5 @@
+// The Worker's HTTP app: every route in one table, and what each request passes through before its
+// handler (request id, CORS, 405 for a wrong method, authentication and limits).
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "./auth/app-env.ts";
 import { loadConfig } from "./config/load-config.ts";

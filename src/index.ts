@@ -1,3 +1,5 @@
+// The Worker's entry module: the app as its fetch handler, and the Durable Object classes
+// wrangler.toml binds (a Worker's Durable Objects must be exported from its entry module).
 import { createApp } from "./app.ts";
 export { SessionHub } from "./upstreams/browser/session-hub.ts";
 export { KeyStore } from "./auth/key-store.ts";

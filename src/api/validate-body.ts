@@ -1,3 +1,5 @@
+// Checks a parsed request body against its API's zod schema: the first problem is a 400 naming
+// the field. Also the 400 for a parameter understood but not honoured.
 import type * as z from "zod/mini";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { parseBody } from "../schemas/parse-body.ts";

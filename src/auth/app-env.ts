@@ -1,3 +1,4 @@
+// What Hono gives every handler here: the Worker's bindings and the per-request variables.
 import type { KeyRecord } from "./key-record.ts";
 import type { Meter } from "./meter.ts";
 

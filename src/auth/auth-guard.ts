@@ -1,3 +1,5 @@
+// The Durable Object that slows key guessing: it counts one client address's failed
+// authentications and says how long the address is blocked.
 import { DurableObject } from "cloudflare:workers";
 import { WINDOW_MS } from "./limit-math.ts";
 

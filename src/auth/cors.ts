@@ -1,3 +1,4 @@
+// CORS for browser clients on /v1/ routes, when SWITCHYARD_CONFIG turns it on (off by default).
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
 import type { AppEnv } from "./app-env.ts";

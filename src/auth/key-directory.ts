@@ -1,3 +1,5 @@
+// How authentication reaches the key Durable Objects (KeyStore, KeyGate, AuthGuard): their
+// instance names, and per-isolate caches so a known key or a blocked address costs no call.
 import type { AuthGuard } from "./auth-guard.ts";
 import type { KeyGate } from "./key-gate.ts";
 import type { KeyStore } from "./key-store.ts";

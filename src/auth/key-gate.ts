@@ -1,3 +1,5 @@
+// The Durable Object that enforces one key's limits exactly (requests a minute, concurrency, tokens
+// a day) and keeps its usage per day, model and backend.
 import { DurableObject } from "cloudflare:workers";
 import { randomUuid } from "../lib/ids.ts";
 import type { UsageReport, UsageRow } from "./key-record.ts";

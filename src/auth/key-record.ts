@@ -1,3 +1,4 @@
+// What a team key is as stored and listed, and the shape of its usage rows and reports.
 import type { BrowserPolicy } from "../config/config-schema.ts";
 import type { KeyLimits } from "./limit-math.ts";
 import type { Scope } from "./scopes.ts";

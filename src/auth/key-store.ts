@@ -1,3 +1,4 @@
+// The Durable Object that holds the team's keys (hashes only): create, look up, list, revoke.
 import { DurableObject } from "cloudflare:workers";
 import type { BrowserPolicy } from "../config/config-schema.ts";
 import type { KeyRecord } from "./key-record.ts";

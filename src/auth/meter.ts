@@ -1,3 +1,5 @@
+// Charging a keyed request to its key: its concurrency slot and token reservation on the KeyGate,
+// and the usage it reports when it ends, however it ends.
 import type { KeyGate } from "./key-gate.ts";
 import { checkModelName } from "../config/model-name.ts";
 import { ProxyError } from "../errors/proxy-error.ts";

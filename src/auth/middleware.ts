@@ -1,3 +1,5 @@
+// Each API route's first handler: authenticates the caller, admits it against its key's limits and
+// sets up metering, by the kind the route table declares.
 import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./app-env.ts";
 import { toProxyError } from "../errors/error-envelope.ts";

@@ -1,3 +1,5 @@
+// Who is calling and whether they may: API keys, the admin credential and the serve credential
+// checked, with open and locked modes, and failed attempts counted against the address.
 import type { Context } from "hono";
 import type { AppEnv } from "./app-env.ts";
 import { ProxyError } from "../errors/proxy-error.ts";

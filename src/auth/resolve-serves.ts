@@ -1,3 +1,4 @@
+// A serve key's `serves` list as the admin API receives it (key ids or names) turned into key ids.
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { KeyRecord } from "./key-record.ts";
 

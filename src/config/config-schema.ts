@@ -1,3 +1,4 @@
+// What SWITCHYARD_CONFIG may say: every setting's shape and bounds, as one zod schema.
 import * as z from "zod/mini";
 import { MODEL_NAME_MAX } from "./model-name.ts";
 

@@ -1,3 +1,5 @@
+// The configuration the Worker runs with: SWITCHYARD_CONFIG and LLAMA_URL checked, defaults filled
+// in, and the per-model lookups routing makes in it.
 import { ConfigSchema, type BrowserPolicy, type ConfigInput, type TargetConfig } from "./config-schema.ts";
 import { describeIssue } from "../schemas/describe-issues.ts";
 

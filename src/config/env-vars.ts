@@ -1,3 +1,4 @@
+// Reading the Worker's environment by name: the secrets targets name, and Durable Object bindings.
 import { ProxyError } from "../errors/proxy-error.ts";
 
 /**

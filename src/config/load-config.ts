@@ -1,3 +1,5 @@
+// The configuration, loaded once per isolate on first use, and a bad one turned into the
+// 500 config_error every route answers.
 import { ProxyError } from "../errors/proxy-error.ts";
 import { rememberSecrets, secretNames } from "../errors/redact-secrets.ts";
 import { parseConfig, type Config, type ConfigEnv } from "./config.ts";

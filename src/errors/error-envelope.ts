@@ -1,3 +1,5 @@
+// Errors as OpenAI clients read them: the `{"error": …}` body and response, the attempt headers,
+// and the 500 that anything else thrown becomes.
 import { ProxyError, type ErrorInfo, type TargetOutcome } from "./proxy-error.ts";
 
 export interface ErrorEnvelope {

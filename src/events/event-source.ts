@@ -1,3 +1,5 @@
+// How an attempt's internal events are read: pulled one at a time, parsed straight from the
+// upstream body with no stream of events in between.
 import type { UpstreamEvent } from "./events.ts";
 
 /** A pull source of internal events (an upstream attempt, possibly wrapped by a rewriter). */

@@ -1,3 +1,4 @@
+// Runs a synchronous stage (a rewriter) over an attempt's events as they are pulled.
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { EventPull } from "./event-source.ts";
 import type { UpstreamEvent } from "./events.ts";

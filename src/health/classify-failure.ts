@@ -1,3 +1,5 @@
+// What a failed attempt means for routing: retry the same target, move on, or give up; and whether
+// it counts against the upstream's health.
 import type { ProxyError } from "../errors/proxy-error.ts";
 
 /**

@@ -1,3 +1,5 @@
+// An isolate's side of upstream health: its copy of the hub's snapshot, read by requests without
+// waiting, and their signals and outcomes sent back to the hub in batches.
 import type { HealthHub } from "./health-hub.ts";
 import type { Config } from "../config/config.ts";
 import type { EnvVars } from "../config/env-vars.ts";

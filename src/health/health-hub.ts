@@ -1,3 +1,5 @@
+// The Durable Object that keeps upstream health for every isolate: it samples the upstreams in use,
+// runs their circuit breakers and counts the traffic behind /metrics.
 import { DurableObject } from "cloudflare:workers";
 import { secretOf } from "../config/env-vars.ts";
 import { CLOSED, recordFailure, recordProbe, recordSuccess, circuitState, type BreakerPolicy } from "./circuit-breaker.ts";

@@ -1,3 +1,5 @@
+// What isolates tell the health hub: the upstreams they use, attempts' results, requests' outcomes
+// and where conversations were placed.
 import type { FailureKind } from "./classify-failure.ts";
 
 /** One upstream a request could use: the hub samples it while there is traffic. */

@@ -1,3 +1,4 @@
+// The /metrics page: traffic, upstream health and browser sessions in Prometheus text format.
 import { circuitGauge, type CircuitState } from "./circuit-breaker.ts";
 import { LATENCY_BUCKETS_MS, type Histogram, type TrafficMetrics } from "./traffic-metrics.ts";
 import type { UpstreamHealth } from "./upstream-health.ts";

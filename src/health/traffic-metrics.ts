@@ -1,3 +1,4 @@
+// The traffic totals behind /metrics: requests, tokens and latency histograms per target.
 import type { RequestOutcome } from "./health-report.ts";
 
 /** Latency histogram bounds in milliseconds (Prometheus `le`). */

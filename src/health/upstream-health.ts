@@ -1,3 +1,4 @@
+// What the health hub knows about each upstream (state, slots, circuit), as isolates read it.
 import type { Circuit } from "./circuit-breaker.ts";
 
 /** What the health hub knows about one llama-server, keyed by its base URL. */

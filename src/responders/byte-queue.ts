@@ -1,3 +1,5 @@
+// The bytes of a response body waiting to be written, appended in one growing buffer so a
+// streamed token's frame costs no new buffer or string concatenation.
 const FIRST_SLAB = 4 * 1024;
 const MAX_SLAB = 64 * 1024;
 const QUOTE = 0x22;

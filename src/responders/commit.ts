@@ -1,3 +1,5 @@
+// When a response commits to 200 (after a short grace, so an early error keeps its status), and
+// the body writer that keeps it going and notices a client that left.
 import { ProxyError } from "../errors/proxy-error.ts";
 import { within, type Deadlines } from "../lib/deadlines.ts";
 import { ByteQueue } from "./byte-queue.ts";

@@ -1,3 +1,5 @@
+// An API's own event encoder (Responses, Messages, text completions) in both responders: its
+// events framed as SSE when streaming, gathered into one body when not.
 import type { Aggregator } from "./json-response.ts";
 import type { UpstreamEvent } from "../events/events.ts";
 import type { ErrorInfo } from "../errors/proxy-error.ts";

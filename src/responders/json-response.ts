@@ -1,3 +1,5 @@
+// The non-stream answer of a generating route: the events gathered into one JSON body, with
+// whitespace heartbeats keeping the connection while a slow answer is made.
 import { errorEnvelope, errorResponse } from "../errors/error-envelope.ts";
 import { ProxyError, type ErrorInfo } from "../errors/proxy-error.ts";
 import type { Deadlines } from "../lib/deadlines.ts";

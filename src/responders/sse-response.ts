@@ -1,3 +1,5 @@
+// The stream answer of a generating route: the events as SSE, held until the first event so an
+// early failure keeps its HTTP status, with keep-alives, ending in a terminator or an error frame.
 import { attemptHeaders, errorResponse } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { ByteQueue } from "./byte-queue.ts";

@@ -1,3 +1,4 @@
+// The admin API for team keys: create, list, change and revoke them, and read every key's usage.
 import type { Context } from "hono";
 import * as z from "zod/mini";
 import type { AppEnv } from "../auth/app-env.ts";

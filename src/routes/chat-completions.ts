@@ -1,3 +1,4 @@
+// POST /v1/chat/completions: an OpenAI chat request through the pipeline, answered as SSE or JSON.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { loadConfig } from "../config/load-config.ts";

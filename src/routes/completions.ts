@@ -1,3 +1,5 @@
+// POST /v1/completions, OpenAI's legacy text completions: a raw prompt routed like a chat request,
+// while each target's adapter sends the client's own completions body.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { TextCompletionEncoder } from "../api/completions/text-completion-encoder.ts";

@@ -1,3 +1,5 @@
+// The Anthropic Messages API (what Claude Code speaks): /v1/messages over the chat pipeline, and
+// count_tokens, with every error in Anthropic's shape.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { anthropicErrorBody, anthropicErrorResponse } from "../api/messages/anthropic-error.ts";

@@ -1,3 +1,5 @@
+// GET /metrics, Prometheus text for the operator, and the gathering of health and sessions it
+// shares with the status page.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { requireAdmin } from "../auth/principal.ts";

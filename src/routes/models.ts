@@ -1,3 +1,5 @@
+// GET /v1/models and /v1/models/{id}: which models a caller can ask for, with their context windows,
+// in OpenAI's shape or Anthropic's.
 import type { Context } from "hono";
 import { anthropicErrorResponse } from "../api/messages/anthropic-error.ts";
 import type { Config } from "../config/config.ts";

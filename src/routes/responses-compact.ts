@@ -1,3 +1,5 @@
+// POST /v1/responses/compact: a conversation shrunk to its user messages and one sealed summary,
+// so an agent can go on in less context.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { compactedResponse, compactionRequest } from "../api/responses/compact-conversation.ts";

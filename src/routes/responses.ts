@@ -1,3 +1,4 @@
+// POST /v1/responses, OpenAI's Responses API (what Codex speaks), served by the chat pipeline.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { convertResponsesRequest, needsSealer } from "../api/responses/convert-request.ts";

@@ -1,3 +1,4 @@
+// GET /v1/admin/status: the data behind the status page, for admins only.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { requireAdmin } from "../auth/principal.ts";

@@ -1,3 +1,4 @@
+// Reading back and deleting stored Responses answers, each visible only to the key that stored it.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { responseOwner, responseStore } from "../api/responses/response-owner.ts";

@@ -1,3 +1,5 @@
+// POST /v1/tool_calls/rewrite: the tool-call engine without a model, so a client can turn text it
+// already has into scored tool calls.
 import type { Context } from "hono";
 import * as z from "zod/mini";
 import type { AppEnv } from "../auth/app-env.ts";

@@ -1,3 +1,4 @@
+// GET /v1/usage: any key reads its own usage, without an admin's help.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { keyGate } from "../auth/key-directory.ts";

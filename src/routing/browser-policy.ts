@@ -1,3 +1,5 @@
+// Whether browser sessions may serve a caller, and its plan without them when not, so a denied
+// caller's prompt never reaches a teammate's tab.
 import type { KeyRecord } from "../auth/key-record.ts";
 import type { BrowserPolicy } from "../config/config-schema.ts";
 import type { Config } from "../config/config.ts";

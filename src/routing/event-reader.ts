@@ -1,3 +1,5 @@
+// Reads one attempt's events under its timeouts, telling an upstream's stall from the request's own
+// length and from a client that left, so health signals blame the right party.
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { UpstreamEvent } from "../events/events.ts";
 import type { EventStreamReader } from "../events/event-source.ts";

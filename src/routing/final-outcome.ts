@@ -1,3 +1,5 @@
+// Which failure the client is told when no target served its request, the same whatever order the
+// targets were tried in; and what each target did, for the operator.
 import type { ProxyError, TargetOutcome } from "../errors/proxy-error.ts";
 import { parseContextLengthMessage } from "../errors/context-length.ts";
 

@@ -1,3 +1,5 @@
+// The order a request tries its targets in: open circuits last, and with least-busy the server that
+// would finish it soonest first.
 import type { HealthSnapshot, UpstreamHealth } from "../health/upstream-health.ts";
 import { circuitState } from "../health/circuit-breaker.ts";
 import { fnv1a } from "./placement/conversation-key.ts";

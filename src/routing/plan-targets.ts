@@ -1,3 +1,5 @@
+// Which targets serve a model name (declared, or zero config's llama-server and sessions), narrowed
+// by the caller's browser policy: the first step of every request that names a model.
 import type { KeyRecord } from "../auth/key-record.ts";
 import { modelConfig, zeroConfigTargets, type Config } from "../config/config.ts";
 import { checkModelName } from "../config/model-name.ts";

@@ -1,3 +1,4 @@
+// How long to wait before retrying the same target, or whether to move on to the next one instead.
 export interface RetryPolicy {
   perTarget: number;
   maxAttempts: number;

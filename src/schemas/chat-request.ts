@@ -1,3 +1,5 @@
+// The shape of a chat completions request: what is checked before it is routed, and the types the
+// rest of the code reads it by.
 import * as z from "zod/mini";
 import { MAX_TOOLS, ToolName } from "./tool-limits.ts";
 import { looseSchemaDepthLimit, toolSchemaLimits } from "./tool-schema-limits.ts";

@@ -1,3 +1,4 @@
+// The schema for POST /v1/completions bodies, checked before the request is routed.
 import * as z from "zod/mini";
 
 // OpenAI legacy text completion request (`POST /v1/completions`), validated loosely: unknown fields

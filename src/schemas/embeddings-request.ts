@@ -1,3 +1,4 @@
+// The schema for POST /v1/embeddings bodies, checked before the request is routed.
 import * as z from "zod/mini";
 
 // OpenAI embeddings request (`POST /v1/embeddings`), validated loosely and forwarded to llama.cpp.

@@ -1,3 +1,4 @@
+// The schema for Anthropic Messages bodies (/v1/messages, count_tokens), checked before conversion.
 import * as z from "zod/mini";
 import { MAX_TOOLS, ToolName } from "./tool-limits.ts";
 import { toolSchemaLimits } from "./tool-schema-limits.ts";

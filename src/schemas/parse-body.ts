@@ -1,3 +1,5 @@
+// Turns a schema's refusal of a request body into one 400 a client can act on: the field, the
+// problem and the documented error code.
 import type * as z from "zod/mini";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { describeIssue, formatPath, valueAt } from "./describe-issues.ts";

@@ -1,3 +1,4 @@
+// The messages between the SessionHub and a serving page, as schemas both ends validate with.
 import * as z from "zod/mini";
 import { describeIssue, formatPath } from "./describe-issues.ts";
 

@@ -1,3 +1,4 @@
+// The schema for OpenAI Responses bodies (/v1/responses, /compact), checked before conversion.
 import * as z from "zod/mini";
 import { MAX_TOOLS, ToolName } from "./tool-limits.ts";
 import { schemaDepthLimit, toolSchemaLimits, type SchemaAt } from "./tool-schema-limits.ts";

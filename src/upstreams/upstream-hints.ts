@@ -1,3 +1,5 @@
+// What an upstream said of its own failure (its Retry-After, its HTTP status), kept beside the error
+// for routing's retry and health decisions, apart from what the client is told.
 import type { ProxyError } from "../errors/proxy-error.ts";
 
 /**

@@ -1,3 +1,5 @@
+// What routing asks of an upstream: a chat request opened as internal events under the attempt's
+// context, and the error for a target that cannot serve at all.
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { EnvVars } from "../config/env-vars.ts";
 import type { Deadlines } from "../lib/deadlines.ts";

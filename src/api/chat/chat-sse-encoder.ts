@@ -1,3 +1,5 @@
+// The chat completions stream as SSE: `data: <chunk>` per chunk, then `data: [DONE]`. A plain text
+// delta is written from bytes encoded once per response, so a token builds no chunk object.
 import type { ByteQueue } from "../../responders/byte-queue.ts";
 import type { SseEncoder } from "../../responders/sse-response.ts";
 import type { ChunkEncoder } from "./chunk-encoder.ts";

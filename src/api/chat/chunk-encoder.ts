@@ -1,3 +1,4 @@
+// A streamed chat completion: the internal events as OpenAI `chat.completion.chunk` objects.
 import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../events/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { errorEnvelope } from "../../errors/error-envelope.ts";

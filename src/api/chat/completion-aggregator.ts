@@ -1,3 +1,4 @@
+// A non-stream chat completion: the internal events gathered into one `chat.completion` body.
 import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../events/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { clientCallId, usageJson, type ResponseMeta } from "./chunk-encoder.ts";

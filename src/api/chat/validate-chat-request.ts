@@ -1,3 +1,4 @@
+// Checks a /v1/chat/completions body before any upstream is touched (its shape, n, stream_options).
 import { ProxyError } from "../../errors/proxy-error.ts";
 import { parseBody } from "../../schemas/parse-body.ts";
 import { ChatRequestSchema, type ChatRequest } from "../../schemas/chat-request.ts";

@@ -1,3 +1,5 @@
+// Token logprobs for /v1/completions in OpenAI's legacy shape, built from the chat-shaped entries
+// that llama-server and web-llm give for text completions too.
 import type { TokenLogprob } from "../../events/events.ts";
 
 /** A text completion's `logprobs` in OpenAI's legacy shape: one position per generated token. */

@@ -1,3 +1,4 @@
+// The /v1/completions answer: the internal events as OpenAI `text_completion` chunks or one body.
 import { errorEnvelope } from "../../errors/error-envelope.ts";
 import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../events/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";

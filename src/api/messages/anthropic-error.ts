@@ -1,3 +1,5 @@
+// Errors in the shape and wording of Anthropic's Messages API, so Anthropic clients (Claude Code)
+// read Switchyard's errors as they read Anthropic's: its error types, "prompt is too long".
 import { attemptHeaders } from "../../errors/error-envelope.ts";
 import type { ErrorInfo, ProxyError } from "../../errors/proxy-error.ts";
 import { parseContextLengthMessage } from "../../errors/context-length.ts";

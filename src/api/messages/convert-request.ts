@@ -1,3 +1,5 @@
+// /v1/messages on the chat pipeline: an Anthropic Messages request turned into the chat request
+// Switchyard runs (system, content blocks, tool use and results, tools, tool_choice).
 import type { ChatMessage, ChatRequest, Tool } from "../../schemas/chat-request.ts";
 import type { CountTokensRequest, MessagesBlock, MessagesRequest, MessagesTool } from "../../schemas/messages-request.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";

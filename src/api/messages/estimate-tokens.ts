@@ -1,3 +1,4 @@
+// The fallback for /v1/messages/count_tokens: a rough count when no llama-server can count.
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 
 /**

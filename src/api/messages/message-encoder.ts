@@ -1,3 +1,4 @@
+// The /v1/messages answer: the internal events as Anthropic Messages stream events or one message.
 import type { FinishReason, Usage, UpstreamEvent } from "../../events/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { randomId } from "../../lib/ids.ts";

@@ -1,3 +1,5 @@
+// The tools a Messages conversation ends up offering (deferred loading, added and removed tools):
+// a chat template renders one tool list, so the model is offered the final set.
 import type { MessagesTool } from "../../schemas/messages-request.ts";
 
 /**

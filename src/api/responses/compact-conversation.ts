@@ -1,3 +1,5 @@
+// /v1/responses/compact: the request that has the model summarize a conversation, and the compacted
+// response whose sealed summary the client sends in place of the turns it replaces.
 import type { Sealer } from "./sealer.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import { randomId } from "../../lib/ids.ts";

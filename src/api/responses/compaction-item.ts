@@ -1,3 +1,4 @@
+// The `compaction` item's sealed summary: made for /v1/responses/compact, opened when sent back.
 import { openField, sealField, type Sealer } from "./sealer.ts";
 import { randomId } from "../../lib/ids.ts";
 

@@ -1,3 +1,5 @@
+// A Responses request's `input` items as the chat messages the pipeline runs: messages, tool calls
+// and their outputs, reasoning and compactions (hosted tools' history left out).
 import type { Sealer } from "./sealer.ts";
 import type { ChatMessage } from "../../schemas/chat-request.ts";
 import type { ResponsesInputItem } from "../../schemas/responses-request.ts";

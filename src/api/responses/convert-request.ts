@@ -1,3 +1,5 @@
+// /v1/responses on the chat pipeline: a Responses request turned into the chat request Switchyard
+// runs, and what its encoder needs to answer in Responses terms.
 import type { Sealer } from "./sealer.ts";
 import type { ChatMessage, ChatRequest } from "../../schemas/chat-request.ts";
 import type { ResponsesRequest } from "../../schemas/responses-request.ts";

@@ -1,3 +1,5 @@
+// A Responses `tool_choice` in chat terms: which of the flattened tools the model is offered, and
+// which it must call.
 import type { Tool, ToolChoice } from "../../schemas/chat-request.ts";
 import type { ResponsesToolChoice } from "../../schemas/responses-request.ts";
 import { unsupported } from "../validate-body.ts";

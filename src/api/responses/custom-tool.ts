@@ -1,3 +1,5 @@
+// Responses custom (freeform) tools for a model that knows only function tools: the function it is
+// offered, and the freeform input read back from its call.
 import type { Tool } from "../../schemas/chat-request.ts";
 import type { ResponsesNestedTool } from "../../schemas/responses-request.ts";
 

@@ -1,3 +1,4 @@
+// The request's settings a response object repeats back, as OpenAI's response objects do.
 import type { ResponsesRequest } from "../../schemas/responses-request.ts";
 
 /** The request fields a response object repeats back (`tools` as the client sent them). */

@@ -1,3 +1,5 @@
+// A Responses request's tools as the flat list of function tools a chat template takes, and the
+// mapping back from the model's tool names to the client's tools.
 import type { Tool } from "../../schemas/chat-request.ts";
 import type { ResponsesNestedTool, ResponsesTool } from "../../schemas/responses-request.ts";
 import { unsupported } from "../validate-body.ts";

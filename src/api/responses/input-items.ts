@@ -1,3 +1,4 @@
+// A Responses request's `input` as the items stored with it and listed by `GET …/input_items`.
 import { randomId } from "../../lib/ids.ts";
 
 type Json = Record<string, unknown>;

@@ -1,3 +1,5 @@
+// The Responses `local_shell` tool for a model that knows only function tools: the function it is
+// offered, and its calls as the `exec` actions the client runs.
 import type { Tool } from "../../schemas/chat-request.ts";
 import { LOCAL_SHELL_NAME } from "./tool-origin.ts";
 

@@ -1,3 +1,4 @@
+// The Responses output items a tool call or reasoning becomes, in OpenAI's shapes.
 import type { Sealer } from "./sealer.ts";
 import type { LocalShellAction } from "./local-shell.ts";
 import { sealReasoning } from "./sealed-reasoning.ts";

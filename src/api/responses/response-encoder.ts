@@ -1,3 +1,4 @@
+// The /v1/responses answer: the internal events as Responses stream events or one response object.
 import type { Sealer } from "./sealer.ts";
 import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../events/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";

@@ -1,3 +1,4 @@
+// Whose stored responses a request may see, and the ResponseStore instance that keeps them.
 import type { Context } from "hono";
 import type { AppEnv } from "../../auth/app-env.ts";
 import { presentedCredential } from "../../auth/credential.ts";

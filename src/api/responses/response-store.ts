@@ -1,3 +1,5 @@
+// The Durable Object that keeps stored Responses (for previous_response_id, item_reference and
+// /v1/responses/{id}) for 30 days, one instance per owner, and the deployment's sealing key.
 import { DurableObject } from "cloudflare:workers";
 
 type Json = Record<string, unknown>;

@@ -1,3 +1,4 @@
+// The sealer a request's tokens are sealed with: the deployment's key, bound to the caller.
 import type { Context } from "hono";
 import type { AppEnv } from "../../auth/app-env.ts";
 import { responseOwner } from "./response-owner.ts";

@@ -1,3 +1,4 @@
+// A reasoning item's `encrypted_content`: sealed when the answer is written, opened when sent back.
 import { openField, sealField, type Sealer } from "./sealer.ts";
 
 // A reasoning item's `encrypted_content`: the reasoning text sealed with the deployment's key, so a

@@ -1,3 +1,5 @@
+// The crypto behind the opaque tokens clients carry between stateless turns and hand back: sealed
+// or signed with the deployment's key, so they cannot be read or forged elsewhere.
 import { xchacha20poly1305 } from "@noble/ciphers/chacha.js";
 import { hmac } from "@noble/hashes/hmac.js";
 import { sha256 } from "@noble/hashes/sha2.js";

@@ -1,3 +1,5 @@
+// Stored conversations for /v1/responses: previous_response_id and item_reference read back from
+// the caller's stored responses, and each answer kept for the next turn.
 import type { Context } from "hono";
 import type { AppEnv } from "../../auth/app-env.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";

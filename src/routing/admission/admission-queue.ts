@@ -1,3 +1,5 @@
+// The admission queue's bookkeeping: who waits for which model, in what order, and which slots are
+// held for them, so a burst waits here in fair turns rather than inside a full llama-server.
 import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import { serviceMs } from "../placement/expected-finish.ts";
 import { serviceEstimate } from "../placement/rank-servers.ts";

@@ -1,3 +1,5 @@
+// How full a llama-server is as admission counts it (our requests, the hub's sample, held slots),
+// and whether a request's plan may start now.
 import type { UpstreamHealth } from "../../health/upstream-health.ts";
 import type { ServerLedger } from "../placement/server-ledger.ts";
 

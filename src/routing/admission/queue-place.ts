@@ -1,3 +1,5 @@
+// One request's wait in this isolate's admission queue: its turns, its polling timer, and the 503
+// with Retry-After when the wait runs out.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import { ledger } from "../placement/isolate-ledger.ts";

@@ -1,3 +1,5 @@
+// The arithmetic behind placement's estimates: how long a request would wait for a slot on a server,
+// and how long it would take there.
 import type { InFlight, ServerSpeeds } from "./server-ledger.ts";
 
 /** What is known about one server's load when a request is placed. */

@@ -1,3 +1,5 @@
+// This isolate's one ServerLedger, kept in step with other isolates' placements through the hub,
+// and the calls through which attempts and answers update it.
 import { serviceEstimate, type PlacementRequest } from "./rank-servers.ts";
 import { ServerLedger } from "./server-ledger.ts";
 import type { Timings, Usage } from "../../events/events.ts";

@@ -1,3 +1,5 @@
+// A prompt as a chain of hashed prefixes, one per message: how placement guesses what a server's
+// prompt cache already holds.
 import { fnv1a } from "./conversation-key.ts";
 
 /** One prefix of a prompt at a message boundary: a hash of everything up to it and its size. */

@@ -1,3 +1,5 @@
+// Placement's choice among llama-servers: where a request would finish soonest, keeping a
+// conversation on the server that holds its prompt cache unless moving it clearly pays.
 import { serviceMs, slotWaitMs } from "./expected-finish.ts";
 import type { PromptPrefix } from "./prompt-prefixes.ts";
 import type { ServerLedger } from "./server-ledger.ts";

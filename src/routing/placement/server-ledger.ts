@@ -1,3 +1,5 @@
+// What an isolate remembers of each server it places requests on (cached prefixes, conversations,
+// requests in flight, measured speeds): the memory placement reasons from.
 import type { PromptPrefix } from "./prompt-prefixes.ts";
 
 /** What a server's recent answers say about its speed (llama-server `timings`), and defaults before any. */

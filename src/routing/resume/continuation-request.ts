@@ -1,3 +1,5 @@
+// Whether an interrupted answer may be continued on another target, and the request that asks it
+// to go on from what the client already has.
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import { grammarAfter } from "./grammar-after.ts";
 

@@ -1,3 +1,5 @@
+// Cuts what the client already has off the front of a continued or replayed answer (or finds that
+// it diverged), so the client never sees anything twice.
 import type { UpstreamEvent } from "../../events/events.ts";
 
 /**

@@ -1,3 +1,5 @@
+// An answer's events that survive its upstream failing mid-answer: another target (or a raw replay)
+// takes over, and the client sees one unbroken answer.
 import { ProxyError, type ErrorInfo } from "../../errors/proxy-error.ts";
 import type { EventPull } from "../../events/event-source.ts";
 import type { UpstreamEvent } from "../../events/events.ts";

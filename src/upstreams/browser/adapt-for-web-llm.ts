@@ -1,3 +1,5 @@
+// A chat request rewritten into what web-llm in a teammate's browser accepts: it throws on much
+// that OpenAI clients send.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatMessage, ChatRequest } from "../../schemas/chat-request.ts";
 import { applyPromptMode } from "../../toolcalls/prompt/apply-prompt-mode.ts";

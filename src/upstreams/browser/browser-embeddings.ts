@@ -1,3 +1,4 @@
+// Embeddings (`/v1/embeddings`) from a browser session's web-llm embedding model, in OpenAI's shape.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { RelayLine } from "../../schemas/relay.ts";
 import type { BrowserTarget } from "../../config/config-schema.ts";

@@ -1,3 +1,4 @@
+// Chat on a browser session: how the Worker reaches the SessionHub and relays one request to a page.
 import type { RelayStart } from "./relay-dispatch.ts";
 import type { SessionHub } from "./session-hub.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";

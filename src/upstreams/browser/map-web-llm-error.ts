@@ -1,3 +1,5 @@
+// A serving page's web-llm error → the client's outcome: the request's fault, a prompt too long, or
+// a session that cannot serve now (so another target may).
 import { ProxyError } from "../../errors/proxy-error.ts";
 import { redactKnownSecrets } from "../../errors/redact-secrets.ts";
 

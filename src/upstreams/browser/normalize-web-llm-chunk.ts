@@ -1,3 +1,4 @@
+// One web-llm chunk → internal events, so a browser session's answer reads like llama-server's.
 import { textEvent, type FinishReason, type Timings, type UpstreamEvent } from "../../events/events.ts";
 
 /** One `chat.completion.chunk` or `text_completion` chunk as web-llm 0.2.86 yields it (only what the proxy reads). */

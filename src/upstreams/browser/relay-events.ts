@@ -1,3 +1,4 @@
+// The hub's JSON-lines answer for one relayed request → internal events.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { RelayLine } from "../../schemas/relay.ts";
 import { bodyEvents, type BodyParser, type EventStreamReader } from "../../events/event-source.ts";

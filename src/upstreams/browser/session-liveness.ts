@@ -1,3 +1,4 @@
+// When a browser session that stopped pinging counts as dead, and the close it gets.
 import { PING_INTERVAL_MS } from "../../schemas/relay.ts";
 
 /** How long a session may stay silent: two ping intervals and a second of slack for a late timer. */

@@ -1,3 +1,4 @@
+// The body sent to llama-server for a chat request, with llama.cpp's known gaps repaired.
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
 import { applyPromptMode } from "../../toolcalls/prompt/apply-prompt-mode.ts";

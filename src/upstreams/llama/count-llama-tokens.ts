@@ -1,3 +1,5 @@
+// Exact token counts from a llama-server (its template, then its tokenizer): for count_tokens, and
+// for the prefill of an answer continued there.
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
 import { buildLlamaBody } from "./build-llama-body.ts";

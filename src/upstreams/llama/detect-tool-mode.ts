@@ -1,3 +1,5 @@
+// Whether a llama-server's template can call tools or needs prompt mode (current builds drop tools
+// silently when it cannot), read from `/props` and cached.
 import { fetchFresh } from "../../http/fetch-fresh.ts";
 
 export type ToolMode = "native" | "prompt";

@@ -1,3 +1,4 @@
+// Late system messages folded into the first, for chat templates that refuse them anywhere else.
 import type { ChatMessage } from "../../schemas/chat-request.ts";
 
 // Agents put system text in the middle of a conversation (Claude Code sends its environment as a

@@ -1,3 +1,4 @@
+// Legacy text completions (`/v1/completions`) on llama-server as internal events.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
 import type { EventStreamReader } from "../../events/event-source.ts";

@@ -1,3 +1,4 @@
+// Embeddings (`/v1/embeddings`) from llama-server: its JSON answer as it is.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
 import { within } from "../../lib/deadlines.ts";

@@ -1,3 +1,5 @@
+// A chat answer from llama-server without its chat parser, for when that parser refused what the
+// model wrote: the raw text, for Switchyard's own rewriter to read.
 import type { LlamaTarget } from "../../config/config-schema.ts";
 import type { EventStreamReader } from "../../events/event-source.ts";
 import { OUTPUT_MARKERS } from "../../toolcalls/index.ts";

@@ -1,3 +1,5 @@
+// Chat completions on llama-server as internal events, asking again in a form the server takes
+// when it refuses a known way (tools with stream, late system messages).
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";

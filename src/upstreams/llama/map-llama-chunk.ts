@@ -1,3 +1,4 @@
+// One parsed frame of llama-server's chat stream → internal events.
 import { textEvent, type FinishReason, type Timings, type UpstreamEvent } from "../../events/events.ts";
 import { mapLlamaErrorObject, type LlamaErrorBody } from "./map-llama-error.ts";
 

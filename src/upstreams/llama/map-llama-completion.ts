@@ -1,3 +1,4 @@
+// A whole `chat.completion` body from llama-server → the events its stream would have carried.
 import { textEvent, type TokenLogprob, type UpstreamEvent } from "../../events/events.ts";
 import { mapFinishReason, mapLlamaChunk } from "./map-llama-chunk.ts";
 

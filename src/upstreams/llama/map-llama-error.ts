@@ -1,3 +1,5 @@
+// llama-server's error (HTTP status and body, or an error frame) → the client's outcome, telling the
+// client's mistakes from the server's failures, which llama-server often reports alike.
 import { contextLengthMessage } from "../../errors/context-length.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import { redactKnownSecrets } from "../../errors/redact-secrets.ts";

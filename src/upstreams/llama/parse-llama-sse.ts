@@ -1,3 +1,4 @@
+// llama-server's SSE body → internal events, incrementally (eventsource-parser, with a fast path).
 import { createParser } from "eventsource-parser";
 import type { UpstreamEvent } from "../../events/events.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";

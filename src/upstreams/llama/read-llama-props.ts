@@ -1,3 +1,5 @@
+// What a llama-server's `/props` says about its model (context window, vision, reasoning, slots),
+// cached per isolate for the model list and the admission queue.
 import { fetchFresh } from "../../http/fetch-fresh.ts";
 import { parseTotalSlots } from "../../health/parse-total-slots.ts";
 import { llamaRootUrl } from "./llama-root-url.ts";

@@ -1,3 +1,5 @@
+// The prompt a llama-server's own template makes of a chat body (`/apply-template`), and the short
+// JSON calls to its own routes that token counting shares.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import { fetchFresh } from "../../http/fetch-fresh.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";

@@ -1,3 +1,5 @@
+// The fast path of llama-server's stream: token frames that repeat the one before are read from
+// their delta alone, without JSON or SSE parsing.
 import type { UpstreamEvent } from "../../events/events.ts";
 
 // Nearly every frame llama-server streams is one content (or reasoning) delta whose other bytes
