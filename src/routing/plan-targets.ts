@@ -9,6 +9,15 @@ import { named } from "../upstreams/registry/adapters.ts";
 import type { Target } from "./target.ts";
 
 /**
+ * Each declared model's targets, named once per configuration (an isolate's config object lives as
+ * long as the isolate): the same target objects every request, so what is computed per target
+ * (its capabilities) is computed once. Zero config's per model name, a bounded few.
+ */
+const declaredPlans = new WeakMap<object, Target[]>();
+const zeroConfigPlans = new WeakMap<Config, Map<string, Target[]>>();
+const MAX_ZERO_CONFIG_PLANS = 256;
+
+/**
  * The ordered list of targets to try for a model name. Every route that takes a model in its body
  * plans with this (or planTargetsFor), so the name's bound is checked here: 400 over 256 characters.
  */
@@ -16,7 +25,15 @@ export function planTargets(config: Config, model: string): Target[] {
   checkModelName(model);
   if (!config.models) {
     // Zero config: the llama-server, then any browser session serving a model of that name (implicit).
-    return zeroConfigTargets(config, model).map(({ target, implicit }) => named(target, implicit ? { implicit } : {}));
+    let plans = zeroConfigPlans.get(config);
+    if (!plans) zeroConfigPlans.set(config, (plans = new Map()));
+    let plan = plans.get(model);
+    if (!plan) {
+      plan = zeroConfigTargets(config, model).map(({ target, implicit }) => named(target, implicit ? { implicit } : {}));
+      if (plans.size >= MAX_ZERO_CONFIG_PLANS) plans.delete(plans.keys().next().value!);
+      plans.set(model, plan);
+    }
+    return [...plan];
   }
   const declared = modelConfig(config, model);
   if (!declared) {
@@ -28,7 +45,9 @@ export function planTargets(config: Config, model: string): Target[] {
       message: `The model "${model}" does not exist here. Available: ${known.map((k) => `"${k}"`).join(", ") || "none"} (GET /v1/models lists them).`,
     });
   }
-  return declared.targets.map((t) => named(t));
+  let plan = declaredPlans.get(declared);
+  if (!plan) declaredPlans.set(declared, (plan = declared.targets.map((t) => named(t))));
+  return [...plan];
 }
 
 /**
