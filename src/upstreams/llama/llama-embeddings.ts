@@ -1,7 +1,7 @@
 // Embeddings (`/v1/embeddings`) from llama-server: its JSON answer as it is.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
-import { within } from "../../lib/deadlines.ts";
+import { readEmbeddings } from "../wire/read-embeddings.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { postLlama, targetBody } from "./post-llama.ts";
 
@@ -26,16 +26,5 @@ export async function fetchLlamaEmbeddings(target: LlamaTarget, name: string, bo
     }
     throw e;
   }
-  try {
-    const text = await within(res.text(), totalMs, ctx.deadlines, () => {
-      throw new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} did not finish the embeddings within timeouts.totalMs (${totalMs} ms).` });
-    });
-    const json: unknown = JSON.parse(text);
-    if (!json || typeof json !== "object" || !Array.isArray((json as { data?: unknown }).data)) throw new Error("no data array");
-    return json as Record<string, unknown>;
-  } catch (e) {
-    if (e instanceof ProxyError) throw e;
-    if (ctx.signal.aborted) throw new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
-    throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${name} answered /v1/embeddings with a body that is not an embeddings list.` });
-  }
+  return readEmbeddings(res, name, ctx, totalMs);
 }

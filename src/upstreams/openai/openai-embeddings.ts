@@ -2,7 +2,7 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { OpenAiTarget } from "../../config/config-schema.ts";
 import { getUpstreamStatus } from "../upstream-hints.ts";
-import { within } from "../../lib/deadlines.ts";
+import { readEmbeddings } from "../wire/read-embeddings.ts";
 import type { EmbeddingsBody } from "../adapter.ts";
 import { targetBody } from "../wire/post-json.ts";
 import type { AttemptContext } from "../upstream.ts";
@@ -23,18 +23,7 @@ export async function fetchOpenAiEmbeddings(target: OpenAiTarget, name: string, 
     }
     throw e;
   }
-  try {
-    const text = await within(res.text(), totalMs, ctx.deadlines, () => {
-      throw new ProxyError({ status: 504, code: "upstream_timeout", retryable: true, message: `${name} did not finish the embeddings within timeouts.totalMs (${totalMs} ms).` });
-    });
-    const json: unknown = JSON.parse(text);
-    if (!json || typeof json !== "object" || !Array.isArray((json as { data?: unknown }).data)) throw new Error("no data array");
-    return json as Record<string, unknown>;
-  } catch (e) {
-    if (e instanceof ProxyError) throw e;
-    if (ctx.signal.aborted) throw new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
-    throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${name} answered /v1/embeddings with a body that is not an embeddings list.` });
-  }
+  return readEmbeddings(res, name, ctx, totalMs);
 }
 
 function cannotEmbed(e: ProxyError): boolean {
