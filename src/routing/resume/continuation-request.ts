@@ -48,8 +48,10 @@ export function continuationRequest(req: ChatRequest, written: Written): ChatReq
     ...req,
     messages: [...req.messages, { role: "assistant", content: written.text, ...(written.reasoning ? { reasoning_content: written.reasoning } : {}) }],
   };
-  for (const field of ["max_tokens", "max_completion_tokens"] as const) {
-    const budget = req[field];
+  // llama-server reads n_predict before max_tokens (the meter bounds both): each budget the request
+  // carries is what the continuation may still spend, or a continued answer would run past its bound.
+  for (const field of ["max_tokens", "max_completion_tokens", "n_predict"] as const) {
+    const budget = (req as Record<string, unknown>)[field];
     if (typeof budget !== "number") continue;
     if (budget - written.tokens <= 0) return null;
     out[field] = budget - written.tokens;

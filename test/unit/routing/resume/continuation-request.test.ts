@@ -33,6 +33,10 @@ describe("continuationRequest", () => {
     expect(continuationRequest({ ...base, max_tokens: 10, max_completion_tokens: 8 }, written)).toMatchObject({ max_tokens: 7, max_completion_tokens: 5 });
     expect(continuationRequest({ ...base, max_tokens: 3 }, written)).toBeNull();
   });
+  it("spends llama-server's n_predict too, which it reads before max_tokens (a bound the meter set)", () => {
+    expect(continuationRequest({ ...base, max_tokens: 5, n_predict: 5 } as ChatRequest, written)).toMatchObject({ max_tokens: 2, n_predict: 2 });
+    expect(continuationRequest({ ...base, n_predict: 3 } as ChatRequest, written)).toBeNull();
+  });
   it("cuts a one-literal grammar to what remains; text off the literal: null", () => {
     const g = `root ::= ${JSON.stringify("The quick brown fox")}`;
     const r = continuationRequest({ ...base, grammar: g } as ChatRequest, written) as ChatRequest & { grammar: string };
