@@ -34,41 +34,107 @@ export const STRAY_TAG_CLOSERS: Array<[string, Build]> = CALL_CLOSERS.filter((c)
 /** A model's special token (`<|…|>`, `<｜…｜>`, `[TOOL_CALLS]`), as opposed to a tag or a header. */
 export const isSpecialToken = (marker: string): boolean => SPECIAL_TOKEN.test(marker);
 
-/** A table's markers as a trie, so a position costs at most the longest marker's length to read. */
+/**
+ * A table's markers as a compressed trie: each edge carries the run of characters up to the next
+ * branch or marker end, compared at once (a 22-character marker is one comparison, not 22 map
+ * lookups: a flood of one long marker spent most of its time walking it), so a position costs at
+ * most the longest marker's length to read.
+ */
 export interface MarkerTrie {
-  next: Map<number, MarkerTrie>;
+  /** The edges by their first character: ASCII in an array (most text is ASCII), the rest in a map. */
+  ascii: Array<TrieEdge | undefined>;
+  next: Map<number, TrieEdge>;
+  /** How many edges leave this node. */
+  size: number;
   /** The marker that ends here. */
   entry?: [string, Build];
+  /**
+   * What that marker opens, built once: a build depends only on the marker, and a flood of one
+   * marker built a new candidate and region spec per repeat (frozen, since every finding shares it).
+   */
+  built?: Candidate;
+}
+
+interface TrieEdge {
+  /** The characters along the edge, the first one included. */
+  label: string;
+  node: MarkerTrie;
 }
 
 export function trieOf(table: Array<[string, Build]>): MarkerTrie {
-  const root: MarkerTrie = { next: new Map() };
+  // A plain trie first, one character per node.
+  interface Plain {
+    next: Map<string, Plain>;
+    entry?: [string, Build];
+  }
+  const root: Plain = { next: new Map() };
   for (const entry of table) {
     let node = root;
-    for (let i = 0; i < entry[0].length; i++) {
-      const c = entry[0].charCodeAt(i);
+    for (const c of entry[0].split("")) {
       let child = node.next.get(c);
       if (!child) node.next.set(c, (child = { next: new Map() }));
       node = child;
     }
     node.entry ??= entry;
   }
-  return root;
+  // Then each chain without a branch or a marker end folded into one edge.
+  const compress = (plain: Plain): MarkerTrie => {
+    const out: MarkerTrie = { ascii: new Array<TrieEdge | undefined>(128).fill(undefined), next: new Map(), size: plain.next.size };
+    if (plain.entry) out.entry = plain.entry;
+    for (const [c, child] of plain.next) {
+      let label = c;
+      let node = child;
+      while (!node.entry && node.next.size === 1) {
+        const [[d, only]] = [...node.next] as [[string, Plain]];
+        label += d;
+        node = only;
+      }
+      const code = c.charCodeAt(0);
+      const edge = { label, node: compress(node) };
+      if (code < 128) out.ascii[code] = edge;
+      else out.next.set(code, edge);
+    }
+    return out;
+  };
+  return compress(root);
 }
 
 /** The longest marker of `table` opening at `j`, "maybe" while the text may still grow into one. */
 export function literal(buf: string, j: number, eof: boolean, trie: MarkerTrie): Candidate {
-  let node: MarkerTrie | undefined = trie;
-  let best: [string, Build] | undefined;
+  let node = trie;
+  let best: MarkerTrie | undefined;
   let i = j;
-  for (; i < buf.length; i++) {
-    node = node.next.get(buf.charCodeAt(i));
-    if (!node) break;
-    if (node.entry) best = node.entry;
+  for (;;) {
+    if (i >= buf.length) {
+      // The text ended where a longer marker may go on: it may still become one.
+      if (!eof && node.size > 0) return MAYBE;
+      break;
+    }
+    const code = buf.charCodeAt(i);
+    const edge = code < 128 ? node.ascii[code] : node.next.get(code);
+    if (!edge) break;
+    const label = edge.label;
+    if (!buf.startsWith(label, i)) {
+      // The text ended inside the edge, agreeing with it so far.
+      if (!eof && buf.length - i < label.length && label.startsWith(buf.slice(i))) return MAYBE;
+      break;
+    }
+    i += label.length;
+    node = edge.node;
+    if (node.entry) best = node;
   }
-  // The text ended inside a longer marker: it may still become one.
-  if (node && i === buf.length && !eof && node.next.size > 0) return MAYBE;
-  return best ? best[1](best[0]) : NO;
+  if (!best) return NO;
+  return (best.built ??= frozen(best.entry![1](best.entry![0])));
+}
+
+/** A candidate shared by every place its marker is found: nothing may change it. */
+function frozen(candidate: Candidate): Candidate {
+  if (candidate.kind === "region") {
+    Object.freeze(candidate.spec.close);
+    Object.freeze(candidate.spec.reopen);
+    Object.freeze(candidate.spec);
+  }
+  return Object.freeze(candidate);
 }
 
 export const REASONING_TRIE = trieOf(REASONING_MARKERS);

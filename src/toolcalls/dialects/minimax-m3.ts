@@ -9,7 +9,7 @@
 
 import type { RegionParser } from "./candidate.ts";
 import { callsOf, reasoning, region, strayClose, type Dialect } from "./dialect.ts";
-import { toCalls, type CallText } from "../parse/tagged-calls.ts";
+import { CALLS_READ_PER_REGION, toCalls, type CallText } from "../parse/tagged-calls.ts";
 import type { RawCall, TextEntry } from "../scoring/raw-call.ts";
 import { ForwardSearch } from "../text/forward-search.ts";
 import { openTags, readNamedTag, type TagPattern } from "../text/open-tags.ts";
@@ -78,9 +78,9 @@ function element(key: string, raw: string, depth: number): TextEntry {
 
 /** The calls of a `]<]minimax[>[<tool_call>` region (the text between it and its closing tag). */
 export function parseMinimaxM3Calls(body: string, regionClosed: boolean): RawCall[] | null {
-  const opens = openTags(body, INVOKE);
+  const opens = openTags(body, INVOKE, CALLS_READ_PER_REGION + 1);
   const closes = new ForwardSearch(body, "</invoke>");
-  const list: CallText[] = opens.map((m, i) => {
+  const list: CallText[] = opens.slice(0, CALLS_READ_PER_REGION).map((m, i) => {
     const start = m.end;
     const next = i + 1 < opens.length ? opens[i + 1]!.index : body.length;
     const closeAt = closes.next(start);

@@ -51,6 +51,9 @@ const functionTagRegion: RegionParser = (body, closed, spec) => {
   return callsOf(parseQwenXmlParameters(name, body, closed));
 };
 
+const FUNCTION_CLOSE: readonly string[] = Object.freeze(["</function>"]);
+const FUNCTION_REOPEN: readonly string[] = Object.freeze(["<function=", "<function "]);
+
 /** `<function=NAME>`, `<function name="NAME">` (Functionary v3.1, Hermes; body JSON or XML). */
 export function functionTag(buf: string, j: number, eof: boolean): Candidate {
   if (!agreesWith(buf, j, "<function")) return NO;
@@ -60,7 +63,7 @@ export function functionTag(buf: string, j: number, eof: boolean): Candidate {
     return {
       kind: "region",
       length: m[0].length,
-      spec: { parse: functionTagRegion, close: ["</function>"], reopen: ["<function=", "<function "], valueStart: jsonStart, name },
+      spec: { parse: functionTagRegion, close: FUNCTION_CLOSE, reopen: FUNCTION_REOPEN, valueStart: jsonStart, name },
     };
   }
   if (eof) return NO;

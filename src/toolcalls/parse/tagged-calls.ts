@@ -18,12 +18,21 @@ export interface Segment {
   closed: boolean;
 }
 
-function segments(text: string, open: TagPattern, close: string): Segment[] {
-  const opens = openTags(text, open);
+/**
+ * The most call tags one region is read for: twice the calls an answer keeps (MAX_CALLS_PER_ANSWER,
+ * scan/call-list.ts), so that calls to undeclared tools among them cannot crowd out the kept ones.
+ * A region of 10,000 `<function=a>` tags (issue 26) was 10,000 calls parsed and scored to be
+ * dropped; past this many, the region's remaining text goes with it unread.
+ */
+export const CALLS_READ_PER_REGION = 256;
+
+function segments(text: string, open: TagPattern, close: string, limit = Infinity): Segment[] {
+  // One tag more than `limit`: where the last segment read ends.
+  const opens = openTags(text, open, limit + 1);
   // Each opening tag looks for its closing tag from where it ends; the search resumes where the
   // last one stopped, so a text of opening tags with no closing one is read once, not once per tag.
   const closes = new ForwardSearch(text, close);
-  return opens.map((m, i) => {
+  return opens.slice(0, limit).map((m, i) => {
     const start = m.end;
     const next = i + 1 < opens.length ? opens[i + 1]!.index : text.length;
     const closeAt = closes.next(start);
@@ -83,7 +92,7 @@ export interface CallTags {
 }
 
 export function parseTaggedCalls(text: string, regionClosed: boolean, tags: CallTags): RawCall[] | null {
-  const list = segments(text, tags.call, tags.callClose).map((s) => ({
+  const list = segments(text, tags.call, tags.callClose, CALLS_READ_PER_REGION).map((s) => ({
     name: s.name,
     closed: s.closed,
     ...parameters(s, tags.parameter, tags.parameterClose, tags.value),

@@ -25,6 +25,47 @@ const isSpace = (c: string) => c === " " || c === "\n" || c === "\r" || c === "\
 /** Look this far ahead for the start of the value before giving up on a soft end. */
 const VALUE_START_WINDOW = 512;
 
+interface Ends {
+  markers: readonly string[];
+  longest: number;
+}
+
+/**
+ * A spec's closing and reopening markers in one list. Kept per spec for the specs marker-table.ts
+ * shares (frozen); a spec built per region (`<function=NAME>`) is not kept: a weak map entry per
+ * region cost more in garbage collection than the list.
+ */
+const ENDS = new WeakMap<RegionSpec, Ends>();
+function endsOf(spec: RegionSpec): Ends {
+  const shared = Object.isFrozen(spec);
+  let ends = shared ? ENDS.get(spec) : undefined;
+  if (!ends) {
+    const markers = spec.reopen.length === 0 ? spec.close : spec.close.length === 0 ? spec.reopen : [...spec.close, ...spec.reopen];
+    let longest = 0;
+    for (const m of markers) longest = Math.max(longest, m.length);
+    ends = { markers, longest };
+    if (shared) ENDS.set(spec, ends);
+  }
+  return ends;
+}
+
+/**
+ * The region's end when a closing or reopening marker is written right after the opening one (in
+ * `buf` at `at`): what RegionTracker.advance would answer, without a tracker. A marker repeated
+ * back to back opens one such region per repeat, and each cost a tracker and a first search.
+ */
+export function endAtOnce(spec: RegionSpec, buf: string, at: number): RegionEnd | null {
+  const { markers } = endsOf(spec);
+  for (const m of markers) {
+    // The first marker in list order at the earliest index, as findMarker chooses.
+    if (buf.startsWith(m, at)) {
+      const closed = spec.close.includes(m);
+      return { bodyEnd: 0, consumed: closed ? m.length : 0, closed, cutOff: false, rejected: false };
+    }
+  }
+  return null;
+}
+
 export class RegionTracker {
   readonly spec: RegionSpec;
   private readonly markers: readonly string[];
@@ -41,11 +82,12 @@ export class RegionTracker {
 
   constructor(spec: RegionSpec) {
     this.spec = spec;
-    this.markers = [...spec.close, ...spec.reopen];
-    this.longest = Math.max(0, ...this.markers.map((m) => m.length));
+    const ends = endsOf(spec);
+    this.markers = ends.markers;
+    this.longest = ends.longest;
   }
 
-  private findMarker(text: TextRope): void {
+  private findMarker(text: TextRope | string): void {
     if (this.hit || this.markers.length === 0) return;
     // Only the text that arrived since the last look, plus a marker's length before it; read in
     // windows that double, so finding a marker costs its distance, not the length of all the text
@@ -53,7 +95,9 @@ export class RegionTracker {
     // rest of the text once per region).
     let from = Math.max(this.base, this.searchFrom - this.longest + 1);
     const end = text.length;
-    for (let size = 256; ; size *= 2) {
+    // The first window is small: a marker repeated back to back ends its region at once, and a
+    // first look over 256 characters per region was most of what such a flood cost.
+    for (let size = Math.max(32, 2 * this.longest); ; size *= 2) {
       const to = Math.min(end, from + size);
       const window = text.slice(from, to);
       let best: { index: number; length: number } | null = null;
@@ -85,7 +129,7 @@ export class RegionTracker {
    * Where the region ends, or null to wait. The region's body is `text` from `base` on (the text
    * after the opening marker); the answer's offsets are relative to `base`.
    */
-  advance(text: TextRope, base: number, eof: boolean): RegionEnd | null {
+  advance(text: TextRope | string, base: number, eof: boolean): RegionEnd | null {
     this.base = base;
     const end = (at: number, cutOff: boolean): RegionEnd => ({
       bodyEnd: at - base,

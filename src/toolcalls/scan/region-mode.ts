@@ -5,9 +5,12 @@
 
 import { isSpecialToken } from "../dialects/marker-table.ts";
 import { problem } from "../scoring/problems.ts";
+import type { RegionSpec } from "../dialects/candidate.ts";
 import type { RegionParse } from "../scoring/raw-call.ts";
 import { finalizeCall } from "../scoring/score-call.ts";
+import type { ScoredToolCall } from "../scoring/types.ts";
 import { parseRegion } from "./parse-region.ts";
+import { endAtOnce, RegionTracker, type RegionEnd } from "./region-end.ts";
 import type { ScanState } from "./scan-state.ts";
 
 /** Largest rejected region that is read again from its second character. */
@@ -19,18 +22,68 @@ const RESCAN_LIMIT = 4096;
  */
 const RESCAN_DEPTH = 4;
 
+/** What text mode learned of a region before holding it (decideAtOnce), handed to stepRegion. */
+export interface KnownRegion {
+  end: RegionEnd;
+  /** Its body read and judged, when that was done. */
+  read?: { parsed: RegionParse | null; verdict: Verdict };
+}
+
+/**
+ * A region whose end is already in the text (all of a one-shot text, or a stream's region once
+ * complete) is read and judged before it is held: "drop" (rejected, and its marker is a special
+ * token: skipped), "text" (rejected: its first character is text and the rest is read on, as
+ * reject() does), or what to hold it with. Holding a region that is then rejected costs a rope,
+ * its tracker and a rescan of a copy; a marker repeated back to back (`<tools><tools>…`) opens one
+ * such region per repeat, and holding each one was most of what the flood cost.
+ */
+export function decideAtOnce(
+  s: ScanState,
+  spec: RegionSpec,
+  at: number,
+  header: number,
+  eof: boolean,
+): { kind: "drop" } | { kind: "text" } | { kind: "hold"; known: KnownRegion | null } {
+  const buf = s.buf;
+  const end = endAtOnce(spec, buf, at + header) ?? new RegionTracker(spec).advance(buf, at + header, eof);
+  if (!end) return { kind: "hold", known: null };
+  const consumed = header + end.consumed;
+  let active = 0;
+  for (const e of s.rescans) if (e > at) active++;
+  // Passed through whole by reject() (large, or nested too deep): left to it.
+  if (consumed > RESCAN_LIMIT || active >= RESCAN_DEPTH) return { kind: "hold", known: { end } };
+  let rejected = end.rejected;
+  let read: KnownRegion["read"];
+  if (!rejected) {
+    const parsed = parseRegion(spec, buf.slice(at + header, at + header + end.bodyEnd), end.closed, s.tools);
+    // A call the cut-off output stopped inside is passed through by stepRegion.
+    if (eof && s.cutOff && parsed?.calls.some((c) => c.problems.some((p) => p.code === "truncated"))) return { kind: "hold", known: { end } };
+    const echo = s.afterCall && header === 0 && s.calls.lastBlock !== null;
+    const verdict = judge(s, parsed, spec.strict === true, echo);
+    rejected = verdict.kind === "reject";
+    read = { parsed, verdict };
+  }
+  if (!rejected) return { kind: "hold", known: { end, read } };
+  if (isSpecialToken(buf.slice(at, at + header))) return { kind: "drop" };
+  // What reject() leaves: the rejected regions being read again, this one's end included.
+  s.rescans = [...s.rescans.filter((e) => e > at), at + consumed];
+  return { kind: "text" };
+}
+
 /** Waits for the held region's end, then reads it: calls emitted, or the region read again as text. */
 export function stepRegion(s: ScanState, eof: boolean): boolean {
-  const { spec, tracker } = s.region!;
+  const region = s.region!;
+  const { spec } = region;
   const held = s.held;
   const header = s.heldHeader;
-  const end = tracker.advance(held, header, eof);
+  const known = "known" in region ? region.known : null;
+  const end = "known" in region ? region.known.end : region.tracker.advance(held, header, eof);
   if (!end) return false;
   s.region = null;
   const consumed = header + end.consumed;
   if (end.rejected) return reject(s, consumed);
   const body = held.slice(header, header + end.bodyEnd);
-  const parsed = parseRegion(spec, body, end.closed, s.tools);
+  const parsed = known?.read ? known.read.parsed : parseRegion(spec, body, end.closed, s.tools);
   if (eof && s.cutOff && parsed?.calls.some((c) => c.problems.some((p) => p.code === "truncated"))) {
     return passThrough(s, consumed);
   }
@@ -39,7 +92,8 @@ export function stepRegion(s: ScanState, eof: boolean): boolean {
   // inside one list (`f(x); f(x)`) are the model asking twice, and stay.
   const echo = s.afterCall && header === 0 && s.calls.lastBlock !== null;
   const before = s.calls.count;
-  if (!accept(s, parsed, spec.strict === true, echo)) return reject(s, consumed);
+  const verdict = known?.read ? known.read.verdict : judge(s, parsed, spec.strict === true, echo);
+  if (!accept(s, verdict)) return reject(s, consumed);
   s.calls.lastBlock = header > 0 && end.closed ? s.calls.list.slice(before).map((c) => c.call) : null;
   s.prev = held.charAt(consumed - 1) || s.prev;
   const after = held.rest(consumed);
@@ -48,37 +102,59 @@ export function stepRegion(s: ScanState, eof: boolean): boolean {
   return true;
 }
 
-/** Emits what a parsed region holds; false when it holds no call after all. */
-function accept(s: ScanState, parsed: RegionParse | null, strict: boolean, echo = false): boolean {
-  if (!parsed) return false;
+/** What a parsed region comes to: nothing (rejected), or what to emit. */
+type Verdict =
+  | { kind: "reject" }
+  /** Past the call cap: dropped unscored. */
+  | { kind: "overCap"; count: number }
+  /** The calls of the block just closed, written again. */
+  | { kind: "echo" }
+  | { kind: "emit"; content: string | undefined; calls: ScoredToolCall[]; unknown: number };
+
+/** Judges a parsed region without changing anything (rejectedAtOnce asks before holding it). */
+function judge(s: ScanState, parsed: RegionParse | null, strict: boolean, echo: boolean): Verdict {
+  if (!parsed) return { kind: "reject" };
   // Past the cap a region its marker calls a call region is dropped without scoring; one found
   // in prose (strict) still has to prove it is a call, so it is scored, then dropped.
   if (s.calls.full && !strict && parsed.calls.length > 0 && parsed.content === undefined) {
-    s.calls.dropOverCap(parsed.calls.length);
-    s.afterCalls();
-    return true;
+    return { kind: "overCap", count: parsed.calls.length };
   }
   const finalized = parsed.calls.map((c) => finalizeCall(c, s.tools));
   const resolved = finalized.filter((f) => f !== null);
-  if (strict && (resolved.length < parsed.calls.length || !resolved.every((f) => f.fits))) return false;
-  if (echo && parsed.content === undefined && s.calls.repeatsLastBlock(resolved.map((f) => f.call))) {
-    s.calls.noteEcho();
-    s.afterCalls();
-    return true;
+  if (strict && (resolved.length < parsed.calls.length || !resolved.every((f) => f.fits))) return { kind: "reject" };
+  const calls = resolved.map((f) => f.call);
+  if (echo && parsed.content === undefined && s.calls.repeatsLastBlock(calls)) return { kind: "echo" };
+  if (resolved.length === 0 && parsed.content === undefined) return { kind: "reject" };
+  return { kind: "emit", content: parsed.content, calls, unknown: parsed.calls.length - resolved.length };
+}
+
+/** Emits what a judged region holds; false when it holds no call after all. */
+function accept(s: ScanState, verdict: Verdict): boolean {
+  switch (verdict.kind) {
+    case "reject":
+      return false;
+    case "overCap":
+      s.calls.dropOverCap(verdict.count);
+      s.afterCalls();
+      return true;
+    case "echo":
+      s.calls.noteEcho();
+      s.afterCalls();
+      return true;
+    case "emit": {
+      const { content, calls, unknown } = verdict;
+      if (content !== undefined) {
+        s.emitText(content);
+        s.trackAll(content);
+      }
+      if (unknown > 0 && calls[0]) {
+        calls[0].problems.push(problem("unknown_tool_dropped", `${unknown} call(s) to undeclared tools next to this one were dropped`));
+      }
+      for (const call of calls) s.calls.emit(call);
+      if (calls.length > 0) s.afterCalls();
+      return true;
+    }
   }
-  if (resolved.length === 0 && parsed.content === undefined) return false;
-  if (parsed.content !== undefined) {
-    s.emitText(parsed.content);
-    s.trackAll(parsed.content);
-  }
-  const unknown = parsed.calls.length - resolved.length;
-  if (unknown > 0 && resolved[0]) {
-    const first = resolved[0].call;
-    first.problems.push(problem("unknown_tool_dropped", `${unknown} call(s) to undeclared tools next to this one were dropped`));
-  }
-  for (const f of resolved) s.calls.emit(f.call);
-  if (resolved.length > 0) s.afterCalls();
-  return true;
 }
 
 /**

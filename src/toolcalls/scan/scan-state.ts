@@ -9,8 +9,12 @@ import { TextRope } from "../text/text-rope.ts";
 import { CallList } from "./call-list.ts";
 import { Output } from "./output.ts";
 import type { RegionTracker } from "./region-end.ts";
+import type { KnownRegion } from "./region-mode.ts";
 import type { RewriteOptions } from "./rewrite-options.ts";
 import { isSpace } from "./text-scan.ts";
+
+/** The empty list of rescans, shared (never changed: the lists are replaced, not edited). */
+const NONE: readonly number[] = Object.freeze([]);
 
 export type Mode = "text" | "reasoning" | "block" | "region" | "fence" | "verbatim";
 
@@ -31,11 +35,11 @@ export class ScanState {
   held = new TextRope();
   heldHeader = 0;
   /** Text mode: where the rejected regions being read again end in `buf`, outermost first. */
-  rescans: number[] = [];
+  rescans: readonly number[] = NONE;
   /** Region and fence modes: the same, in `held` (those that go on past its start). */
-  heldRescans: number[] = [];
-  /** The region being held (region mode). */
-  region: { spec: RegionSpec; tracker: RegionTracker } | null = null;
+  heldRescans: readonly number[] = NONE;
+  /** The region being held (region mode): its end already known, or the tracker that finds it. */
+  region: { spec: RegionSpec; known: KnownRegion } | { spec: RegionSpec; tracker: RegionTracker } | null = null;
   /** Where the search for the current mode's closing marker goes on from. */
   searchFrom = 0;
 
@@ -176,18 +180,25 @@ export class ScanState {
    */
   resumeHeld(text: string, pos: number, offset: number, rescanTo?: number): void {
     this.resume(text, pos);
-    const ends = rescanTo === undefined ? this.heldRescans : [...this.heldRescans, rescanTo];
+    const held = this.heldRescans;
+    // Most regions are not inside a rejected one: no list to build (a flood of markers enters one
+    // region per marker, and three arrays per region were a good part of its garbage).
+    if (held.length === 0 && (rescanTo === undefined || rescanTo <= offset)) {
+      this.rescans = NONE;
+      return;
+    }
+    const ends = rescanTo === undefined ? held : [...held, rescanTo];
     this.rescans = ends.map((end) => pos + end - offset).filter((end) => end > pos);
   }
 
   /** `buf` loses its first `by` characters. */
   rebaseRescans(by: number): void {
-    if (this.rescans.length > 0) this.rescans = this.rescans.map((end) => end - by).filter((end) => end > 0);
+    if (this.rescans.length > 0 && by !== 0) this.rescans = this.rescans.map((end) => end - by).filter((end) => end > 0);
   }
 
   /** Holds the text from `pos` on as a rope (a region or a fence), `header` its opening marker's length. */
   hold(header: number): void {
-    this.heldRescans = this.rescans.map((end) => end - this.pos).filter((end) => end > 0);
+    this.heldRescans = this.rescans.length === 0 ? NONE : this.rescans.map((end) => end - this.pos).filter((end) => end > 0);
     this.held = new TextRope(this.buf, this.pos);
     this.heldHeader = header;
     this.buf = "";

@@ -6,6 +6,7 @@ import type { Candidate } from "../dialects/candidate.ts";
 import { classifyAt, mayStartCandidate } from "./classify-at.ts";
 import { enterReasoning } from "./reasoning-mode.ts";
 import { RegionTracker } from "./region-end.ts";
+import { decideAtOnce, type KnownRegion } from "./region-mode.ts";
 import type { ScanState } from "./scan-state.ts";
 import { isSpace } from "./text-scan.ts";
 
@@ -54,7 +55,21 @@ export function stepText(s: ScanState, eof: boolean): boolean {
     } else if (mayStartCandidate(c, s.atBoundary || s.atLineStart)) {
       const candidate = classifyAt(buf, i, s.context(i, eof));
       if (candidate.kind === "maybe") return emitPlain(s, i);
-      if (candidate.kind !== "no") {
+      if (candidate.kind === "region") {
+        const decided = decideAtOnce(s, candidate.spec, i, candidate.length, eof);
+        if (decided.kind === "drop") {
+          emitPlain(s, i);
+          s.header = null;
+          s.pos = i + candidate.length;
+          return true;
+        }
+        if (decided.kind === "hold") {
+          emitPlain(s, i);
+          return enter(s, candidate, decided.known);
+        }
+        // "text": the marker's first character is text, and what follows it is read on.
+        s.header = null;
+      } else if (candidate.kind !== "no") {
         emitPlain(s, i);
         return enter(s, candidate);
       }
@@ -81,8 +96,11 @@ function emitPlain(s: ScanState, i: number): false {
   return false;
 }
 
-/** Enters what `candidate` opens at `pos` (its marker not yet consumed); false for "no" and "maybe". */
-export function enter(s: ScanState, candidate: Candidate): boolean {
+/**
+ * Enters what `candidate` opens at `pos` (its marker not yet consumed); false for "no" and "maybe".
+ * `known`: what decideAtOnce learned of a region (null: its end is not in the text yet).
+ */
+export function enter(s: ScanState, candidate: Candidate, known: KnownRegion | null = null): boolean {
   s.header = null;
   switch (candidate.kind) {
     case "drop":
@@ -105,11 +123,13 @@ export function enter(s: ScanState, candidate: Candidate): boolean {
       s.mode = "block";
       s.searchFrom = s.pos;
       return true;
-    case "region":
+    case "region": {
+      const spec = candidate.spec;
       s.hold(candidate.length);
       s.mode = "region";
-      s.region = { spec: candidate.spec, tracker: new RegionTracker(candidate.spec) };
+      s.region = known ? { spec, known } : { spec, tracker: new RegionTracker(spec) };
       return true;
+    }
     case "fence":
       s.hold(candidate.length);
       s.mode = "fence";

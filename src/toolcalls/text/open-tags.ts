@@ -80,11 +80,14 @@ export class OpenTagFinder {
   }
 }
 
-/** Every tag of `pattern` in `text`, left to right, none overlapping (as a global regex finds them). */
-export function openTags(text: string, pattern: TagPattern): OpenTag[] {
+/**
+ * Every tag of `pattern` in `text`, left to right, none overlapping (as a global regex finds them);
+ * the first `limit` of them when there are more.
+ */
+export function openTags(text: string, pattern: TagPattern, limit = Infinity): OpenTag[] {
   const out: OpenTag[] = [];
   const finder = new OpenTagFinder(text, pattern);
-  for (let m = finder.next(0); m; m = finder.next(m.end)) out.push(m);
+  for (let m = finder.next(0); m && out.length < limit; m = finder.next(m.end)) out.push(m);
   return out;
 }
 
