@@ -127,6 +127,18 @@ export function literal(buf: string, j: number, eof: boolean, trie: MarkerTrie):
   return (best.built ??= frozen(best.entry![1](best.entry![0])));
 }
 
+/**
+ * The characters that may come second in a marker of `trie` starting with `first` (none: no marker
+ * starts with it; null: `first` alone is a marker, so whatever follows may matter).
+ */
+export function secondChars(trie: MarkerTrie, first: number): number[] | null {
+  const edge = first < 128 ? trie.ascii[first] : trie.next.get(first);
+  if (!edge) return [];
+  if (edge.label.length > 1) return [edge.label.charCodeAt(1)];
+  if (edge.node.entry) return null;
+  return [...edge.node.ascii.flatMap((e, code) => (e ? [code] : [])), ...edge.node.next.keys()];
+}
+
 /** A candidate shared by every place its marker is found: nothing may change it. */
 function frozen(candidate: Candidate): Candidate {
   if (candidate.kind === "region") {

@@ -43,7 +43,7 @@ export function decideAtOnce(
   at: number,
   header: number,
   eof: boolean,
-): { kind: "drop" } | { kind: "text" } | { kind: "hold"; known: KnownRegion | null } {
+): { kind: "drop" } | { kind: "text" } | { kind: "accept"; end: RegionEnd; verdict: Verdict } | { kind: "hold"; known: KnownRegion | null } {
   const buf = s.buf;
   const end = endAtOnce(spec, buf, at + header) ?? new RegionTracker(spec).advance(buf, at + header, eof);
   if (!end) return { kind: "hold", known: null };
@@ -63,11 +63,31 @@ export function decideAtOnce(
     rejected = verdict.kind === "reject";
     read = { parsed, verdict };
   }
-  if (!rejected) return { kind: "hold", known: { end, read } };
+  if (!rejected) {
+    // Calls, or a verdict to apply (a call past the cap): applied where it stands, unless the
+    // parser gave some of the body back to be read as text (held, as usual).
+    if (read && read.parsed?.rest === undefined) return { kind: "accept", end, verdict: read.verdict };
+    return { kind: "hold", known: { end, read } };
+  }
   if (isSpecialToken(buf.slice(at, at + header))) return { kind: "drop" };
   // What reject() leaves: the rejected regions being read again, this one's end included.
   s.rescans = [...s.rescans.filter((e) => e > at), at + consumed];
   return { kind: "text" };
+}
+
+/**
+ * Applies decideAtOnce's "accept" to the region at `at` (`header` its marker's length), the text
+ * before it already sent, as stepRegion would once holding it: its calls emitted, and the text
+ * read on after it.
+ */
+export function acceptAtOnce(s: ScanState, at: number, header: number, end: RegionEnd, verdict: Verdict): void {
+  const consumed = header + end.consumed;
+  const before = s.calls.count;
+  accept(s, verdict);
+  s.calls.lastBlock = header > 0 && end.closed ? s.calls.list.slice(before).map((c) => c.call) : null;
+  s.prev = s.buf.charAt(at + consumed - 1) || s.prev;
+  s.pos = at + consumed;
+  if (s.rescans.length > 0) s.rescans = s.rescans.filter((e) => e > s.pos);
 }
 
 /** Waits for the held region's end, then reads it: calls emitted, or the region read again as text. */

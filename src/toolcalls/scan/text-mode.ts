@@ -3,10 +3,11 @@
 // block, a region or fence to hold, a token to drop); "maybe" holds the rest until more text comes.
 
 import type { Candidate } from "../dialects/candidate.ts";
+import { CALL_TRIE, REASONING_TRIE, secondChars } from "../dialects/marker-table.ts";
 import { classifyAt, mayStartCandidate } from "./classify-at.ts";
 import { enterReasoning } from "./reasoning-mode.ts";
 import { RegionTracker } from "./region-end.ts";
-import { decideAtOnce, type KnownRegion } from "./region-mode.ts";
+import { acceptAtOnce, decideAtOnce, type KnownRegion } from "./region-mode.ts";
 import type { ScanState } from "./scan-state.ts";
 import { isSpace } from "./text-scan.ts";
 
@@ -17,6 +18,28 @@ import { isSpace } from "./text-scan.ts";
 const MID_LINE_STOPS = new Uint8Array(128);
 for (const c of "<[]`{fA>\n") MID_LINE_STOPS[c.charCodeAt(0)] = 1;
 
+/**
+ * After a `[` in the middle of a line, the characters that may make it something: whitespace or
+ * `{` (a JSON array of calls, classify-at.ts), or a marker's second character. After any other
+ * character it is text, known without asking classifyAt: a flood of `[` asked it per character.
+ */
+const BRACKET_MAY_GO_ON = (() => {
+  const table = new Uint8Array(128);
+  for (const c of " \t\n\r\v\f{") table[c.charCodeAt(0)] = 1;
+  for (const trie of [REASONING_TRIE, CALL_TRIE]) {
+    const second = secondChars(trie, 0x5b);
+    if (second === null) table.fill(1);
+    else for (const code of second) if (code < 128) table[code] = 1;
+  }
+  return table;
+})();
+
+/** Whether the `[` at `i` (mid-line) is text whatever comes later; false when the text ends at it. */
+function plainBracket(buf: string, i: number): boolean {
+  const next = buf.charCodeAt(i + 1);
+  return next < 128 && BRACKET_MAY_GO_ON[next] === 0;
+}
+
 /** Reads text from `pos` on; true when the mode changed and the machine should go on. */
 export function stepText(s: ScanState, eof: boolean): boolean {
   const buf = s.buf;
@@ -25,7 +48,12 @@ export function stepText(s: ScanState, eof: boolean): boolean {
     if (!s.atLineStart && !s.atBoundary && !s.afterCall) {
       // Plain prose: nothing to track and nothing to classify until the next stop.
       let code = buf.charCodeAt(i);
-      while (code >= 128 || MID_LINE_STOPS[code] === 0) {
+      for (;;) {
+        while (code >= 128 || MID_LINE_STOPS[code] === 0) {
+          if (++i === buf.length) return emitPlain(s, i);
+          code = buf.charCodeAt(i);
+        }
+        if (code !== 0x5b || !plainBracket(buf, i)) break;
         if (++i === buf.length) return emitPlain(s, i);
         code = buf.charCodeAt(i);
       }
@@ -61,6 +89,12 @@ export function stepText(s: ScanState, eof: boolean): boolean {
           emitPlain(s, i);
           s.header = null;
           s.pos = i + candidate.length;
+          return true;
+        }
+        if (decided.kind === "accept") {
+          emitPlain(s, i);
+          s.header = null;
+          acceptAtOnce(s, i, candidate.length, decided.end, decided.verdict);
           return true;
         }
         if (decided.kind === "hold") {
