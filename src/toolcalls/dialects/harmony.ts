@@ -21,6 +21,10 @@ export const harmony: Dialect = {
 
 const HARMONY_ENDS = ["<|call|>", "<|end|>", "<|return|>", "<|eom|>", "<|eot|>"];
 
+/** What opens a harmony header (`to=` only where the prompt left the header open). */
+const OPENS = ["<|start|>", "<|channel|>"];
+const OPENS_AT_START = [...OPENS, "to="];
+
 /**
  * Harmony (gpt-oss) and its relatives (muse-glimmer): a message header
  * `<|start|>assistant<|channel|>commentary to=functions.NAME <|constrain|>json<|message|>`, the
@@ -35,13 +39,13 @@ const HARMONY_ENDS = ["<|call|>", "<|end|>", "<|return|>", "<|eom|>", "<|eot|>"]
  * - otherwise the channel decides: `analysis` is reasoning, `final` and `commentary` content.
  */
 export function harmonyHeader(buf: string, j: number, eof: boolean, tools: ToolSet | null, atStart = false): Candidate {
-  const head = buf.slice(j, j + 400);
-  const opens = atStart ? ["<|start|>", "<|channel|>", "to="] : ["<|start|>", "<|channel|>"];
-  for (const open of opens) {
-    if (!head.startsWith(open)) {
-      if (!eof && head.length < open.length && open.startsWith(head)) return MAYBE;
+  for (const open of atStart ? OPENS_AT_START : OPENS) {
+    // Asked at every `<` of the output: nothing is copied until a header's opening is there.
+    if (!buf.startsWith(open, j)) {
+      if (!eof && buf.length - j < open.length && open.startsWith(buf.slice(j))) return MAYBE;
       continue;
     }
+    const head = buf.slice(j, j + 400);
     const msg = head.indexOf("<|message|>");
     if (msg < 0) return !eof && head.length < 400 && (open !== "to=" || /^to=[^\s<]*\s*(?:<(?:\|[\s\S]*)?)?$/.test(head)) ? MAYBE : NO;
     const header = head.slice(0, msg);

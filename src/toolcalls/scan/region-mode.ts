@@ -54,6 +54,16 @@ export function decideAtOnce(
   if (consumed > RESCAN_LIMIT || active >= RESCAN_DEPTH) return { kind: "hold", known: { end } };
   let rejected = end.rejected;
   let read: KnownRegion["read"];
+  // An empty region rejected once is rejected every time: the same parser reads the same nothing
+  // against the same tools (keyed by a shared spec, or by the marker's text where the marker is
+  // all its spec says: `<function=NAME>`). A marker repeated back to back asks once per repeat.
+  const key = end.bodyEnd !== 0 ? null : Object.isFrozen(spec) ? spec : header > 0 && spec.name !== undefined ? buf.slice(at, at + header) : null;
+  const shift = end.closed ? 2 : 0;
+  if (key !== null) {
+    const known = s.emptyRegions.get(key) ?? 0;
+    // No call at all; or calls judged away, which past the call cap would be dropped instead.
+    if ((known & (EMPTY_NO_CALL << shift)) !== 0 || ((known & (EMPTY_REJECTED << shift)) !== 0 && (!s.calls.full || spec.strict === true))) rejected = true;
+  }
   if (!rejected) {
     const parsed = parseRegion(spec, buf.slice(at + header, at + header + end.bodyEnd), end.closed, s.tools);
     // A call the cut-off output stopped inside is passed through by stepRegion.
@@ -62,6 +72,9 @@ export function decideAtOnce(
     const verdict = judge(s, parsed, spec.strict === true, echo);
     rejected = verdict.kind === "reject";
     read = { parsed, verdict };
+    if (rejected && key !== null && !echo && (s.emptyRegions.size < MAX_EMPTY_REGIONS || s.emptyRegions.has(key))) {
+      s.emptyRegions.set(key, (s.emptyRegions.get(key) ?? 0) | ((parsed === null ? EMPTY_NO_CALL : EMPTY_REJECTED) << shift));
+    }
   }
   if (!rejected) {
     // Calls, or a verdict to apply (a call past the cap): applied where it stands, unless the
@@ -69,10 +82,13 @@ export function decideAtOnce(
     if (read && read.parsed?.rest === undefined) return { kind: "accept", end, verdict: read.verdict };
     return { kind: "hold", known: { end, read } };
   }
-  if (isSpecialToken(buf.slice(at, at + header))) return { kind: "drop" };
+  if (isSpecialToken(buf.slice(at, at + header))) return DROP;
   // What reject() leaves: the rejected regions being read again, this one's end included.
-  s.rescans = [...s.rescans.filter((e) => e > at), at + consumed];
-  return { kind: "text" };
+  const rescans: number[] = [];
+  for (const e of s.rescans) if (e > at) rescans.push(e);
+  rescans.push(at + consumed);
+  s.rescans = rescans;
+  return TEXT;
 }
 
 /**
@@ -131,9 +147,23 @@ type Verdict =
   | { kind: "echo" }
   | { kind: "emit"; content: string | undefined; calls: ScoredToolCall[]; unknown: number };
 
+/**
+ * ScanState.emptyRegions' bits, for an empty body left open (shifted by 2: closed): its parser
+ * found no call; its calls were judged away (to undeclared tools).
+ */
+const EMPTY_NO_CALL = 1;
+const EMPTY_REJECTED = 2;
+/** Most markers whose empty regions are remembered per answer. */
+const MAX_EMPTY_REGIONS = 256;
+
+const REJECT: Verdict = { kind: "reject" };
+const ECHO: Verdict = { kind: "echo" };
+const DROP = { kind: "drop" } as const;
+const TEXT = { kind: "text" } as const;
+
 /** Judges a parsed region without changing anything (rejectedAtOnce asks before holding it). */
 function judge(s: ScanState, parsed: RegionParse | null, strict: boolean, echo: boolean): Verdict {
-  if (!parsed) return { kind: "reject" };
+  if (!parsed) return REJECT;
   // Past the cap a region its marker calls a call region is dropped without scoring; one found
   // in prose (strict) still has to prove it is a call, so it is scored, then dropped.
   if (s.calls.full && !strict && parsed.calls.length > 0 && parsed.content === undefined) {
@@ -141,10 +171,10 @@ function judge(s: ScanState, parsed: RegionParse | null, strict: boolean, echo: 
   }
   const finalized = parsed.calls.map((c) => finalizeCall(c, s.tools));
   const resolved = finalized.filter((f) => f !== null);
-  if (strict && (resolved.length < parsed.calls.length || !resolved.every((f) => f.fits))) return { kind: "reject" };
+  if (strict && (resolved.length < parsed.calls.length || !resolved.every((f) => f.fits))) return REJECT;
   const calls = resolved.map((f) => f.call);
-  if (echo && parsed.content === undefined && s.calls.repeatsLastBlock(calls)) return { kind: "echo" };
-  if (resolved.length === 0 && parsed.content === undefined) return { kind: "reject" };
+  if (echo && parsed.content === undefined && s.calls.repeatsLastBlock(calls)) return ECHO;
+  if (resolved.length === 0 && parsed.content === undefined) return REJECT;
   return { kind: "emit", content: parsed.content, calls, unknown: parsed.calls.length - resolved.length };
 }
 

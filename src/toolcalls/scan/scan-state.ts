@@ -40,6 +40,8 @@ export class ScanState {
   heldRescans: readonly number[] = NONE;
   /** The region being held (region mode): its end already known, or the tracker that finds it. */
   region: { spec: RegionSpec; known: KnownRegion } | { spec: RegionSpec; tracker: RegionTracker } | null = null;
+  /** Empty regions already read and rejected, by spec or marker (region-mode.ts decideAtOnce). */
+  readonly emptyRegions = new Map<RegionSpec | string, number>();
   /** Where the search for the current mode's closing marker goes on from. */
   searchFrom = 0;
 
