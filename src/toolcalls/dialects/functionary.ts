@@ -7,9 +7,10 @@ import { jsonStart, namedJsonRegion } from "./dialect.ts";
 
 /** `>>>NAME\n{…}`; `>>>all\n` introduces plain text. */
 export function functionary(buf: string, j: number, ctx: ScanContext): Candidate {
+  // Asked at every `>` of the output: nothing is copied unless `>>>` is there.
+  if (buf.length - j < 3) return !ctx.eof && ">>>".startsWith(buf.slice(j)) ? MAYBE : NO;
+  if (!buf.startsWith(">>>", j)) return NO;
   const head = buf.slice(j, j + 140);
-  if (head.length < 3) return !ctx.eof && ">>>".startsWith(head) ? MAYBE : NO;
-  if (!head.startsWith(">>>")) return NO;
   const nl = head.indexOf("\n");
   if (nl < 0) return !ctx.eof && head.length < 140 && /^>>>[\w.\-]*$/.test(head) ? MAYBE : NO;
   const name = head.slice(3, nl).trim();

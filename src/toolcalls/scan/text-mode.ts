@@ -3,7 +3,7 @@
 // block, a region or fence to hold, a token to drop); "maybe" holds the rest until more text comes.
 
 import type { Candidate } from "../dialects/candidate.ts";
-import { CALL_TRIE, REASONING_TRIE, secondChars } from "../dialects/marker-table.ts";
+import { CALL_TRIE, REASONING_TRIE, STRAY_TOKEN_TRIE, secondChars, type MarkerTrie } from "../dialects/marker-table.ts";
 import { classifyAt, mayStartCandidate } from "./classify-at.ts";
 import { enterReasoning } from "./reasoning-mode.ts";
 import { RegionTracker } from "./region-end.ts";
@@ -18,26 +18,52 @@ import { isSpace } from "./text-scan.ts";
 const MID_LINE_STOPS = new Uint8Array(128);
 for (const c of "<[]`{fA>\n") MID_LINE_STOPS[c.charCodeAt(0)] = 1;
 
-/**
- * After a `[` in the middle of a line, the characters that may make it something: whitespace or
- * `{` (a JSON array of calls, classify-at.ts), or a marker's second character. After any other
- * character it is text, known without asking classifyAt: a flood of `[` asked it per character.
- */
-const BRACKET_MAY_GO_ON = (() => {
+/** A table of the ASCII characters in `chars`, and of the second characters of `first`'s markers in `tries`. */
+function followTable(chars: string, first?: string, tries: readonly MarkerTrie[] = []): Uint8Array {
   const table = new Uint8Array(128);
-  for (const c of " \t\n\r\v\f{") table[c.charCodeAt(0)] = 1;
-  for (const trie of [REASONING_TRIE, CALL_TRIE]) {
-    const second = secondChars(trie, 0x5b);
+  for (const c of chars) table[c.charCodeAt(0)] = 1;
+  for (const trie of tries) {
+    const second = secondChars(trie, first!.charCodeAt(0));
     if (second === null) table.fill(1);
     else for (const code of second) if (code < 128) table[code] = 1;
   }
   return table;
-})();
+}
 
-/** Whether the `[` at `i` (mid-line) is text whatever comes later; false when the text ends at it. */
-function plainBracket(buf: string, i: number): boolean {
+const SPACE = " \t\n\r\v\f";
+
+/**
+ * For each character that stops plain prose in the middle of a line, the characters after it
+ * that may make it something (what classify-at.ts asks there): after any other one it is text,
+ * known without asking. A flood of `[`, `{` or `<` asked classifyAt per character.
+ *   `[`  whitespace or `{` (a JSON array of calls), or a marker's second character
+ *   `{`  what starts a call's first key (dialects/json.ts): whitespace, a quote, a name
+ *   `<`  a marker's second character, harmony's `<|`, `<function`, `<invoke`
+ *   `]`  a marker's second character (MiniMax-M3's `]<]minimax[>[`)
+ *   `>`  Functionary's `>>>`; `` ` `` a fence's ```; `f` `functools[`; `A` Command-R's `Action:`
+ */
+const FOLLOWS: Record<string, Uint8Array> = {
+  "[": followTable(`${SPACE}{`, "[", [REASONING_TRIE, CALL_TRIE]),
+  "{": followTable(`${SPACE}"'_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz`),
+  "<": followTable("|fi", "<", [REASONING_TRIE, STRAY_TOKEN_TRIE, CALL_TRIE]),
+  "]": followTable("", "]", [CALL_TRIE]),
+  ">": followTable(">"),
+  "`": followTable("`"),
+  f: followTable("u"),
+  A: followTable("c"),
+};
+const FOLLOW_BY_CODE: Array<Uint8Array | undefined> = [];
+for (const [c, table] of Object.entries(FOLLOWS)) FOLLOW_BY_CODE[c.charCodeAt(0)] = table;
+
+/**
+ * Whether the stop character `code` at `i` (mid-line) is text whatever comes later, seen from the
+ * character after it; false when the text ends at it, or when classifyAt must be asked.
+ */
+function plainStop(buf: string, i: number, code: number): boolean {
+  const table = FOLLOW_BY_CODE[code];
+  if (table === undefined) return false;
   const next = buf.charCodeAt(i + 1);
-  return next < 128 && BRACKET_MAY_GO_ON[next] === 0;
+  return next < 128 && table[next] === 0;
 }
 
 /** Reads text from `pos` on; true when the mode changed and the machine should go on. */
@@ -53,7 +79,7 @@ export function stepText(s: ScanState, eof: boolean): boolean {
           if (++i === buf.length) return emitPlain(s, i);
           code = buf.charCodeAt(i);
         }
-        if (code !== 0x5b || !plainBracket(buf, i)) break;
+        if (!plainStop(buf, i, code)) break;
         if (++i === buf.length) return emitPlain(s, i);
         code = buf.charCodeAt(i);
       }
