@@ -60,7 +60,7 @@ export const DEFAULTS = {
   },
   minScore: 0,
   retries: { perTarget: 2, maxAttempts: 6, backoffMs: 100, maxBackoffMs: 1000, maxRetryAfterMs: 2000 },
-  resume: { maxResumes: 1 },
+  resume: { maxResumes: 3 },
   circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 },
   health: { sampleMs: 1000, snapshotTtlMs: 1000, idleStopMs: 60_000 },
   queue: { maxWaitMs: 30_000 },

@@ -56,6 +56,21 @@ export function recordProbe(c: Circuit, now: number, ok: boolean, policy: Breake
   return { state: "open", failures: c.failures, until: now + cooldownMs, cooldownMs };
 }
 
+/**
+ * The circuit after a health sample (`ready`: `/health` answered 200), and whether the server has
+ * been seen down (or loading) since its circuit left closed. A server seen down and then ready has
+ * restarted: its circuit closes at once, whatever cooldown its earlier failures earned (a pool's
+ * servers restart all the time, and a backoff grown while one churned would keep a healthy server
+ * out for minutes). One that answers `/health` all along while its requests fail keeps the
+ * breaker's cooldown, and is probed only once it has passed (recordProbe).
+ */
+export function afterSample(c: Circuit, sawDown: boolean, ready: boolean, now: number, policy: BreakerPolicy): { circuit: Circuit; sawDown: boolean } {
+  if (c.state === "closed") return { circuit: c, sawDown: false };
+  if (!ready) return { circuit: recordProbe(c, now, false, policy), sawDown: true };
+  if (sawDown) return { circuit: CLOSED, sawDown: false };
+  return { circuit: recordProbe(c, now, true, policy), sawDown: false };
+}
+
 /** For the operator view: 0 closed, 1 half-open, 2 open. */
 export function circuitGauge(state: CircuitState): number {
   return state === "closed" ? 0 : state === "half-open" ? 1 : 2;

@@ -2,7 +2,7 @@
 // runs their circuit breakers and counts the traffic behind /metrics.
 import { DurableObject } from "cloudflare:workers";
 import { secretOf } from "../config/env-vars.ts";
-import { CLOSED, recordFailure, recordProbe, recordSuccess, circuitState, type BreakerPolicy } from "./circuit-breaker.ts";
+import { CLOSED, afterSample, recordFailure, recordSuccess, circuitState, type BreakerPolicy, type Circuit } from "./circuit-breaker.ts";
 import { countsAgainstUpstream } from "./classify-failure.ts";
 import type { HealthReport, PlacementNews, PlacementNote, UpstreamRef } from "./health-report.ts";
 import { countOutcome, type TrafficMetrics } from "./traffic-metrics.ts";
@@ -19,6 +19,8 @@ interface Tracked {
   metrics?: boolean;
   /** Its `/props` `total_slots`, read once when `/slots` is off (`--no-slots`); null: /props told none. */
   propsSlots?: number | null;
+  /** A sample found it down or loading while its circuit was not closed: it restarted (see probed). */
+  sawDown?: boolean;
 }
 
 /** Placement notes kept for isolates to catch up on, and the most one snapshot carries. */
@@ -35,7 +37,8 @@ const DEFAULT_POLICY = {
  * isolates read its snapshot in the background and send their passive signals (connection errors,
  * 5xx, timeouts) and outcomes with `waitUntil`. While there is traffic its alarm samples each
  * llama-server's `/health` and `/slots` (an OpenAI-compatible server's `GET /v1/models` only) and
- * probes open circuits whose cooldown has passed (half-open). It also keeps the traffic totals behind `/metrics`.
+ * probes open circuits whose cooldown has passed (half-open); a server seen down and then ready (it
+ * restarted) has its circuit closed at once. It also keeps the traffic totals behind `/metrics`.
  */
 export class HealthHub extends DurableObject<Env> {
   private readonly upstreams = new Map<string, Tracked>();
@@ -187,7 +190,7 @@ export class HealthHub extends DurableObject<Env> {
       state = "down";
     }
     const now = Date.now();
-    const circuit = recordProbe(t.health.circuit, now, state === "ready", this.policy.circuit);
+    const circuit = this.probed(t, state, now);
     // A sample that could not read /slots (a timeout under load, say) keeps the last reading: the
     // admission queue gates on the slot count, and losing it would let every waiter through at once.
     const previous = t.health;
@@ -210,7 +213,14 @@ export class HealthHub extends DurableObject<Env> {
       state = "down";
     }
     const now = Date.now();
-    t.health = { state, circuit: recordProbe(t.health.circuit, now, state === "ready", this.policy.circuit), checkedAt: now };
+    t.health = { state, circuit: this.probed(t, state, now), checkedAt: now };
+  }
+
+  /** The circuit after a sample (circuit-breaker.ts afterSample: a server that restarted rejoins at once). */
+  private probed(t: Tracked, state: UpstreamHealth["state"], now: number): Circuit {
+    const next = afterSample(t.health.circuit, t.sawDown === true, state === "ready", now, this.policy.circuit);
+    t.sawDown = next.sawDown;
+    return next.circuit;
   }
 
   /** `/props` `total_slots`; null when it answered without one, undefined when it did not answer (asked again). */

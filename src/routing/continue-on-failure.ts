@@ -64,8 +64,13 @@ class Continuations {
     const request = continuationRequest(opts.request, written);
     if (!request) return null;
     // A server whose parser refused the model's output is not broken: it may write the rest itself.
-    if (!error.unparsed) this.failed.add(this.writing);
-    const rest = this.plan.targets.filter((t) => canContinue(t, opts.request) && !this.failed.has(t));
+    // One that failed is not asked again at once; one that failed earlier in this answer may be,
+    // after every other (in a pool whose servers restart, it may be the one back up), so an answer
+    // goes on while the pool has a server to continue it, up to resume.maxResumes times.
+    const justFailed = error.unparsed ? null : this.writing;
+    if (justFailed) this.failed.add(justFailed);
+    const able = this.plan.targets.filter((t) => canContinue(t, opts.request) && t !== justFailed);
+    const rest = [...able.filter((t) => !this.failed.has(t)), ...able.filter((t) => this.failed.has(t))];
     if (!rest.length) return null;
     // First in line if every slot is taken: this answer is already under way.
     const s = await attemptTargets(rest, { ...opts, request, priority: CONTINUATION_PRIORITY });

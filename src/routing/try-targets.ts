@@ -8,7 +8,7 @@ import { HealthRecorder } from "../health/health-client.ts";
 import type { HealthSnapshot } from "../health/upstream-health.ts";
 import type { UpstreamRef } from "../health/health-report.ts";
 import { circuitState } from "../health/circuit-breaker.ts";
-import { classifyFailure, retriesSameTarget } from "../health/classify-failure.ts";
+import { classifyFailure, retriesSameTarget, type FailureKind } from "../health/classify-failure.ts";
 import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcome.ts";
 import { orderTargets } from "./order-targets.ts";
 import { retryDelayMs } from "./retry-delay.ts";
@@ -177,12 +177,13 @@ async function* triesOf(targets: Target[], opts: TryOptions): AsyncGenerator<Att
   // when it arrives, and a request arriving while it is read waits for it.
   const reading = place ? learnSlotCounts(targets, health.snapshot(), opts.env, () => slotReleased(() => health.snapshot()), (p) => defer(p, opts.waitUntil)) : undefined;
   if (reading) await reading;
-  const tries = { attempts: 0, finishTarget: "none" };
+  const tries: TryState["tries"] = { attempts: 0, finishTarget: "none", wait: null };
   const finish = (err: ProxyError): ProxyError => {
     health.finish({ target: tries.finishTarget, code: err.code, totalMs: Date.now() - requestStart });
     return err;
   };
   let turn: Promise<void> | null | undefined;
+  let spins = 0;
   try {
     turn = place?.first();
   } catch (e) {
@@ -202,8 +203,21 @@ async function* triesOf(targets: Target[], opts: TryOptions): AsyncGenerator<Att
     } catch (e) {
       place?.turnEnded();
       const err = e as ProxyError;
-      // Only a target that is there but full is worth waiting for; none serving the model, or broken, is the answer now.
-      if (!place || !err.busy || opts.signal.aborted) throw finish(err);
+      // Worth waiting for: a target that is there but full (whatever error the precedence chose to
+      // answer with: a server still loading ranks first, and must not send away a request a busy
+      // one will take), or, with every target down, one loading its model. None serving the model,
+      // or refusing the request, is the answer now.
+      const wait = tries.wait;
+      if (!place || wait === null || opts.signal.aborted) throw finish(err);
+      if (wait === "comeback") {
+        // Nothing to take turns on while every server is down: look again shortly, the last time
+        // when the wait runs out; then the failure that ranks first is the answer.
+        const left = place.timeLeft();
+        if (left <= 0) throw finish(err);
+        if (!(await sleep(Math.min(left, COMEBACK_MS * (1 + Math.random() / 3)), opts.signal))) throw finish(clientClosed());
+        turn = null;
+        continue;
+      }
       try {
         turn = place.again();
       } catch (refused) {
@@ -212,17 +226,33 @@ async function* triesOf(targets: Target[], opts: TryOptions): AsyncGenerator<Att
         if (err.outcomes) r.outcomes = err.outcomes;
         throw finish(r);
       }
+      // Given a turn at once after a pass that failed (a busy target the line cannot see, such as
+      // a browser session's queue): from the second time on, the next pass waits a moment, or it
+      // would spin.
+      if (turn !== null) spins = 0;
+      else if (++spins > 1 && !(await sleep(COMEBACK_MS * (1 + Math.random() / 3), opts.signal))) throw finish(clientClosed());
     }
   }
 }
 
-/** The request's state across its tries: attempts so far, and the target its outcome is reported under. */
+/**
+ * The request's state across its tries: attempts so far, the target its outcome is reported under,
+ * and what the last pass that failed says is worth waiting for (see triesOf).
+ */
 interface TryState {
   requestStart: number;
   health: HealthRecorder;
   place: QueuePlace | undefined;
-  tries: { attempts: number; finishTarget: string };
+  tries: { attempts: number; finishTarget: string; wait: "capacity" | "comeback" | null };
 }
+
+/** A server that cannot answer now but may in a moment: dead, restarting, loading its model. */
+const DOWN_KINDS: ReadonlySet<FailureKind> = new Set(["unreachable", "timeout", "loading", "broken"]);
+
+/** How long a request waiting for a server to come back waits between looks (jittered up to a third more). */
+const COMEBACK_MS = 250;
+
+const clientClosed = () => new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
 
 /** One pass over the targets; the error thrown carries the attempts and every target's outcome. */
 async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): AsyncGenerator<Attempt, Tried<unknown>, Report | undefined> {
@@ -253,8 +283,11 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
   // Attempts count across the request's tries; `retries.maxAttempts` bounds each try.
   let attempts = tries.attempts;
   const firstAttempt = attempts;
+  // Each target's last failure kind, for what the pass's end says is worth waiting for.
+  const kinds = new Map<Target, FailureKind>();
   const fail = (err: ProxyError, from?: TargetFailure): ProxyError => {
     tries.attempts = attempts;
+    tries.wait = waitFor([...failures.entries()].filter(([, f]) => !f.skipped), kinds, snapshot ?? health.snapshot());
     err.attempts = attempts;
     err.outcomes = targetOutcomes([...failures.values()]);
     tries.finishTarget = from && !from.skipped ? from.target : (lastTarget?.name ?? tries.finishTarget);
@@ -318,6 +351,7 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
         }
         const kind = classifyFailure(err, getUpstreamStatus(err));
         if (kind === "gone") break targets;
+        kinds.set(target, kind);
         const retryAfterMs = getUpstreamRetryAfter(err);
         if (tracked) health.failure(tracked.url, kind, retryAfterMs);
         failed(target, err);
@@ -329,11 +363,33 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
       }
     }
   }
-  if (opts.signal.aborted) throw fail(new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." }));
+  if (opts.signal.aborted) throw fail(clientClosed());
   const chosen = finalOutcome([...failures.values()]);
   throw fail(chosen?.error ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." }), chosen);
 }
 
+
+/**
+ * What a pass that failed everywhere is worth waiting for: "capacity" when a target was there but
+ * full (refused for capacity by the admission gate or by the server), "comeback" when every target
+ * was down (dead, restarting, loading) and one of them is loading its model (its answer, or the
+ * health snapshot), else nothing (no target serves the model, or the request was refused).
+ */
+function waitFor(failed: Array<[Target, TargetFailure]>, kinds: ReadonlyMap<Target, FailureKind>, snapshot: HealthSnapshot): "capacity" | "comeback" | null {
+  if (failed.length === 0) return null;
+  if (failed.some(([, f]) => f.error.busy === true)) return "capacity";
+  // A target refused without an attempt (the gate) has no kind: it was full, seen above.
+  const down = failed.every(([t]) => DOWN_KINDS.has(kinds.get(t) ?? "client"));
+  if (!down) return null;
+  // Loading is the only sign worth a wait: a server refusing connections may be gone for good (a
+  // snapshot that still says ready was taken before it died), and its request is answered at once.
+  const comingBack = failed.some(([t]) => {
+    if (kinds.get(t) === "loading") return true;
+    const server = capabilitiesOf(t).server;
+    return server != null && snapshot.upstreams[server.key]?.state === "loading";
+  });
+  return comingBack ? "comeback" : null;
+}
 
 /**
  * The targets by context fit, keeping their order within each group: those that hold the prompt and

@@ -65,13 +65,23 @@ describe("an answer continued on another target", () => {
 
   it("at most resume.maxResumes times: past it the failure is the error frame", async () => {
     const twice = () => [errorMid("Paris"), errorMid("Paris is the"), cont()];
-    const once = await streamed(twice());
+    const once = await streamed(twice(), { resume: { maxResumes: 1 } });
     expect(once).toMatchObject({ text: "Paris is the", done: false, finish: [] });
     expect(once.error?.code).toBe("upstream_error");
     const allowed = await streamed(twice(), { resume: { maxResumes: 2 } });
     expect(allowed).toMatchObject({ text: TEXT, done: true, finish: ["stop"] });
     expect(allowed.ext?.resumes?.map((r) => r.after_chars)).toEqual([5, 12]);
     expect(allowed.ext?.attempts).toBe(3);
+  });
+
+  it("an answer cut by the request's own timeouts.totalMs is not continued: it would be as long anywhere", async () => {
+    // One token every 50 ms, for ever: the upstream keeps its pace (idle 300 ms), the 1.5 s total ends it.
+    const r = await streamed([llama(fixture("behave/endless")), cont()]);
+    expect(r).toMatchObject({ status: 200, done: false, finish: [] });
+    expect(r.error?.code).toBe("upstream_timeout");
+    expect(r.error?.message).toContain("timeouts.totalMs");
+    expect(r.ext?.resumes).toBeUndefined();
+    expect(r.text).toMatch(/^t0 t1 /);
   });
 
   it("off for a model: the error frame", async () => {

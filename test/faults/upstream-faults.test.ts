@@ -19,6 +19,10 @@ interface Fault {
   extra?: Record<string, unknown>;
   /** Timeouts overriding FAST for this fault. */
   timeouts?: Record<string, number>;
+  /** Configuration beside the timeouts (the admission queue's wait). */
+  config?: Record<string, unknown>;
+  /** The answer comes no sooner (it waited in line). */
+  minElapsedMs?: number;
 }
 
 const say = (text: string) => llama(fixture(`behave/say/${encodeURIComponent(text)}`));
@@ -81,10 +85,20 @@ const FAULTS: Fault[] = [
     nonStream: { status: 502, code: "upstream_error", attempts: "2" },
   },
   {
-    name: "503 while the model loads",
+    // No target ready, one loading its model: it waits in line for it (issue 28), here 600 ms.
+    name: "503 while the model loads, past queue.maxWaitMs",
     targets: () => [llama(fixture("behave/loading"))],
-    stream: { status: 503, code: "model_loading", attempts: "1" },
-    nonStream: { status: 503, code: "model_loading", attempts: "1" },
+    config: { queue: { maxWaitMs: 600 } },
+    stream: { status: 503, code: "model_loading" },
+    nonStream: { status: 503, code: "model_loading" },
+    minElapsedMs: 500,
+  },
+  {
+    name: "503 while the model loads, then loaded within queue.maxWaitMs: served",
+    targets: () => [llama(fixture("behave/loading-then-ok/2"))],
+    stream: { status: 200, text: "loaded", done: true, attempts: "3", code: null },
+    nonStream: { status: 200, text: "loaded", attempts: "3", code: null },
+    minElapsedMs: 400,
   },
   {
     name: "401: Switchyard's upstream key is wrong (never retried)",
@@ -214,7 +228,7 @@ const FAULTS: Fault[] = [
 describe.each([true, false])("upstream faults (stream: %s)", (stream) => {
   for (const fault of FAULTS) {
     it(fault.name, async () => {
-      const { res, started } = await chat({ stream, vars: { ...vars(fault.targets(), { timeouts: { ...FAST, ...fault.timeouts } }), ...fault.extra } });
+      const { res, started } = await chat({ stream, vars: { ...vars(fault.targets(), { timeouts: { ...FAST, ...fault.timeouts }, ...fault.config }), ...fault.extra } });
       const got = await outcome(res, started);
       const want = stream ? fault.stream : fault.nonStream;
       const { textLength, ...exact } = want;
@@ -229,6 +243,7 @@ describe.each([true, false])("upstream faults (stream: %s)", (stream) => {
         recordOverrun(`${fault.name} (${stream ? "stream" : "non-stream"})`, fault.timeoutMs, got.elapsed);
         expect(got.elapsed).toBeLessThan(fault.timeoutMs + SLACK_MS);
       }
+      if (fault.minElapsedMs !== undefined) expect(got.elapsed).toBeGreaterThanOrEqual(fault.minElapsedMs);
       expect(got.elapsed).toBeLessThan(3000);
     });
   }

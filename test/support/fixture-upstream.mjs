@@ -292,6 +292,12 @@ const BEHAVIOURS = {
     return BEHAVIOURS.say(req, res, "recovered", state, body, counter);
   },
   // The first request to this path: 503 no slot available with Retry-After: `arg` s; then normal.
+  // A llama-server restarting: its first `arg` requests (default 2) get the 503 it answers while
+  // the model loads, then it answers ("loaded").
+  async "loading-then-ok"(req, res, arg, state, body, counter) {
+    if (counter <= Number(arg ?? 2)) return BEHAVIOURS.loading(req, res);
+    return BEHAVIOURS.say(req, res, "loaded", state, body, counter);
+  },
   async "busy-then-ok"(req, res, arg, state, body, counter) {
     if (counter <= 1) {
       res.writeHead(503, { "content-type": "application/json", "retry-after": String(arg ?? 1) });

@@ -109,6 +109,33 @@ describe("admission queue (one busy slot)", () => {
     expect(order.lastIndexOf("high")).toBeLessThanOrEqual(4);
   });
 
+  it("one server full and another still loading: the request waits for the full one, not 503 model_loading (issue 28)", async () => {
+    const url = upstream("loadfull", 60);
+    const loading = `${FIXTURE_URL}/u-qload${tag}/behave/loading`;
+    const vars = configWith({ qloadfull: { targets: [{ kind: "llama", url }, { kind: "llama", url: loading }] } }, { ...fast, queue: { maxWaitMs: 20_000 }, timeouts: { commitMs: 5000 } });
+    await warm(vars, "qloadfull", url);
+    // The full server churned a moment ago: its circuit is open (a restarted server's often is), so
+    // the precedence of failures puts the loading server's 503 first.
+    const down = { url, ok: false, kind: "unreachable" as const };
+    await hub().observe({ upstreams: [{ url }], attempts: Array(5).fill(down), outcomes: [], policy: { circuit: { failureThreshold: 5, cooldownMs: 60_000, maxCooldownMs: 120_000 }, health: { sampleMs: 200, idleStopMs: 60_000 } } });
+    await sleep(150);
+    // One request holds the one slot for about 1.2 s.
+    const blocker = call("/v1/chat/completions", { json: { model: "qloadfull", messages: [{ role: "user", content: `blocker ${tag}` }], stream: true } }, vars);
+    await sleep(200);
+    const startedAt = Date.now();
+    const { res, done } = await call("/v1/chat/completions", { json: { model: "qloadfull", messages: [{ role: "user", content: `after the blocker ${tag}` }] } }, vars);
+    const body = await res.json<{ choices?: Array<{ message: { content: string } }>; error?: { code: string } }>();
+    await done();
+    const waited = Date.now() - startedAt;
+    // The loading server's 503 ranks first among the failures; the full one's turn comes all the same.
+    expect(res.status, JSON.stringify(body)).toBe(200);
+    expect(body.choices?.[0]?.message.content).toMatch(/^tok0 tok1/);
+    expect(waited).toBeGreaterThanOrEqual(500);
+    const b = await blocker;
+    await b.res.text();
+    await b.done();
+  });
+
   it("past queue.maxWaitMs before commit: 503 no_capacity with a Retry-After from the line", async () => {
     const url = upstream("refuse", 120);
     // A long commit grace: the wait (800 ms) ends before the response is committed.

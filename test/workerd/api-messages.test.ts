@@ -70,7 +70,7 @@ describe("POST /v1/messages against a real llama-server", () => {
     expect(missing.res.status).toBe(404);
     expect(await missing.res.json()).toMatchObject({ type: "error", error: { type: "not_found_error" } });
 
-    const loading = await call("/v1/messages", { json: ask({ model: "m", stream: true }) }, fixtureModel("behave/loading"));
+    const loading = await call("/v1/messages", { json: ask({ model: "m", stream: true }) }, fixtureModel("behave/loading", { queue: { maxWaitMs: 0 } }));
     expect(loading.res.status).toBe(503);
     expect(loading.res.headers.get("retry-after")).toBe("5");
     expect(await loading.res.json()).toMatchObject({ type: "error", error: { type: "overloaded_error", code: "model_loading" } });

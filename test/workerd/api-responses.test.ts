@@ -107,7 +107,7 @@ describe("POST /v1/responses against a real llama-server", () => {
     const prev = await call("/v1/responses", { json: ask({ previous_response_id: "resp_x" }) });
     expect(prev.res.status).toBe(400);
     expect(((await prev.res.json()) as any).error).toMatchObject({ code: "previous_response_not_found", param: "previous_response_id" });
-    const loading = await call("/v1/responses", { json: ask({ model: "m", stream: true }) }, fixtureModel("behave/loading"));
+    const loading = await call("/v1/responses", { json: ask({ model: "m", stream: true }) }, fixtureModel("behave/loading", { queue: { maxWaitMs: 0 } }));
     expect(loading.res.status).toBe(503);
     expect(((await loading.res.json()) as any).error.code).toBe("model_loading");
   });

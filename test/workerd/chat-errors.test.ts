@@ -74,7 +74,7 @@ describe("upstream failures before the first byte", () => {
 
   it("loading → 503 model_loading with Retry-After (stream too: the status is kept)", async () => {
     for (const stream of [false, true]) {
-      const { res } = await call("/v1/chat/completions", { json: chat({ stream }) }, fixtureModel("behave/loading"));
+      const { res } = await call("/v1/chat/completions", { json: chat({ stream }) }, fixtureModel("behave/loading", { queue: { maxWaitMs: 0 } }));
       expect(res.status).toBe(503);
       expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
       expect((await envelope(res)).code).toBe("model_loading");

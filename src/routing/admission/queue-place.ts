@@ -74,6 +74,11 @@ export class QueuePlace {
     return queue.requeue(this.ticket, this.opts.snapshot()) ? null : this.wait();
   }
 
+  /** How much of the wait (`queue.maxWaitMs` from arrival) is left, in ms. */
+  timeLeft(now = Date.now()): number {
+    return Math.max(0, this.deadline - now);
+  }
+
   /** Whether an attempt may start on the llama-server now (see AdmissionQueue.mayStart). */
   mayStart(server: string): boolean {
     // A slot held for this request there was counted free when its turn was given.

@@ -1,5 +1,6 @@
 // An answer's events that survive its upstream failing mid-answer: another target (or a raw replay)
 // takes over, and the client sees one unbroken answer.
+import { classifyFailure } from "../../health/classify-failure.ts";
 import { ProxyError, type ErrorInfo } from "../../errors/proxy-error.ts";
 import type { EventPull } from "../../events/event-source.ts";
 import type { UpstreamEvent } from "../../events/events.ts";
@@ -110,6 +111,9 @@ export class ResumingEvents implements EventPull {
       if (this.ready.length) return this.ready.shift()!;
       if (this.cancelled) return null;
       let e: UpstreamEvent | null;
+      // The request's own timeouts.totalMs ran out: the answer is longer than the request allows,
+      // and would be on any server; continuing it elsewhere would only give a runaway more time.
+      let ownDeadline = false;
       if (this.held) [e, this.held] = [this.held, undefined];
       else if (this.pendingFirst) [e, this.pendingFirst] = [this.pendingFirst, undefined];
       else {
@@ -117,11 +121,12 @@ export class ResumingEvents implements EventPull {
           e = await this.inner.next();
         } catch (err) {
           const pe = err instanceof ProxyError ? err : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: String(err) });
+          ownDeadline = classifyFailure(pe) === "deadline";
           e = { type: "error", error: pe.toInfo() };
         }
       }
       if (e?.type === "error") {
-        if (await this.resume(e.error)) continue;
+        if (!ownDeadline && (await this.resume(e.error))) continue;
         return this.unresumed ? { type: "error", error: { ...e.error, message: `${e.error.message} ${this.unresumed}` } } : e;
       }
       if (e?.type === "usage" && this.prefillCount) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CLOSED, circuitState, recordFailure, recordProbe, recordSuccess } from "../../../src/health/circuit-breaker.ts";
+import { CLOSED, afterSample, circuitState, recordFailure, recordProbe, recordSuccess } from "../../../src/health/circuit-breaker.ts";
 
 const policy = { failureThreshold: 3, cooldownMs: 1000, maxCooldownMs: 4000 };
 
@@ -55,5 +55,40 @@ describe("circuit breaker", () => {
     const reopened = recordProbe(c, 1000, false, policy);
     expect(circuitState(reopened, 1000)).toBe("open");
     expect(reopened.until).toBe(3000);
+  });
+});
+
+describe("a health sample (issue 28: a restarted server rejoins at once)", () => {
+  /** A circuit that churned: opened, failed its half-open tries, its cooldown grown to the maximum. */
+  const churned = () => {
+    let c = CLOSED;
+    for (let i = 0; i < 3; i++) c = recordFailure(c, 0, policy);
+    c = recordFailure(c, 1000, policy);
+    c = recordFailure(c, 3000, policy);
+    return c;
+  };
+
+  it("seen down, then ready: the circuit closes at once, whatever cooldown it had earned", () => {
+    const c = churned();
+    expect(c.cooldownMs).toBe(4000);
+    expect(circuitState(c, 3100)).toBe("open");
+    const down = afterSample(c, false, false, 3100, policy);
+    expect(down.sawDown).toBe(true);
+    expect(circuitState(down.circuit, 3100)).toBe("open");
+    const up = afterSample(down.circuit, down.sawDown, true, 3300, policy);
+    expect(up).toEqual({ circuit: CLOSED, sawDown: false });
+  });
+
+  it("ready all along while its requests fail: the cooldown holds (the breaker still protects)", () => {
+    const c = churned();
+    const sampled = afterSample(c, false, true, 3100, policy);
+    expect(sampled.sawDown).toBe(false);
+    expect(circuitState(sampled.circuit, 3100)).toBe("open");
+    // Once the cooldown has passed, a ready sample lets traffic try (half-open), as before.
+    expect(circuitState(afterSample(c, false, true, c.until, policy).circuit, c.until)).toBe("half-open");
+  });
+
+  it("a closed circuit forgets having been down", () => {
+    expect(afterSample(CLOSED, true, false, 0, policy)).toEqual({ circuit: CLOSED, sawDown: false });
   });
 });
