@@ -124,9 +124,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /**
  * Spawns llama-server on a free 127.0.0.1 port and waits until `GET /health` answers 200.
  *
- * @param {{ bin?: string, model?: string, ctx?: number, parallel?: number, threads?: number, args?: string[],
+ * @param {{ bin?: string, model?: string, port?: number, ctx?: number, parallel?: number, threads?: number, args?: string[],
  *           apiKey?: string, readyTimeoutMs?: number, waitReady?: boolean, logLimit?: number,
  *           env?: Record<string,string> }} [opts]
+ *   `port`: listen there instead of on a free port (a server restarted where it was, as an operator's
+ *   would be); a failure to bind it is thrown, not retried on another port.
  *   `ctx` is the total context; explicit `parallel` slots split it (2048 / 4 = 512 tokens per slot).
  *   `threads` defaults to 1: the model is tiny, and on a busy 2-core machine llama.cpp's spinning
  *   worker threads slow each other down several-fold (measured 2.6 s vs 7.2 s for 92 tokens).
@@ -138,6 +140,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export async function startLlamaServer({
   bin,
   model,
+  port: fixedPort,
   ctx = 2048,
   parallel = 4,
   threads = 1,
@@ -153,7 +156,7 @@ export async function startLlamaServer({
   let lastError;
   // The port is free when chosen but could be taken before llama-server binds it: retry then.
   for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
+    const port = fixedPort ?? (await freePort());
     const server = launch({ bin, model, port, ctx, parallel, threads, args, apiKey, readyTimeoutMs, logLimit, env });
     if (!waitReady) {
       server.ready.catch(() => {}); // the caller may never await it
@@ -165,7 +168,7 @@ export async function startLlamaServer({
     } catch (e) {
       lastError = e;
       await server.stop();
-      if (!/couldn't bind|address already in use/i.test(server.logs())) break;
+      if (fixedPort !== undefined || !/couldn't bind|address already in use/i.test(server.logs())) break;
     }
   }
   throw lastError;
