@@ -7,6 +7,8 @@
 //   const proxy = await startChurnSwitchyard(pool);
 //   const run = await runChurn({ url: proxy.url, pool, clients: 3, durationMs: 25_000, seed: 28 });
 //   run.summary, run.verdicts, run.restarts, run.timeline
+// A seeded generator, so a run's kills, delays and request mix repeat.
+import { mulberry32 } from "../../scripts/gguf-writer.mjs";
 import { performance } from "node:perf_hooks";
 import { judge, rejoins, summarize, answerText } from "./churn-verdict.mjs";
 import { literalGrammar, startLlamaServer } from "./llama-server.mjs";
@@ -57,17 +59,6 @@ export function startChurnSwitchyard(pool, config = {}, model = {}) {
   return startSwitchyard({ vars: { SWITCHYARD_CONFIG: { models: { [MODEL]: { targets, balance: "least-busy", ...model } }, ...config } } });
 }
 
-/** A small seeded generator (mulberry32), so a run's kills, delays and request mix repeat. @param {number} seed */
-export function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
@@ -277,7 +268,7 @@ export async function runChurn({ url, pool, clients = 4, durationMs, seed = 28, 
   const t0 = performance.now();
   const now = () => performance.now() - t0;
   const chaosRun = chaos
-    ? startChaos({ pool, now, rng: seeded(seed), durationMs, killEveryMs: chaos.killEveryMs ?? [2000, 5000], restartAfterMs: chaos.restartAfterMs ?? [2000, 4000] })
+    ? startChaos({ pool, now, rng: mulberry32(seed), durationMs, killEveryMs: chaos.killEveryMs ?? [2000, 5000], restartAfterMs: chaos.restartAfterMs ?? [2000, 4000] })
     : undefined;
   /** When each server was last seen writing an answer (its first text reaching a client). */
   /** @type {Map<string, number>} */
@@ -321,7 +312,7 @@ export async function runChurn({ url, pool, clients = 4, durationMs, seed = 28, 
   await Promise.all([
     ...(chaosRun ? [prober()] : []),
     ...Array.from({ length: clients }, async (_, client) => {
-      const rng = seeded(seed * 1000 + client + 1);
+      const rng = mulberry32(seed * 1000 + client + 1);
       while (!stopped()) {
         const id = nextId++;
         const prompt = prompts === "request" ? `request ${id}` : prompts === "client" ? `client ${client}` : "go";
