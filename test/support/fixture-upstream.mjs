@@ -295,7 +295,7 @@ const BEHAVIOURS = {
   // A llama-server restarting: its first `arg` requests (default 2) get the 503 it answers while
   // the model loads, then it answers ("loaded").
   async "loading-then-ok"(req, res, arg, state, body, counter) {
-    if (counter <= Number(arg ?? 2)) return BEHAVIOURS.loading(req, res);
+    if (counter <= Number(arg ?? 2)) return BEHAVIOURS.loading(req, res, arg, state, body, counter);
     return BEHAVIOURS.say(req, res, "loaded", state, body, counter);
   },
   async "busy-then-ok"(req, res, arg, state, body, counter) {
