@@ -8,9 +8,9 @@ import { problem } from "../scoring/problems.ts";
 import type { RegionSpec } from "../dialects/candidate.ts";
 import type { RegionParse } from "../scoring/raw-call.ts";
 import { finalizeCall } from "../scoring/score-call.ts";
-import type { ScoredToolCall } from "../scoring/types.ts";
 import { parseRegion } from "./parse-region.ts";
 import { endAtOnce, RegionTracker, type RegionEnd } from "./region-end.ts";
+import type { KnownRegion, Verdict } from "./region-verdict.ts";
 import type { ScanState } from "./scan-state.ts";
 
 /** Largest rejected region that is read again from its second character. */
@@ -22,12 +22,6 @@ const RESCAN_LIMIT = 4096;
  */
 const RESCAN_DEPTH = 4;
 
-/** What text mode learned of a region before holding it (decideAtOnce), handed to stepRegion. */
-export interface KnownRegion {
-  end: RegionEnd;
-  /** Its body read and judged, when that was done. */
-  read?: { parsed: RegionParse | null; verdict: Verdict };
-}
 
 /**
  * A region whose end is already in the text (all of a one-shot text, or a stream's region once
@@ -138,14 +132,6 @@ export function stepRegion(s: ScanState, eof: boolean): boolean {
   return true;
 }
 
-/** What a parsed region comes to: nothing (rejected), or what to emit. */
-type Verdict =
-  | { kind: "reject" }
-  /** Past the call cap: dropped unscored. */
-  | { kind: "overCap"; count: number }
-  /** The calls of the block just closed, written again. */
-  | { kind: "echo" }
-  | { kind: "emit"; content: string | undefined; calls: ScoredToolCall[]; unknown: number };
 
 /**
  * ScanState.emptyRegions' bits, for an empty body left open (shifted by 2: closed): its parser

@@ -9,7 +9,7 @@ import { TextRope } from "../text/text-rope.ts";
 import { CallList } from "./call-list.ts";
 import { Output } from "./output.ts";
 import type { RegionTracker } from "./region-end.ts";
-import type { KnownRegion } from "./region-mode.ts";
+import type { KnownRegion } from "./region-verdict.ts";
 import type { RewriteOptions } from "./rewrite-options.ts";
 import { isSpace } from "./text-scan.ts";
 

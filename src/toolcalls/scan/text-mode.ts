@@ -7,7 +7,8 @@ import { CALL_TRIE, REASONING_TRIE, STRAY_TOKEN_TRIE, secondChars, type MarkerTr
 import { classifyAt, mayStartCandidate } from "./classify-at.ts";
 import { enterReasoning } from "./reasoning-mode.ts";
 import { RegionTracker } from "./region-end.ts";
-import { acceptAtOnce, decideAtOnce, type KnownRegion } from "./region-mode.ts";
+import { acceptAtOnce, decideAtOnce } from "./region-mode.ts";
+import type { KnownRegion } from "./region-verdict.ts";
 import type { ScanState } from "./scan-state.ts";
 import { isSpace } from "./text-scan.ts";
 
@@ -31,6 +32,8 @@ function followTable(chars: string, first?: string, tries: readonly MarkerTrie[]
 }
 
 const SPACE = " \t\n\r\v\f";
+const QUOTES = "\u0022\u0027";
+const BACKQUOTE = "\u0060";
 
 /**
  * For each character that stops plain prose in the middle of a line, the characters after it
@@ -40,15 +43,15 @@ const SPACE = " \t\n\r\v\f";
  *   `{`  what starts a call's first key (dialects/json.ts): whitespace, a quote, a name
  *   `<`  a marker's second character, harmony's `<|`, `<function`, `<invoke`
  *   `]`  a marker's second character (MiniMax-M3's `]<]minimax[>[`)
- *   `>`  Functionary's `>>>`; `` ` `` a fence's ```; `f` `functools[`; `A` Command-R's `Action:`
+ *   `>`  Functionary's `>>>`; a backquote, a fence's three; `f` `functools[`; `A` Command-R's `Action:`
  */
 const FOLLOWS: Record<string, Uint8Array> = {
-  "[": followTable(`${SPACE}{`, "[", [REASONING_TRIE, CALL_TRIE]),
-  "{": followTable(`${SPACE}"'_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz`),
+  "[": followTable(SPACE + "{", "[", [REASONING_TRIE, CALL_TRIE]),
+  "{": followTable(SPACE + QUOTES + "_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"),
   "<": followTable("|fi", "<", [REASONING_TRIE, STRAY_TOKEN_TRIE, CALL_TRIE]),
   "]": followTable("", "]", [CALL_TRIE]),
   ">": followTable(">"),
-  "`": followTable("`"),
+  [BACKQUOTE]: followTable(BACKQUOTE),
   f: followTable("u"),
   A: followTable("c"),
 };
