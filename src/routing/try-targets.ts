@@ -376,7 +376,8 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
  * health snapshot), else nothing (no target serves the model, or the request was refused).
  */
 function waitFor(failed: Array<[Target, TargetFailure]>, kinds: ReadonlyMap<Target, FailureKind>, snapshot: HealthSnapshot): "capacity" | "comeback" | null {
-  if (failed.length === 0) return null;
+  // A request refused as it is (a client mistake) is answered at once, whoever else was full.
+  if (failed.length === 0 || failed.some(([t]) => kinds.get(t) === "client")) return null;
   if (failed.some(([, f]) => f.error.busy === true)) return "capacity";
   // A target refused without an attempt (the gate) has no kind: it was full, seen above.
   const down = failed.every(([t]) => DOWN_KINDS.has(kinds.get(t) ?? "client"));

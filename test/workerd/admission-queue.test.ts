@@ -136,6 +136,24 @@ describe("admission queue (one busy slot)", () => {
     await b.done();
   });
 
+  it("one server full and another refusing the request as a client mistake: the 400 at once, no wait in line", async () => {
+    const url = upstream("fullclient", 60);
+    const mistake = `${FIXTURE_URL}/u-qmistake${tag}/behave/client-mistake-500`;
+    const vars = configWith({ qfullclient: { targets: [{ kind: "llama", url }, { kind: "llama", url: mistake }] } }, { ...fast, queue: { maxWaitMs: 20_000 }, timeouts: { commitMs: 5000 } });
+    await warm(vars, "qfullclient", url);
+    const blocker = call("/v1/chat/completions", { json: { model: "qfullclient", messages: [{ role: "user", content: `blocker ${tag}` }], stream: true } }, vars);
+    await sleep(200);
+    const startedAt = Date.now();
+    const { res, done } = await call("/v1/chat/completions", { json: { model: "qfullclient", messages: [{ role: "user", content: `mistaken ${tag}` }] } }, vars);
+    const body = await res.json<{ error?: { code: string } }>();
+    await done();
+    expect(res.status, JSON.stringify(body)).toBe(400);
+    expect(Date.now() - startedAt).toBeLessThan(800);
+    const b = await blocker;
+    await b.res.text();
+    await b.done();
+  });
+
   it("past queue.maxWaitMs before commit: 503 no_capacity with a Retry-After from the line", async () => {
     const url = upstream("refuse", 120);
     // A long commit grace: the wait (800 ms) ends before the response is committed.
