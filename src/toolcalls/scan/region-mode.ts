@@ -22,7 +22,6 @@ const RESCAN_LIMIT = 4096;
  */
 const RESCAN_DEPTH = 4;
 
-
 /**
  * A region whose end is already in the text (all of a one-shot text, or a stream's region once
  * complete) is read and judged before it is held: "drop" (rejected, and its marker is a special
@@ -94,10 +93,18 @@ export function acceptAtOnce(s: ScanState, at: number, header: number, end: Regi
   const consumed = header + end.consumed;
   const before = s.calls.count;
   accept(s, verdict);
-  s.calls.lastBlock = header > 0 && end.closed ? s.calls.list.slice(before).map((c) => c.call) : null;
-  s.prev = s.buf.charAt(at + consumed - 1) || s.prev;
+  accepted(s, before, header, end, s.buf.charAt(at + consumed - 1));
   s.pos = at + consumed;
   if (s.rescans.length > 0) s.rescans = s.rescans.filter((e) => e > s.pos);
+}
+
+/**
+ * After a region's calls were accepted (`before`: the call count before them; `last`: the region's
+ * last character): the block an echo is compared with, when it had a marker and its closing one.
+ */
+function accepted(s: ScanState, before: number, header: number, end: RegionEnd, last: string): void {
+  s.calls.lastBlock = header > 0 && end.closed ? s.calls.list.slice(before).map((c) => c.call) : null;
+  s.prev = last || s.prev;
 }
 
 /** Waits for the held region's end, then reads it: calls emitted, or the region read again as text. */
@@ -124,14 +131,12 @@ export function stepRegion(s: ScanState, eof: boolean): boolean {
   const before = s.calls.count;
   const verdict = known?.read ? known.read.verdict : judge(s, parsed, spec.strict === true, echo);
   if (!accept(s, verdict)) return reject(s, consumed);
-  s.calls.lastBlock = header > 0 && end.closed ? s.calls.list.slice(before).map((c) => c.call) : null;
-  s.prev = held.charAt(consumed - 1) || s.prev;
+  accepted(s, before, header, end, held.charAt(consumed - 1));
   const after = held.rest(consumed);
   if (parsed!.rest !== undefined) s.resumeHeld(body.slice(parsed!.rest) + after.text.slice(after.pos), 0, header + parsed!.rest);
   else s.resumeHeld(after.text, after.pos, consumed);
   return true;
 }
-
 
 /**
  * ScanState.emptyRegions' bits, for an empty body left open (shifted by 2: closed): its parser
