@@ -19,9 +19,16 @@ const localAt = new Map<string, number>();
 let notesSeq: number | undefined;
 let placementListener: ((notes: PlacementNote[]) => void) | undefined;
 
+let restartListener: ((server: string, at: number) => void) | undefined;
+
 /** Routing's ledger hears every isolate's placements from here, as the hub's snapshots bring them. */
 export function onPlacementNotes(listener: (notes: PlacementNote[]) => void): void {
   placementListener = listener;
+}
+
+/** Routing's ledger hears of servers that restarted (their `restartedAt`), as the hub's snapshots bring them. */
+export function onRestarts(listener: (server: string, at: number) => void): void {
+  restartListener = listener;
 }
 
 /** Finished requests' signals and outcomes not yet sent to the hub. */
@@ -64,9 +71,10 @@ export class HealthRecorder {
     private readonly waitUntil?: (p: Promise<unknown>) => void,
   ) {}
 
-  /** The cached snapshot (possibly empty or a second old); starts a refresh when stale. */
+  /** The cached snapshot (possibly empty or a second old); starts a refresh when stale (sooner while the hub watches a server come back). */
   snapshot(now = Date.now()): HealthSnapshot {
-    if (now - cached.fetchedAt > this.config.health.snapshotTtlMs && !cached.refreshing) {
+    const ttl = Math.min(this.config.health.snapshotTtlMs, cached.snapshot.recheckMs ?? Infinity);
+    if (now - cached.fetchedAt > ttl && !cached.refreshing) {
       const hub = healthHub(this.env);
       if (hub) {
         cached.refreshing = true;
@@ -80,6 +88,7 @@ export class HealthRecorder {
               if (placements.notes.length) placementListener?.(placements.notes);
             }
             const upstreams = { ...fresh.upstreams };
+            if (restartListener) for (const [key, h] of Object.entries(upstreams)) if (h.restartedAt !== undefined) restartListener(key, h.restartedAt);
             for (const [key, at] of localAt) {
               const mine = cached.snapshot.upstreams[key];
               if (at >= askedAt && mine) upstreams[key] = { ...(upstreams[key] ?? mine), circuit: mine.circuit };

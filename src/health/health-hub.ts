@@ -21,11 +21,34 @@ interface Tracked {
   propsSlots?: number | null;
   /** A sample found it down or loading while its circuit was not closed: it restarted (see probed). */
   sawDown?: boolean;
+  /** Since when samples have found it down or loading (unset while ready): the recovery watch (RECOVERY). */
+  downSince?: number;
+  /** A sample of it is under way: the next tick does not start another. */
+  sampling?: boolean;
+  /** The last sample that found its process gone (connection refused, or loading), until one finds it ready: a restart. */
+  goneAt?: number;
+}
+
+/** What a sample read of a ready llama-server's slots. */
+interface Load {
+  slotsTotal?: number;
+  slotsBusy?: number;
+  slotsReadAt?: { from: number; to: number };
+  contextWindow?: number;
 }
 
 /** Placement notes kept for isolates to catch up on, and the most one snapshot carries. */
 const NOTES_KEPT = 4096;
 const NOTES_PER_SNAPSHOT = 1024;
+
+/**
+ * A server found down or loading is sampled every `tickMs` (only `/health`, which a dead host
+ * refuses at once) for its first `watchMs` down, and isolates are told to refresh their copy as
+ * often: a restarted server rejoins within a fraction of a second instead of a sample period plus a
+ * snapshot's life (about 2 s, more with a slow sample). After `watchMs` a box that stays dead costs
+ * the normal cadence again.
+ */
+const RECOVERY = { tickMs: 250, watchMs: 300_000 };
 
 const DEFAULT_POLICY = {
   circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 } as BreakerPolicy,
@@ -68,7 +91,9 @@ export class HealthHub extends DurableObject<Env> {
     // A `since` ahead of this hub's count is another instance's (the hub restarted): send what there is.
     const from = since === undefined || since > this.notesSeq ? 0 : this.notes.length - (this.notesSeq - since);
     const notes = this.notes.slice(Math.max(0, from, this.notes.length - NOTES_PER_SNAPSHOT));
-    return { at: Date.now(), upstreams, placements: { seq: this.notesSeq, notes } };
+    const now = Date.now();
+    const watching = [...this.upstreams.values()].some((t) => this.recovering(t, now));
+    return { at: now, upstreams, ...(watching ? { recheckMs: RECOVERY.tickMs } : {}), placements: { seq: this.notesSeq, notes } };
   }
 
   observe(report: HealthReport): void {
@@ -104,18 +129,55 @@ export class HealthHub extends DurableObject<Env> {
     };
   }
 
+  /**
+   * One tick: samples the servers due (a recovering one every tick, the others every
+   * `health.sampleMs`) and plans the next. Only recovering servers' samples are awaited: a busy
+   * server's slow `/slots` must not hold back the next look at one coming back.
+   */
   override async alarm(): Promise<void> {
     const now = Date.now();
-    const active = [...this.upstreams.values()].filter((t) => now - t.usedAt < this.policy.health.idleStopMs);
-    await Promise.all(active.map((t) => this.sample(t)));
+    const active = [...this.upstreams.values()].filter((t) => now - t.usedAt < this.policy.health.idleStopMs && !t.sampling);
+    const recovering = active.filter((t) => this.recovering(t, now));
+    // Half a tick early: a sample due just after this tick would otherwise wait a whole period more.
+    const due = active.filter((t) => !recovering.includes(t) && now - t.health.checkedAt >= this.policy.health.sampleMs - RECOVERY.tickMs / 2);
+    for (const t of due) void this.sampleOnce(t);
+    await Promise.all(recovering.map((t) => this.sampleOnce(t)));
     if (this.dirty) {
       this.dirty = false;
       await this.ctx.storage.put("traffic", this.traffic);
     }
     if (Date.now() - this.lastTraffic < this.policy.health.idleStopMs) {
-      this.alarmAt = Date.now() + this.policy.health.sampleMs;
+      const watching = [...this.upstreams.values()].some((t) => this.recovering(t, Date.now()));
+      this.alarmAt = Date.now() + (watching ? Math.min(RECOVERY.tickMs, this.policy.health.sampleMs) : this.policy.health.sampleMs);
       await this.ctx.storage.setAlarm(this.alarmAt);
     } else this.alarmAt = 0;
+  }
+
+  /** Down or loading for less than the recovery watch: sampled every tick. */
+  private recovering(t: Tracked, now: number): boolean {
+    return t.downSince !== undefined && now - t.downSince < RECOVERY.watchMs && now - t.usedAt < this.policy.health.idleStopMs;
+  }
+
+  private async sampleOnce(t: Tracked): Promise<void> {
+    t.sampling = true;
+    try {
+      await this.sample(t);
+    } catch {
+      // sample() records every failure as a state; nothing else can throw here.
+    } finally {
+      t.sampling = false;
+    }
+    const state = t.health.state;
+    if (state === "ready" || state === "unknown") t.downSince = undefined;
+    else if (t.downSince === undefined) {
+      t.downSince = t.health.checkedAt;
+      // Found down by a sample the tick did not wait for: the watch starts now, not a period later.
+      const soon = Date.now() + RECOVERY.tickMs;
+      if (this.alarmAt > soon) {
+        this.alarmAt = soon;
+        await this.ctx.storage.setAlarm(soon);
+      }
+    }
   }
 
   private track(ref: UpstreamRef, now: number): void {
@@ -148,54 +210,69 @@ export class HealthHub extends DurableObject<Env> {
     if (key) headers.authorization = `Bearer ${key}`;
     if (t.ref.probe === "models") return this.sampleModels(t, base, headers, timeoutMs);
     let state: UpstreamHealth["state"] = "down";
-    let slotsTotal: number | undefined;
-    let slotsBusy: number | undefined;
-    let slotsReadAt: { from: number; to: number } | undefined;
-    let contextWindow: number | undefined;
+    let gone = false;
+    let load: Load = {};
     try {
       const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
       state = res.status === 200 ? "ready" : res.status === 503 ? "loading" : "down";
+      gone = state === "loading";
       await res.body?.cancel().catch(() => {});
-      if (state === "ready") {
-        const askedAt = Date.now();
-        const slots = await fetch(`${base}/slots`, { headers, signal: AbortSignal.timeout(timeoutMs) });
-        if (slots.ok && (slots.headers.get("content-type") ?? "").includes("json")) {
-          const list = (await slots.json()) as unknown;
-          if (Array.isArray(list)) {
-            slotsReadAt = { from: askedAt, to: Date.now() };
-            slotsTotal = list.length;
-            slotsBusy = list.filter((s) => (s as { is_processing?: unknown }).is_processing === true).length;
-            const windows = list.map((s) => (s as { n_ctx?: unknown }).n_ctx).filter((n): n is number => typeof n === "number" && n > 0);
-            if (windows.length) contextWindow = Math.min(...windows);
-          }
-        } else await slots.body?.cancel().catch(() => {});
-        // `/slots` off (--no-slots): the count from /props, which every llama-server answers; read once
-        // (it changes only with a restart). Busy slots then come only from /metrics, if on.
-        if (slotsTotal === undefined) {
-          t.propsSlots ??= await this.propsSlots(base, headers, timeoutMs);
-          slotsTotal = t.propsSlots ?? undefined;
-        }
-        // With --metrics, requests waiting for a slot (deferred) count as load too; /slots cannot show them.
-        if (t.metrics !== false) {
-          const m = await fetch(`${base}/metrics`, { headers, signal: AbortSignal.timeout(timeoutMs) });
-          const parsed = m.ok ? parseLlamaMetrics(await m.text()) : (await m.body?.cancel().catch(() => {}), null);
-          t.metrics = parsed !== null;
-          if (parsed) {
-            slotsBusy = parsed.processing + parsed.deferred;
-            slotsTotal ??= Math.max(1, parsed.processing);
-          }
+    } catch (e) {
+      gone = !timedOut(e);
+    }
+    if (state === "ready") {
+      try {
+        load = await this.readLoad(t, base, headers, timeoutMs);
+      } catch (e) {
+        // Slow under load: still ready (the last reading stands, below). Refused: it died since /health.
+        if (!timedOut(e)) {
+          state = "down";
+          gone = true;
         }
       }
-    } catch {
-      state = "down";
     }
+    const { slotsTotal, slotsBusy, slotsReadAt, contextWindow } = load;
     const now = Date.now();
     const circuit = this.probed(t, state, now);
     // A sample that could not read /slots (a timeout under load, say) keeps the last reading: the
     // admission queue gates on the slot count, and losing it would let every waiter through at once.
     const previous = t.health;
     const slots = slotsTotal !== undefined ? { slotsTotal, slotsBusy, ...(slotsReadAt ? { slotsReadAt } : {}) } : previous.slotsTotal !== undefined ? { slotsTotal: previous.slotsTotal, slotsBusy: previous.slotsBusy, ...(previous.slotsReadAt ? { slotsReadAt: previous.slotsReadAt } : {}) } : {};
-    t.health = { state, circuit, checkedAt: now, ...slots, ...(contextWindow !== undefined ? { contextWindow } : {}) };
+    t.health = { state, circuit, checkedAt: now, ...slots, ...(contextWindow !== undefined ? { contextWindow } : {}), ...this.restartedAt(t, state, gone, now) };
+  }
+
+  /** A ready llama-server's slots (total, busy, context window): `/slots`, else `/props`, and `/metrics` when on. */
+  private async readLoad(t: Tracked, base: string, headers: Record<string, string>, timeoutMs: number): Promise<Load> {
+    const load: Load = {};
+    const askedAt = Date.now();
+    const slots = await fetch(`${base}/slots`, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    if (slots.ok && (slots.headers.get("content-type") ?? "").includes("json")) {
+      const list = (await slots.json()) as unknown;
+      if (Array.isArray(list)) {
+        load.slotsReadAt = { from: askedAt, to: Date.now() };
+        load.slotsTotal = list.length;
+        load.slotsBusy = list.filter((s) => (s as { is_processing?: unknown }).is_processing === true).length;
+        const windows = list.map((s) => (s as { n_ctx?: unknown }).n_ctx).filter((n): n is number => typeof n === "number" && n > 0);
+        if (windows.length) load.contextWindow = Math.min(...windows);
+      }
+    } else await slots.body?.cancel().catch(() => {});
+    // `/slots` off (--no-slots): the count from /props, which every llama-server answers; read once
+    // (it changes only with a restart). Busy slots then come only from /metrics, if on.
+    if (load.slotsTotal === undefined) {
+      t.propsSlots ??= await this.propsSlots(base, headers, timeoutMs);
+      load.slotsTotal = t.propsSlots ?? undefined;
+    }
+    // With --metrics, requests waiting for a slot (deferred) count as load too; /slots cannot show them.
+    if (t.metrics !== false) {
+      const m = await fetch(`${base}/metrics`, { headers, signal: AbortSignal.timeout(timeoutMs) });
+      const parsed = m.ok ? parseLlamaMetrics(await m.text()) : (await m.body?.cancel().catch(() => {}), null);
+      t.metrics = parsed !== null;
+      if (parsed) {
+        load.slotsBusy = parsed.processing + parsed.deferred;
+        load.slotsTotal ??= Math.max(1, parsed.processing);
+      }
+    }
+    return load;
   }
 
   /**
@@ -205,15 +282,34 @@ export class HealthHub extends DurableObject<Env> {
    */
   private async sampleModels(t: Tracked, base: string, headers: Record<string, string>, timeoutMs: number): Promise<void> {
     let state: UpstreamHealth["state"] = "down";
+    let gone = false;
     try {
       const res = await fetch(`${base}/v1/models`, { headers: { ...headers, accept: "application/json" }, signal: AbortSignal.timeout(timeoutMs) });
       await res.body?.cancel().catch(() => {});
       state = res.ok || res.status === 404 || res.status === 405 ? "ready" : res.status === 503 ? "loading" : "down";
-    } catch {
+      gone = state === "loading";
+    } catch (e) {
       state = "down";
+      gone = !timedOut(e);
     }
     const now = Date.now();
-    t.health = { state, circuit: this.probed(t, state, now), checkedAt: now };
+    t.health = { state, circuit: this.probed(t, state, now), checkedAt: now, ...this.restartedAt(t, state, gone, now) };
+  }
+
+  /**
+   * When the server last restarted (`restartedAt`), kept across samples: once a sample finds it ready
+   * after samples found its process gone (refused, or loading; a timeout may be a busy server, not a
+   * dead one), the last of those. Whatever was placed there before is not in its prompt cache; what
+   * was served there after may be (a request can reach it before the hub sees it ready).
+   */
+  private restartedAt(t: Tracked, state: UpstreamHealth["state"], gone: boolean, now: number): { restartedAt?: number } {
+    if (gone) t.goneAt = now;
+    else if (state === "ready" && t.goneAt !== undefined) {
+      const at = t.goneAt;
+      t.goneAt = undefined;
+      return { restartedAt: at };
+    }
+    return t.health.restartedAt !== undefined ? { restartedAt: t.health.restartedAt } : {};
   }
 
   /** The circuit after a sample (circuit-breaker.ts afterSample: a server that restarted rejoins at once). */
@@ -236,4 +332,9 @@ export class HealthHub extends DurableObject<Env> {
       return undefined;
     }
   }
+}
+
+/** A fetch that gave up on its own timeout (a slow answer), not one the host refused. */
+function timedOut(e: unknown): boolean {
+  return e instanceof DOMException ? e.name === "TimeoutError" || e.name === "AbortError" : (e as { name?: unknown } | null)?.name === "TimeoutError";
 }

@@ -14,11 +14,15 @@ export interface UpstreamHealth {
   contextWindow?: number;
   circuit: Circuit;
   checkedAt: number;
+  /** It restarted after this moment (the hub's last sample finding its process gone before it was ready again): its prompt cache holds nothing placed before. */
+  restartedAt?: number;
 }
 
 export interface HealthSnapshot {
   at: number;
   upstreams: Record<string, UpstreamHealth>;
+  /** Set while a server is being watched back to life: isolates refresh their copy this often instead of every `health.snapshotTtlMs`. */
+  recheckMs?: number;
 }
 
 export const EMPTY_SNAPSHOT: HealthSnapshot = { at: 0, upstreams: {} };

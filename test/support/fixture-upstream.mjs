@@ -298,6 +298,12 @@ const BEHAVIOURS = {
     if (counter <= Number(arg ?? 2)) return BEHAVIOURS.loading(req, res, arg, state, body, counter);
     return BEHAVIOURS.say(req, res, "loaded", state, body, counter);
   },
+  // A llama-server that comes back at a moment: `/health` 503 and requests the loading 503 until
+  // `arg` (epoch ms), then ready, answering ("back").
+  async "loading-until"(req, res, arg, state, body, counter) {
+    if (Date.now() < Number(arg)) return BEHAVIOURS.loading(req, res, arg, state, body, counter);
+    return BEHAVIOURS.say(req, res, "back", state, body, counter);
+  },
   async "busy-then-ok"(req, res, arg, state, body, counter) {
     if (counter <= 1) {
       res.writeHead(503, { "content-type": "application/json", "retry-after": String(arg ?? 1) });
@@ -406,7 +412,8 @@ export async function startFixtureUpstream() {
     url.pathname = url.pathname.replace(/^\/no-slots/, "");
     if (req.method === "GET" && /\/(health|slots|metrics)$/.test(url.pathname)) {
       probes.push({ path: url.pathname, at: Date.now() });
-      if (url.pathname.startsWith("/behave/loading/")) {
+      const until = /^\/behave\/loading-until\/(\d+)\//.exec(url.pathname)?.[1];
+      if (url.pathname.startsWith("/behave/loading/") || (until !== undefined && Date.now() < Number(until))) {
         res.writeHead(503, { "content-type": "application/json" });
         return res.end(JSON.stringify({ error: { message: "Loading model", type: "unavailable_error", code: 503 } }));
       }

@@ -3,7 +3,7 @@
 import { serviceEstimate, type PlacementRequest } from "./rank-servers.ts";
 import { ServerLedger } from "./server-ledger.ts";
 import type { Timings, Usage } from "../../events/events.ts";
-import { onPlacementNotes } from "../../health/health-client.ts";
+import { onPlacementNotes, onRestarts } from "../../health/health-client.ts";
 import type { PlacementNote } from "../../health/health-report.ts";
 
 /** This isolate's ledger of servers (placement reads it, every attempt and answer writes it). */
@@ -14,6 +14,8 @@ export let ledger = new ServerLedger();
 onPlacementNotes((notes) => {
   for (const n of notes) ledger.absorb(n.url, n.key, n.prefixes, n.at);
 });
+// A server that restarted holds none of what was placed there before.
+onRestarts((server, at) => ledger.restarted(server, at));
 
 /** What other isolates need to know of a placement: the chain's first two prefixes and its last. */
 export function placementNote(server: string, req: PlacementRequest, at: number): PlacementNote {

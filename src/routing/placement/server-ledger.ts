@@ -56,6 +56,8 @@ interface Entry {
   /** Requests that ended lately (kept ENDED_KEPT_MS), to tell which of a sample's busy slots were ours. */
   ended: Array<{ startedAt: number; endedAt: number }>;
   speeds: ServerSpeeds;
+  /** When the server last restarted (after this moment): nothing placed there before is in its cache. */
+  restartedAt: number;
 }
 
 const ENDED_KEPT_MS = 10_000;
@@ -197,6 +199,8 @@ export class ServerLedger {
    */
   absorb(server: string, key: string | null, prefixes: readonly PromptPrefix[], at: number): void {
     const e = this.entry(server);
+    // Placed before the server's last restart: gone with its cache.
+    if (at < e.restartedAt) return;
     for (const p of prefixes) {
       const had = e.prefixes.get(p.hash);
       if (had && had.at >= at) continue;
@@ -208,6 +212,20 @@ export class ServerLedger {
     const home = this.homeOf(key, at);
     const homeAt = home === undefined ? -Infinity : this.servers.get(home)!.conversations.get(key)!;
     if (at > homeAt) this.place(server, key, at);
+  }
+
+  /**
+   * The server restarted after `at` (the health hub saw its process gone then, and ready later): its
+   * prompt cache is new, so the prefixes and conversations placed there before are forgotten. Conversations then go where
+   * placement finds best, and the server, empty, is where new ones go. Its speeds stay (same box,
+   * same model). Idempotent: each snapshot repeats the latest restart.
+   */
+  restarted(server: string, at: number): void {
+    const e = this.servers.get(server);
+    if (!e || at <= e.restartedAt) return;
+    e.restartedAt = at;
+    for (const [hash, p] of e.prefixes) if (p.at < at) e.prefixes.delete(hash);
+    for (const [key, placed] of e.conversations) if (placed < at) e.conversations.delete(key);
   }
 
   /** Folds one answer's usage and timings into the server's speeds. */
@@ -241,7 +259,7 @@ export class ServerLedger {
   private entry(server: string): Entry {
     let e = this.servers.get(server);
     if (!e) {
-      e = { prefixes: new Map(), conversations: new Map(), inflight: new Map(), ended: [], speeds: DEFAULT_SPEEDS };
+      e = { prefixes: new Map(), conversations: new Map(), inflight: new Map(), ended: [], speeds: DEFAULT_SPEEDS, restartedAt: -Infinity };
       this.servers.set(server, e);
     }
     return e;

@@ -86,4 +86,30 @@ describe("ServerLedger", () => {
     l.absorb("A", "k", prefixes, 500);
     expect(l.homeOf("k", 600)).toBe("A");
   });
+  it("forgets what a restarted server held and hosted before its restart, keeps what came after, and its speeds", () => {
+    const l = new ServerLedger();
+    l.learn("A", { chars: 1000, promptTokens: 250 });
+    l.served("A", turn(2), 100);
+    l.begin("A", "old", 100, 100)();
+    l.begin("A", "other", 100, 150)();
+    l.begin("A", "fresh", 100, 400)();
+    l.served("A", promptPrefixes([{ role: "user", content: "fresh" }]), 400);
+    l.restarted("A", 300);
+    expect(l.heldChars("A", turn(3), 500)).toBe(0);
+    expect(l.homeOf("old", 500)).toBeUndefined();
+    expect(l.conversationCount("A", 500)).toBe(1);
+    expect(l.homeOf("fresh", 500)).toBe("A");
+    expect(l.heldChars("A", promptPrefixes([{ role: "user", content: "fresh" }]), 500)).toBeGreaterThan(0);
+    expect(l.speeds("A").tokensPerChar).toBe(0.25);
+    // A note from another isolate about a placement before the restart is old news.
+    l.absorb("A", "late", turn(2), 200);
+    expect(l.homeOf("late", 500)).toBeUndefined();
+    expect(l.heldChars("A", turn(3), 500)).toBe(0);
+    // Each snapshot repeats the restart: nothing more is forgotten.
+    l.restarted("A", 300);
+    expect(l.conversationCount("A", 500)).toBe(1);
+    // Another restart later forgets the rest.
+    l.restarted("A", 450);
+    expect(l.conversationCount("A", 500)).toBe(0);
+  });
 });
