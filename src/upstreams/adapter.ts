@@ -3,6 +3,7 @@
 // adapter's capabilities and operations, so a new kind is one folder and one registry line.
 
 import type { TargetConfig } from "../config/config-schema.ts";
+import type { RouterModel } from "../health/parse-router-models.ts";
 import type { EnvVars } from "../config/env-vars.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
 import type { AttemptContext, Upstream } from "./upstream.ts";
@@ -41,6 +42,8 @@ export interface TrackedServer {
   reportsContextWindow: boolean;
   /** Share of new conversations when its model balances (`least-busy`). */
   weight: number;
+  /** The model name sent to it when the target declares one (a router's model); else the requested name. */
+  upstreamModel?: string;
 }
 
 /** What routing may ask of a target, whatever its kind. */
@@ -81,6 +84,16 @@ export interface ModelDescription {
   reasoning: boolean;
 }
 
+/**
+ * A server that loads models on demand (llama-server's router mode): its model limit (`--models-max`,
+ * Infinity when none), every model it can serve with its status, and a loaded model's slots.
+ */
+export interface ModelPoolRead {
+  modelsMax: number;
+  models: RouterModel[];
+  slots?: number;
+}
+
 /** The legacy text-completions body, as the route validated it (with the output bound the meter set). */
 export type CompletionsBody = Record<string, unknown> & { model: string };
 
@@ -117,4 +130,11 @@ export interface TargetAdapter<T extends TargetConfig = TargetConfig> {
    * `reportsSlots`, before the hub's first sample). Undefined when it cannot tell now; never throws.
    */
   readSlotCount?(target: NamedTarget<T>, env: EnvVars, timeoutMs: number): Promise<number | undefined>;
+  /**
+   * Whether the server loads models on demand, and its models now: null when it cannot tell now,
+   * "single" when it serves one model. Absent: the kind never pools models. Never throws.
+   */
+  readModelPool?(target: NamedTarget<T>, env: EnvVars, timeoutMs: number): Promise<ModelPoolRead | "single" | null>;
+  /** Asks a pooling server to load `model` (putting back a model it evicted for nothing). Never throws. */
+  loadPooledModel?(target: NamedTarget<T>, model: string, env: EnvVars, timeoutMs: number): Promise<boolean>;
 }

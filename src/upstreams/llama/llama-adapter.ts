@@ -9,6 +9,19 @@ import { LlamaUpstream } from "./llama-upstream.ts";
 import { llamaHeaders } from "./post-llama.ts";
 import { readLlamaProps } from "./read-llama-props.ts";
 import { readSlotCount } from "./read-slot-count.ts";
+import { loadRouterModel } from "./load-router-model.ts";
+import { readRouterPool } from "./read-router-pool.ts";
+import type { EnvVars } from "../../config/env-vars.ts";
+
+/** The target's Authorization header alone (for its GET probes), or null when its key secret is missing. */
+function authHeaders(t: LlamaTarget, env: EnvVars): Record<string, string> | null {
+  try {
+    const all = llamaHeaders(t, t.url, { env, requestId: "router-pool" }, "application/json");
+    return all.authorization ? { authorization: all.authorization } : {};
+  } catch {
+    return null;
+  }
+}
 
 export const llamaAdapter: TargetAdapter<LlamaTarget> = {
   name: (t) => `llama:${new URL(t.url).host}`,
@@ -21,6 +34,7 @@ export const llamaAdapter: TargetAdapter<LlamaTarget> = {
       reportsSlots: true,
       reportsContextWindow: true,
       weight: t.weight ?? 1,
+      ...(t.model !== undefined ? { upstreamModel: t.model } : {}),
     },
     identity: upstreamKey(t.url),
     // A continuation is an assistant prefill; in prompt mode its tool grammar would start over.
@@ -46,4 +60,15 @@ export const llamaAdapter: TargetAdapter<LlamaTarget> = {
     return readLlamaProps(t.url, headers, ctx.timeoutMs, t.model);
   },
   readSlotCount: (t, env, timeoutMs) => readSlotCount(t, env, timeoutMs),
+  async readModelPool(t, env, timeoutMs) {
+    const headers = authHeaders(t, env);
+    if (!headers) return null;
+    const pool = await readRouterPool(t.url, headers, timeoutMs);
+    if (!pool) return null;
+    return pool.router ? { modelsMax: pool.modelsMax, models: pool.models, ...(pool.slots !== undefined ? { slots: pool.slots } : {}) } : "single";
+  },
+  async loadPooledModel(t, model, env, timeoutMs) {
+    const headers = authHeaders(t, env);
+    return headers ? loadRouterModel(t.url, headers, model, timeoutMs) : false;
+  },
 };

@@ -56,7 +56,8 @@ export function readLlamaProps(baseUrl: string, headers: Record<string, string>,
   const key = `${baseUrl}\u0000${model ?? ""}`;
   const hit = cache.get(key);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.props;
-  const url = llamaRootUrl(baseUrl, "/props") + (model ? `?model=${encodeURIComponent(model)}` : "");
+  // `autoload=false`: on a router, asking a model's /props would otherwise load it (evicting another).
+  const url = llamaRootUrl(baseUrl, "/props") + (model ? `?model=${encodeURIComponent(model)}&autoload=false` : "");
   const props = fetchFresh(url, { headers, signal: AbortSignal.timeout(timeoutMs) }).then(
     async (res) => {
       if (!res.ok) {
