@@ -1,0 +1,87 @@
+// This isolate's ModelPool and how it is kept current: each router's `/models` read when a request
+// first meets it, again in the background once the copy is POOL_FRESH_MS old, and at once after a
+// load failed there; the attempts' own starts, answers and failures update it in between.
+import type { EnvVars } from "../../config/env-vars.ts";
+import type { NamedTarget } from "../../upstreams/adapter.ts";
+import { adapterOf, capabilitiesOf } from "../../upstreams/registry/adapters.ts";
+import { ModelPool } from "./model-pool.ts";
+
+/** This isolate's view of every router's models. */
+export let pool = new ModelPool();
+
+interface Read {
+  /** When the last read started (0: never, or marked stale). */
+  at: number;
+  /** What it found: a router, a single-model server, or nothing yet. */
+  kind: "router" | "single" | "unknown";
+  reading?: Promise<void>;
+}
+
+/** A router's copy is read again (in the background) once this old. */
+export const POOL_FRESH_MS = 2000;
+/** A server found to serve one model is asked again after this (it may restart as a router). */
+const SINGLE_RECHECK_MS = 60_000;
+/** The first read of a server is waited for at most this long (then placement goes without it). */
+const FIRST_READ_WAIT_MS = 1500;
+const READ_TIMEOUT_MS = 2000;
+const MAX_SERVERS = 1000;
+
+let reads = new Map<string, Read>();
+
+/**
+ * Reads what is stale among `targets`' servers that can pool models. A server never read is waited
+ * for (at most FIRST_READ_WAIT_MS): the first request must know whether it is a router and what it
+ * has loaded. A known router's stale copy is refreshed without waiting (`waitAll`: waited for too,
+ * as the model list does). `defer` keeps reads alive.
+ */
+export function discoverPools(targets: readonly NamedTarget[], env: EnvVars, defer: (p: Promise<unknown>) => void, opts: { waitAll?: boolean } = {}, now = Date.now()): Promise<void> | undefined {
+  const waits: Promise<void>[] = [];
+  for (const t of targets) {
+    const server = capabilitiesOf(t).server;
+    const read = adapterOf(t).readModelPool;
+    if (!server || !read) continue;
+    const r = reads.get(server.key);
+    if (r?.reading) {
+      if (r.kind === "unknown" || opts.waitAll) waits.push(r.reading);
+      continue;
+    }
+    if (r && now - r.at < (r.kind === "single" ? SINGLE_RECHECK_MS : r.kind === "router" ? POOL_FRESH_MS : 0)) continue;
+    if (!r && reads.size >= MAX_SERVERS) reads.delete(reads.keys().next().value!);
+    const entry: Read = r ?? { at: 0, kind: "unknown" };
+    const startedAt = Date.now();
+    entry.at = startedAt;
+    entry.reading = read(t, env, READ_TIMEOUT_MS)
+      .then(
+        (found) => {
+          if (found === "single") entry.kind = "single";
+          else if (found) {
+            entry.kind = "router";
+            pool.absorb(server.key, found, startedAt);
+          } else if (entry.kind === "unknown") entry.at = startedAt - POOL_FRESH_MS; // no answer: ask again soon
+        },
+        () => {},
+      )
+      .finally(() => {
+        entry.reading = undefined;
+      });
+    reads.set(server.key, entry);
+    defer(entry.reading);
+    if (entry.kind === "unknown" || opts.waitAll) waits.push(entry.reading);
+  }
+  if (!waits.length) return undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_READ_WAIT_MS)));
+  return Promise.race([Promise.all(waits).then(() => undefined), cap]).finally(() => clearTimeout(timer));
+}
+
+/** The router's copy is out of date (a load failed, an attempt found it otherwise): the next request reads it again. */
+export function poolStale(server: string): void {
+  const r = reads.get(server);
+  if (r && !r.reading) r.at = 0;
+}
+
+/** Tests: forget every router. */
+export function resetPool(): void {
+  pool = new ModelPool();
+  reads = new Map();
+}
