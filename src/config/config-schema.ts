@@ -25,6 +25,20 @@ export const LlamaTargetSchema = z.strictObject({
   tools: z.optional(z.enum(["native", "prompt"])),
 });
 
+/**
+ * A llama-server in router mode (`--models-dir`, no `-m`) whose every model Switchyard serves under
+ * its own name: `routers` lists them instead of a target list per model (docs/configuration.md).
+ */
+export const RouterServerSchema = z.strictObject({
+  /** Base URL of the router, e.g. https://gpu-1.example.com. */
+  url: z.string().check(z.url({ protocol: /^https?$/ })),
+  /** Name of the Worker secret holding this server's `--api-key`. */
+  apiKeySecret: z.optional(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/))),
+  /** Share of new conversations among the routers holding a model. */
+  weight: z.optional(z.number().check(z.positive())),
+  tools: z.optional(z.enum(["native", "prompt"])),
+});
+
 export const BrowserTargetSchema = z.strictObject({
   kind: z.literal("browser"),
   /** The web-llm model id a connected page must be serving, e.g. Qwen2.5-0.5B-Instruct-q4f32_1-MLC. */
@@ -196,6 +210,11 @@ export const BrowserConfigSchema = z.strictObject({
 
 export const ConfigSchema = z.strictObject({
   models: z.optional(z.record(z.string().check(z.minLength(1), z.maxLength(MODEL_NAME_MAX)), ModelSchema)),
+  /**
+   * llama-server routers serving every model they list: a model name not declared in `models` goes
+   * to the routers that list it, placed by which has it loaded (docs/configuration.md, "Router pools").
+   */
+  routers: z.optional(z.array(RouterServerSchema).check(z.minLength(1), z.maxLength(64))),
   limits: z.optional(LimitsSchema),
   timeouts: z.optional(TimeoutsSchema),
   toolCalls: z.optional(ToolCallsConfigSchema),
@@ -214,6 +233,7 @@ export const ConfigSchema = z.strictObject({
 
 export type LlamaTarget = z.infer<typeof LlamaTargetSchema>;
 export type BrowserTarget = z.infer<typeof BrowserTargetSchema>;
+export type RouterServer = z.infer<typeof RouterServerSchema>;
 export type OpenAiTarget = z.infer<typeof OpenAiTargetSchema>;
 export type TargetConfig = z.infer<typeof TargetSchema>;
 export type BrowserPolicy = z.infer<typeof BrowserPolicySchema>;

@@ -1,6 +1,6 @@
 // The configuration the Worker runs with: SWITCHYARD_CONFIG and LLAMA_URL checked, defaults filled
 // in, and the per-model lookups routing makes in it.
-import { ConfigSchema, type BrowserPolicy, type ConfigInput, type TargetConfig } from "./config-schema.ts";
+import { ConfigSchema, type BrowserPolicy, type ConfigInput, type RouterServer, type TargetConfig } from "./config-schema.ts";
 import { describeIssue } from "../schemas/describe-issues.ts";
 
 export interface ModelConfig {
@@ -17,6 +17,8 @@ export interface Config {
    * up with `modelConfig`.
    */
   models: Record<string, ModelConfig> | null;
+  /** llama-server routers serving every model they list (names not in `models`), or null. */
+  routers: RouterServer[] | null;
   llamaUrl: string;
   dev: boolean;
   limits: { maxBodyBytes: number; defaultMaxTokens: number };
@@ -115,7 +117,8 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
   // request, with a confusing connection error. Say so up front.
   if (!dev) {
     const urls: { field: string; url: string }[] = [];
-    if (!input.models) urls.push({ field: "LLAMA_URL", url: llamaUrl });
+    if (!input.models && !input.routers) urls.push({ field: "LLAMA_URL", url: llamaUrl });
+    input.routers?.forEach((r, i) => urls.push({ field: `SWITCHYARD_CONFIG: routers[${i}].url`, url: r.url }));
     for (const [name, model] of Object.entries(input.models ?? {})) {
       model.targets.forEach((t, i) => {
         if ("url" in t) urls.push({ field: `SWITCHYARD_CONFIG: models.${name}.targets[${i}].url`, url: t.url });
@@ -137,7 +140,8 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
   return {
     ok: true,
     config: {
-      models: input.models ? ownEntries(input.models) : null,
+      models: input.models ? ownEntries(input.models) : input.routers ? ownEntries({}) : null,
+      routers: input.routers ?? null,
       llamaUrl,
       dev,
       limits: { maxBodyBytes: input.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes, defaultMaxTokens: input.limits?.defaultMaxTokens ?? DEFAULTS.defaultMaxTokens },
@@ -184,6 +188,22 @@ function ownEntries<T>(record: Record<string, T>): Record<string, T> {
  */
 export function zeroConfigTargets(config: Config, model: string): Array<{ target: TargetConfig; implicit?: true }> {
   return [{ target: { kind: "llama", url: config.llamaUrl } }, { target: { kind: "browser", model }, implicit: true }];
+}
+
+/**
+ * The targets of a model name no `models` entry declares, when `routers` is set: every router, each
+ * asked for the name (routing leaves out those that do not list it), placed by which has it loaded.
+ * Without a name: the routers themselves (the model list reads what each lists).
+ */
+export function routerTargets(config: Config, model?: string): TargetConfig[] {
+  return (config.routers ?? []).map((r) => ({ kind: "llama", ...r, ...(model !== undefined ? { model } : {}) }));
+}
+
+/** The balance of a model: its declared one, else "least-busy" for a router pool's, else "ordered". */
+export function balanceOf(config: Config, model: string): "ordered" | "least-busy" {
+  const declared = modelConfig(config, model);
+  if (declared) return declared.balance ?? "ordered";
+  return config.routers ? "least-busy" : "ordered";
 }
 
 /** The declared model of that name, or undefined (also in zero config); never an inherited property. */

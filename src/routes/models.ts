@@ -15,6 +15,9 @@ import type { ModelDescription } from "../upstreams/adapter.ts";
 import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
 import { readLlamaProps } from "../upstreams/llama/read-llama-props.ts";
 import { adapterOf, capabilitiesOf, named } from "../upstreams/registry/adapters.ts";
+import { routerTargets, zeroConfigTargets } from "../config/config.ts";
+import { discoverPools, pool } from "../routing/placement/isolate-pool.ts";
+import type { NamedTarget } from "../upstreams/adapter.ts";
 
 interface ModelEntry {
   id: string;
@@ -26,6 +29,18 @@ interface ModelEntry {
   context_length?: number;
   max_model_len?: number;
   capabilities?: { tools: boolean; vision: boolean; reasoning: boolean };
+  /** Served by routers (servers that load models on demand): where it is loaded now. */
+  x_switchyard?: PoolPresence;
+}
+
+/**
+ * Where a router-served model is: `loaded` on some server, else `loading` on one, else `available`
+ * (any server would load it on the first request; nothing is loaded to answer this list). Per server:
+ * the same, or `failed` when its last load there failed lately.
+ */
+interface PoolPresence {
+  status: "loaded" | "loading" | "available";
+  servers: Array<{ target: string; status: "loaded" | "loading" | "available" | "failed" }>;
 }
 
 /** /props is only worth a short wait for a model list: without it the entry lacks the extra fields. */
@@ -55,7 +70,19 @@ export async function listModels(c: Context<AppEnv>): Promise<Response> {
 async function modelEntries(c: Context<AppEnv>, config: Config): Promise<ModelEntry[]> {
   // A caller whose requests browser sessions may not serve is not offered what only they serve.
   const denied = browserPolicy(config, c.get("principal")) === "deny";
-  if (config.models) return declaredModels(c, config, undefined, denied);
+  if (config.models) {
+    const declared = await declaredModels(c, config, undefined, denied);
+    if (!config.routers) return declared;
+    const pooled = (await routerModels(c, routerTargets(config).map((t) => named(t)))) ?? [];
+    return [...declared, ...pooled.filter((m) => !declared.some((d) => d.id === m.id))];
+  }
+  // Zero config with a router at LLAMA_URL: its models and where they are loaded.
+  const zero = named(zeroConfigTargets(config, "")[0]!.target);
+  const pooled = await routerModels(c, [zero]);
+  if (pooled) {
+    const browser = denied ? [] : await browserModels(c.env);
+    return [...pooled, ...browser.filter((m) => !pooled.some((d) => d.id === m.id))];
+  }
   const [upstream, browser] = await Promise.all([
     upstreamModels(c, config).then(
       (data) => ({ ok: true as const, data }),
@@ -95,6 +122,10 @@ export async function getModel(c: Context<AppEnv>): Promise<Response> {
 }
 
 async function modelEntry(c: Context<AppEnv>, config: Config, id: string): Promise<ModelEntry> {
+  if (config.routers && config.models && !Object.hasOwn(config.models, id)) {
+    const listed = ((await routerModels(c, routerTargets(config).map((t) => named(t)))) ?? []).find((m) => m.id === id);
+    if (listed) return listed;
+  }
   if (config.models) {
     // An own key only: a client's id such as "constructor" must not find Object.prototype's.
     if (!Object.hasOwn(config.models, id)) {
@@ -104,7 +135,8 @@ async function modelEntry(c: Context<AppEnv>, config: Config, id: string): Promi
     planTargetsFor(config, id, c.get("principal"));
     return (await declaredModels(c, config, id))[0]!;
   }
-  const listed = (await upstreamModels(c, config)).find((m) => m.id === id);
+  const pooled = await routerModels(c, [named(zeroConfigTargets(config, "")[0]!.target)]);
+  const listed = (pooled ?? (await upstreamModels(c, config))).find((m) => m.id === id);
   return listed ?? { id, object: "model", created: 0, owned_by: "llamacpp" };
 }
 
@@ -133,9 +165,10 @@ async function declaredModels(c: Context<AppEnv>, config: Config, only?: string,
   const ask = { env: c.env, requestId: c.get("requestId"), timeoutMs: PROPS_TIMEOUT_MS };
   return Promise.all(
     ids.map(async (id) => {
-      const target = models[id]!.targets.map((t) => named(t)).find((t) => adapterOf(t).describeModel);
-      const props = target ? await adapterOf(target).describeModel!(target, ask).catch(() => null) : null;
-      return withProps({ id, object: "model", created: 0, owned_by: "switchyard" }, props);
+      const targets = models[id]!.targets.map((t) => named(t));
+      const target = targets.find((t) => adapterOf(t).describeModel);
+      const [props, presence] = await Promise.all([target ? adapterOf(target).describeModel!(target, ask).catch(() => null) : null, poolPresence(c, targets, id)]);
+      return { ...withProps({ id, object: "model", created: 0, owned_by: "switchyard" }, props), ...(presence ? { x_switchyard: presence } : {}) };
     }),
   );
 }
@@ -151,6 +184,54 @@ function withProps(entry: ModelEntry, props: ModelDescription | null, nCtx?: num
     ...(context !== undefined ? { context_window: context, context_length: context, max_model_len: context } : {}),
     ...(props ? { capabilities: { tools: true, vision: props.vision, reasoning: props.reasoning } } : {}),
   };
+}
+
+/**
+ * Every model the routers among `targets` list, each with where it is loaded (their `/models`, read
+ * through the isolate's pool, never loading anything); null when none of them is a router.
+ */
+async function routerModels(c: Context<AppEnv>, targets: NamedTarget[]): Promise<ModelEntry[] | null> {
+  await discoverPools(targets, c.env, (p) => deferred(c, p), { waitAll: true });
+  const routers = targets.filter((t) => {
+    const server = capabilitiesOf(t).server;
+    return server !== null && pool.isRouter(server.key);
+  });
+  if (!routers.length) return null;
+  const ids: string[] = [];
+  for (const t of routers) for (const id of pool.modelIds(capabilitiesOf(t).server!.key)) if (!ids.includes(id)) ids.push(id);
+  return ids.map((id) => {
+    const presence = presenceOf(routers, id);
+    return { id, object: "model" as const, created: 0, owned_by: "llamacpp", ...(presence ? { x_switchyard: presence } : {}) };
+  });
+}
+
+/** Where the routers among a declared model's targets hold it (null when none is a router). */
+async function poolPresence(c: Context<AppEnv>, targets: NamedTarget[], id: string): Promise<PoolPresence | null> {
+  if (!targets.some((t) => capabilitiesOf(t).server !== null && adapterOf(t).readModelPool)) return null;
+  await discoverPools(targets, c.env, (p) => deferred(c, p), { waitAll: true });
+  return presenceOf(targets, id);
+}
+
+function presenceOf(targets: NamedTarget[], id: string): PoolPresence | null {
+  const servers: PoolPresence["servers"] = [];
+  for (const t of targets) {
+    const server = capabilitiesOf(t).server;
+    if (!server || !pool.isRouter(server.key)) continue;
+    const m = pool.models(server.key).find((x) => x.id === (server.upstreamModel ?? id));
+    if (!m) continue;
+    servers.push({ target: t.name, status: m.failed ? "failed" : m.status === "unloaded" ? "available" : m.status });
+  }
+  if (!servers.length) return null;
+  const status = servers.some((s) => s.status === "loaded") ? "loaded" : servers.some((s) => s.status === "loading") ? "loading" : "available";
+  return { status, servers };
+}
+
+function deferred(c: Context<AppEnv>, p: Promise<unknown>): void {
+  try {
+    c.executionCtx.waitUntil(p.catch(() => {}));
+  } catch {
+    p.catch(() => {});
+  }
 }
 
 async function upstreamModels(c: Context<AppEnv>, config: Config): Promise<ModelEntry[]> {

@@ -1,7 +1,7 @@
 // Which targets serve a model name (declared, or zero config's llama-server and sessions), narrowed
 // by the caller's browser policy: the first step of every request that names a model.
 import type { KeyRecord } from "../auth/key-record.ts";
-import { modelConfig, zeroConfigTargets, type Config } from "../config/config.ts";
+import { modelConfig, routerTargets, zeroConfigTargets, type Config } from "../config/config.ts";
 import { checkModelName } from "../config/model-name.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { applyBrowserPolicy, browserPolicy } from "./browser-policy.ts";
@@ -36,6 +36,18 @@ export function planTargets(config: Config, model: string): Target[] {
     return [...plan];
   }
   const declared = modelConfig(config, model);
+  if (!declared && config.routers) {
+    // A name no `models` entry declares goes to the routers (the attempt stage drops those that do not list it).
+    let plans = zeroConfigPlans.get(config);
+    if (!plans) zeroConfigPlans.set(config, (plans = new Map()));
+    let plan = plans.get(model);
+    if (!plan) {
+      plan = routerTargets(config, model).map((t) => named(t));
+      if (plans.size >= MAX_ZERO_CONFIG_PLANS) plans.delete(plans.keys().next().value!);
+      plans.set(model, plan);
+    }
+    return [...plan];
+  }
   if (!declared) {
     const known = Object.keys(config.models);
     throw new ProxyError({
