@@ -14,5 +14,5 @@ export async function fetchFresh(url: string, init: RequestInit): Promise<Respon
 }
 
 function isStaleConnection(e: unknown): boolean {
-  return /network connection lost|connection reset|socket hang up|ECONNRESET/i.test(e instanceof Error ? e.message : String(e));
+  return /network connection lost|other side closed|connection reset|socket hang up|ECONNRESET/i.test(e instanceof Error ? e.message : String(e));
 }

@@ -5,6 +5,8 @@ import { circuitState } from "../health/circuit-breaker.ts";
 import { fnv1a } from "./placement/conversation-key.ts";
 import { ledger } from "./placement/isolate-ledger.ts";
 import { rankServers, type PlacementRequest } from "./placement/rank-servers.ts";
+import { pool } from "./placement/isolate-pool.ts";
+import { rankPool, type PoolEstimate } from "./placement/rank-pool.ts";
 import type { ServerLedger } from "./placement/server-ledger.ts";
 import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { Target } from "./target.ts";
@@ -17,6 +19,10 @@ export interface OrderOptions {
   placement: PlacementRequest | null;
   /** What this isolate knows of each server (default: the isolate's own). */
   ledger?: ServerLedger;
+  /** The requested model: on routers, placement goes by which model each has loaded. */
+  model?: string;
+  /** Hears each router's estimate for the request's model (standby, blocked, failed: try-targets acts on them). */
+  onPool?(target: Target, estimate: PoolEstimate): void;
 }
 
 /**
@@ -56,7 +62,19 @@ export function orderTargets(targets: readonly Target[], opts: OrderOptions): Ta
       const server = serverOf(t)!;
       return { id: server.key, weight: server.weight, load: { slots: h?.slotsTotal ?? 1, sampledBusy: h?.slotsBusy ?? 0, sampledAt: h?.checkedAt ?? 0 }, tieBreak: score(t, key) };
     });
-    return rankServers(choices, opts.placement ?? { key: null, prefixes: [] }, opts.ledger ?? ledger, opts.now).map((e) => byId.get(e.id)!);
+    const ranked = rankServers(choices, opts.placement ?? { key: null, prefixes: [] }, opts.ledger ?? ledger, opts.now);
+    // Routers that list the model are placed by what they have loaded (placement/rank-pool.ts), the
+    // wait and service from the estimate above: they go first, in that order, then any other server.
+    const pooled = opts.model === undefined ? [] : ranked.flatMap((e) => {
+      const t = byId.get(e.id)!;
+      const view = pool.view(e.id, serverOf(t)!.upstreamModel ?? opts.model!, opts.now);
+      return view ? [{ id: e.id, view, waitMs: e.waitMs, serviceMs: e.finishMs - e.waitMs, tieBreak: score(t, key) }] : [];
+    });
+    if (!pooled.length) return ranked.map((e) => byId.get(e.id)!);
+    const byPool = rankPool(pooled, opts.now);
+    for (const e of byPool) opts.onPool?.(byId.get(e.id)!, e);
+    const inPool = new Set(byPool.map((e) => e.id));
+    return [...byPool.map((e) => byId.get(e.id)!), ...ranked.filter((e) => !inPool.has(e.id)).map((e) => byId.get(e.id)!)];
   };
   // A server still loading its model answers nothing until it is done: after every warm one.
   const loading = (t: Target) => health(t)?.state === "loading";

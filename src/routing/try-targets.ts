@@ -1,7 +1,7 @@
 // The attempt loop's bookkeeping: which target is tried next (admission turns, order and placement,
 // context fit, same-target retries, failover), what each outcome means for health, and the final
 // error. The caller runs each Attempt it hands out (routing/attempt.ts) and reports back.
-import type { Config } from "../config/config.ts";
+import { balanceOf, type Config } from "../config/config.ts";
 import type { EnvVars } from "../config/env-vars.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { HealthRecorder } from "../health/health-client.ts";
@@ -21,6 +21,10 @@ import { learnSlotCounts } from "./admission/slot-counts.ts";
 import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-hints.ts";
 import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { TrackedServer } from "../upstreams/adapter.ts";
+import { discoverPools, pool, poolStale } from "./placement/isolate-pool.ts";
+import type { PoolAttempt } from "./placement/model-pool.ts";
+import type { PoolEstimate } from "./placement/rank-pool.ts";
+import { adapterOf } from "../upstreams/registry/adapters.ts";
 
 export interface TryOptions {
   config: Config;
@@ -148,9 +152,14 @@ export async function tryTargets<T>(targets: Target[], opts: TryOptions, attempt
 }
 
 /** The loop TargetTries runs: admission turns around passes over the targets (tryOnce). */
-async function* triesOf(targets: Target[], opts: TryOptions): AsyncGenerator<Attempt, Tried<unknown>, Report | undefined> {
+async function* triesOf(planned: Target[], opts: TryOptions): AsyncGenerator<Attempt, Tried<unknown>, Report | undefined> {
   const { config } = opts;
   const requestStart = Date.now();
+  // Routers (servers that load models on demand) are read before the first placement on them: what
+  // they list and have loaded decides where the request goes (placement/isolate-pool.ts).
+  const discovering = discoverPools(planned, opts.env, (p) => defer(p, opts.waitUntil));
+  if (discovering) await discovering;
+  const targets = withoutUnlisted(planned, opts.model);
   const health = new HealthRecorder(
     opts.env,
     config,
@@ -166,7 +175,11 @@ async function* triesOf(targets: Target[], opts: TryOptions): AsyncGenerator<Att
           model: opts.model,
           key: opts.queue.key,
           priority: opts.queue.priority,
-          plan: targets.map((t) => ({ server: gatedServer(t) ?? null })),
+          plan: targets.map((t) => {
+            const server = gatedServer(t) ?? null;
+            const model = server !== null ? pooledModel(t, opts.model) : undefined;
+            return model !== undefined ? { server, model } : { server };
+          }),
           maxWaitMs: config.queue.maxWaitMs,
           signal: opts.signal,
           snapshot: () => health.snapshot(),
@@ -261,9 +274,13 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
   // One target has no order to choose and no failure to weigh against another: no snapshot needed.
   const snapshot = targets.length > 1 ? health.snapshot() : undefined;
   const now = Date.now();
-  const balance = config.models?.[opts.model]?.balance ?? "ordered";
+  const balance = balanceOf(config, opts.model);
   const placement = balance === "least-busy" ? (opts.placement?.() ?? null) : null;
-  const byBalance = snapshot ? orderTargets(targets, { balance, snapshot, now, placement }) : targets;
+  const estimates = new Map<Target, PoolEstimate>();
+  const byBalance = snapshot ? orderTargets(targets, { balance, snapshot, now, placement, model: opts.model, onPool: (t, e) => estimates.set(t, e) }) : targets;
+  // A model that failed to load on one of these routers is not loaded on another by evicting a model
+  // there: the same file most likely fails the same way (it may where there is room).
+  const failedOn = targets.find((t) => poolView(t, opts.model, now)?.failed);
   const size = snapshot ? (opts.size?.() ?? null) : null;
   const { ordered, tooLong } = size && snapshot ? byContext(byBalance, size, snapshot) : { ordered: byBalance, tooLong: [] };
 
@@ -294,15 +311,33 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
     return err;
   };
 
+  // A target refused for capacity in this pass: a standby load (placement/rank-pool.ts) waits for it.
+  let sawBusy = false;
   targets: for (const target of ordered) {
     for (let onTarget = 1; ; onTarget++) {
       if (opts.signal.aborted || attempts - firstAttempt >= config.retries.maxAttempts) break targets;
       const tracked = capabilitiesOf(target).server;
       const server = tracked?.key;
+      const pooled = server !== undefined ? pooledModel(target, opts.model) : undefined;
+      const view = pooled !== undefined ? pool.view(server!, pooled, Date.now()) : undefined;
+      if (view && (view.failed || (failedOn && view.victim !== null && view.status === "unloaded"))) {
+        failed(target, loadFailedBefore(pooled!, view.failed ? target : failedOn!), true);
+        continue targets;
+      }
+      // A router that would have to evict a model with requests in flight (or swap mid-load) is full
+      // for this model until they drain; a load elsewhere that is clearly slower than the server a
+      // refusal came from waits for it too. Both wait in line rather than thrash the routers.
+      const estimate = estimates.get(target);
+      if (view && (view.victim === "busy" || (estimate?.standby && sawBusy))) {
+        sawBusy = true;
+        failed(target, new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, retryAfter: 1, message: `${target.name} is busy with other models; ${pooled} would have to wait for them.` }));
+        continue targets;
+      }
       // A server holding as many of the requests as it has slots would only queue this one inside,
       // where nobody takes turns: it counts as a refusal for capacity, without asking it.
       const gated = gatedServer(target);
       if (gated !== undefined && place && !place.mayStart(gated)) {
+        sawBusy = true;
         failed(target, new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, retryAfter: 1, message: `${target.name} has every slot busy.` }));
         continue targets;
       }
@@ -317,9 +352,11 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
       // Switchyard's own requests in flight on a llama-server are what later placements queue behind,
       // and what the admission queue counts against its slots; each one's end may give a waiter its turn.
       const begun = server !== undefined ? ledger.begin(server, placement?.key ?? null, expectedServiceMs(server, placement, startedAt), startedAt) : undefined;
+      const inPool: PoolAttempt | undefined = view ? pool.begin(server!, pooled!, startedAt) : undefined;
       const end = begun
         ? (served?: boolean, at?: number) => {
             begun(served, at);
+            inPool?.end(at ?? Date.now());
             slotReleased(() => health.snapshot());
           }
         : undefined;
@@ -328,6 +365,7 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
         if (!report || !report.ok) throw report?.error;
         const value = report.value;
         const succeededAt = Date.now();
+        inPool?.served(succeededAt);
         if (tracked) health.success(tracked.url);
         if (server !== undefined && placement) {
           ledger.served(server, placement.prefixes, succeededAt);
@@ -339,10 +377,16 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
         tries.attempts = attempts;
         return { target, attempts, value, requestStart, startedAt, succeededAt, health, ...(placed ? { placed } : {}) };
       } catch (e) {
+        const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} failed: ${String(e)}` });
+        if (inPool && err.code === "model_load_failed") {
+          inPool.loadFailed(Date.now());
+          // The router evicted a model for this load before it failed: put it back (in the background).
+          for (const model of inPool.evicted) defer(adapterOf(target).loadPooledModel?.(target, model, opts.env, 5000) ?? Promise.resolve(), opts.waitUntil);
+        }
+        if (inPool) poolStale(server!);
         end?.(false, Date.now());
         attempt.abort();
         opts.signal.removeEventListener("abort", onAbort);
-        const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} failed: ${String(e)}` });
         if (opts.skips?.(err, target)) {
           attempts--;
           lastTarget = before;
@@ -448,6 +492,56 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
     };
     signal.addEventListener("abort", onAbort, { once: true });
   });
+}
+
+/**
+ * The model `target` asks its server for when that server is a known router that lists it: the
+ * target's own `model`, else the requested name. Undefined for any other target.
+ */
+function pooledModel(target: Target, requested: string): string | undefined {
+  const server = capabilitiesOf(target).server;
+  if (!server || !pool.isRouter(server.key)) return undefined;
+  const model = server.upstreamModel ?? requested;
+  return pool.lists(server.key, model) ? model : undefined;
+}
+
+function poolView(target: Target, requested: string, now: number) {
+  const model = pooledModel(target, requested);
+  return model !== undefined ? pool.view(capabilitiesOf(target).server!.key, model, now) : undefined;
+}
+
+/** The answer for a model that failed to load on `where` lately, without asking any server again. */
+function loadFailedBefore(model: string, where: Target): ProxyError {
+  return new ProxyError({
+    status: 502,
+    code: "model_load_failed",
+    message: `The model "${model}" failed to load on ${where.name} within the last 5 minutes (a damaged or incompatible model file, or not enough memory); it is not tried again there, nor loaded elsewhere in place of a model in use. Check the server's log.`,
+  });
+}
+
+/**
+ * The plan without the routers that do not list the model (a router answers such a request with a
+ * 400). When every server was such a router, 404 model_not_found: no server serves that name.
+ */
+function withoutUnlisted(targets: Target[], requested: string): Target[] {
+  const unlisted = (t: Target) => {
+    const server = capabilitiesOf(t).server;
+    return server !== null && pool.isRouter(server.key) && pool.lists(server.key, server.upstreamModel ?? requested) === false;
+  };
+  const kept = targets.filter((t) => !unlisted(t));
+  if (kept.length === targets.length) return targets;
+  const servers = kept.filter((t) => capabilitiesOf(t).server !== null || !t.implicit);
+  if (servers.length === 0) {
+    const names = new Set(targets.filter(unlisted).flatMap((t) => pool.modelIds(capabilitiesOf(t).server!.key)));
+    const some = [...names].slice(0, 20);
+    throw new ProxyError({
+      status: 404,
+      code: "model_not_found",
+      param: "model",
+      message: `The model "${requested}" is not served here: no server lists it. Available: ${some.map((m) => `"${m}"`).join(", ") || "none"}${names.size > some.length ? ", …" : ""} (GET /v1/models lists them).`,
+    });
+  }
+  return kept;
 }
 
 /** The server the admission queue gates `target` on: one that reports its slots (undefined otherwise). */

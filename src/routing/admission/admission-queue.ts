@@ -57,6 +57,8 @@ export class AdmissionQueue {
     private readonly ledger: () => ServerLedger,
     /** The slot count the isolate read from a server's `/props`, for a server not sampled yet (slot-counts.ts). */
     private readonly learned: (server: string) => number | undefined = () => undefined,
+    /** Whether a router can take a request for the model now without a swap under requests in flight (placement/model-pool.ts). */
+    private readonly mayHost: (server: string, model: string) => boolean = () => true,
   ) {}
 
   /** Whether `t` may start now; if not it waits, and `onTurn` is called when it may. */
@@ -204,7 +206,7 @@ export class AdmissionQueue {
   }
 
   private verdict(t: Ticket, snapshot: HealthSnapshot): Verdict {
-    return verdictFor(t.plan, (server) => this.load(server, snapshot));
+    return verdictFor(t.plan, (server) => this.load(server, snapshot), this.mayHost);
   }
 
   private load(server: string, snapshot: HealthSnapshot): ServerLoad {

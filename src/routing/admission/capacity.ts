@@ -10,6 +10,8 @@ import type { ServerLedger } from "../placement/server-ledger.ts";
  */
 export interface Seat {
   server: string | null;
+  /** On a router (a server that loads models on demand): the model the request needs there. */
+  model?: string;
 }
 
 /** One llama-server's slots and how many are taken, as far as this isolate can tell. */
@@ -57,13 +59,15 @@ export function serverLoad(server: string, health: UpstreamHealth | undefined, l
  */
 export type Verdict = { kind: "free"; server: string } | { kind: "unknown" } | { kind: "full" };
 
-export function verdictFor(plan: readonly Seat[], load: (server: string) => ServerLoad): Verdict {
+export function verdictFor(plan: readonly Seat[], load: (server: string) => ServerLoad, mayHost: (server: string, model: string) => boolean = () => true): Verdict {
   let unknown = false;
   for (const seat of plan) {
     if (seat.server === null) {
       unknown = true;
       continue;
     }
+    // A router whose loaded models are all in use cannot take another model until one drains.
+    if (seat.model !== undefined && !mayHost(seat.server, seat.model)) continue;
     const l = load(seat.server);
     if (l.busy < l.slots) return { kind: "free", server: seat.server };
   }

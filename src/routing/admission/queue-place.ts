@@ -6,10 +6,15 @@ import { ledger } from "../placement/isolate-ledger.ts";
 import { AdmissionQueue, Ticket } from "./admission-queue.ts";
 import type { Seat } from "./capacity.ts";
 import { learnedSlots } from "./slot-counts.ts";
+import { pool } from "../placement/isolate-pool.ts";
 import { KEY_PRIORITY_MAX } from "../../auth/key-record.ts";
 
-/** This isolate's admission queue, over its ledger and the slot counts it read itself. */
-const queue = new AdmissionQueue(() => ledger, learnedSlots);
+/** This isolate's admission queue, over its ledger, the slot counts it read itself and its routers' models. */
+const queue = new AdmissionQueue(
+  () => ledger,
+  (server) => learnedSlots(server) ?? pool.slots(server),
+  (server, model) => pool.mayHost(server, model, Date.now()),
+);
 
 /**
  * One of our requests on a llama-server ended (or failed to start): its slot may go to a waiter.

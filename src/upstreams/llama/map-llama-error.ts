@@ -43,6 +43,13 @@ const CHAT_PARSE_FAILURE = /^The model produced output that does not match the e
 // is this server's configuration, not the client's request, so another target may still serve it.
 const ROUTER_MODEL_UNAVAILABLE = [/^model '.*' not found/, /^model is not loaded/, /^model name is missing from the request/];
 
+// Router mode: the model's own server process could not start (a truncated or incompatible GGUF, too
+// little memory). Loading it again fails the same way, here and, with the same file, elsewhere.
+const ROUTER_LOAD_FAILED = /^model name=(.{1,256}) failed to load$/;
+// Router mode: the request reached the router while the model's process was stopping (evicted for
+// another model). Nothing started; a moment later the router loads it again.
+const ROUTER_PROXY_LOST = /^proxy error: Could not establish connection/;
+
 export interface LlamaErrorBody {
   code?: unknown;
   message?: unknown;
@@ -122,6 +129,19 @@ export function mapLlamaErrorObject(status: number, err: LlamaErrorBody, upstrea
   }
   if (status >= 400 && status < 500) {
     return new ProxyError({ status, code: "upstream_error", type: "invalid_request_error", message: `${upstream} rejected the request: ${message}` });
+  }
+  const failedLoad = status >= 500 ? ROUTER_LOAD_FAILED.exec(message) : null;
+  if (failedLoad) {
+    // Not retryable: no other try of it is made for this request (a load would evict a model in use
+    // for nothing); routing marks it failed on this server (docs/configuration.md, "Router pools").
+    return new ProxyError({
+      status: 502,
+      code: "model_load_failed",
+      message: `The model "${failedLoad[1]}" failed to load on ${upstream} (the server could not start it: a damaged or incompatible model file, or not enough memory). Check the server's log; Switchyard will not try it there again for 5 minutes.`,
+    });
+  }
+  if (status >= 500 && ROUTER_PROXY_LOST.test(message)) {
+    return new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} was switching models when the request arrived (${message}).` });
   }
   const unparsed = CHAT_PARSE_FAILURE.exec(message);
   if (unparsed) {
