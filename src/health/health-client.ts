@@ -20,6 +20,12 @@ let notesSeq: number | undefined;
 let placementListener: ((notes: PlacementNote[]) => void) | undefined;
 
 let restartListener: ((server: string, at: number) => void) | undefined;
+let routerListener: ((server: string, models: NonNullable<UpstreamHealth["routerModels"]>) => void) | undefined;
+
+/** Routing's model pool hears each router's models as the hub's sample read them. */
+export function onRouterModels(listener: (server: string, models: NonNullable<UpstreamHealth["routerModels"]>) => void): void {
+  routerListener = listener;
+}
 
 /** Routing's ledger hears every isolate's placements from here, as the hub's snapshots bring them. */
 export function onPlacementNotes(listener: (notes: PlacementNote[]) => void): void {
@@ -89,6 +95,7 @@ export class HealthRecorder {
             }
             const upstreams = { ...fresh.upstreams };
             if (restartListener) for (const [key, h] of Object.entries(upstreams)) if (h.restartedAt !== undefined) restartListener(key, h.restartedAt);
+            if (routerListener) for (const [key, h] of Object.entries(upstreams)) if (h.routerModels) routerListener(key, h.routerModels);
             for (const [key, at] of localAt) {
               const mine = cached.snapshot.upstreams[key];
               if (at >= askedAt && mine) upstreams[key] = { ...(upstreams[key] ?? mine), circuit: mine.circuit };

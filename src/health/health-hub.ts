@@ -10,6 +10,7 @@ import type { CircuitState } from "./circuit-breaker.ts";
 import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "./upstream-health.ts";
 import { parseLlamaMetrics } from "./parse-llama-metrics.ts";
 import { parseTotalSlots } from "./parse-total-slots.ts";
+import { parseRouterModels, type RouterModel } from "./parse-router-models.ts";
 
 interface Tracked {
   ref: UpstreamRef;
@@ -31,6 +32,7 @@ interface Tracked {
 
 /** What a sample read of a ready llama-server's slots. */
 interface Load {
+  routerModels?: { at: number; models: RouterModel[] };
   slotsTotal?: number;
   slotsBusy?: number;
   slotsReadAt?: { from: number; to: number };
@@ -231,14 +233,14 @@ export class HealthHub extends DurableObject<Env> {
         }
       }
     }
-    const { slotsTotal, slotsBusy, slotsReadAt, contextWindow } = load;
+    const { slotsTotal, slotsBusy, slotsReadAt, contextWindow, routerModels } = load;
     const now = Date.now();
     const circuit = this.probed(t, state, now);
     // A sample that could not read /slots (a timeout under load, say) keeps the last reading: the
     // admission queue gates on the slot count, and losing it would let every waiter through at once.
     const previous = t.health;
     const slots = slotsTotal !== undefined ? { slotsTotal, slotsBusy, ...(slotsReadAt ? { slotsReadAt } : {}) } : previous.slotsTotal !== undefined ? { slotsTotal: previous.slotsTotal, slotsBusy: previous.slotsBusy, ...(previous.slotsReadAt ? { slotsReadAt: previous.slotsReadAt } : {}) } : {};
-    t.health = { state, circuit, checkedAt: now, ...slots, ...(contextWindow !== undefined ? { contextWindow } : {}), ...this.restartedAt(t, state, gone, now) };
+    t.health = { state, circuit, checkedAt: now, ...slots, ...(contextWindow !== undefined ? { contextWindow } : {}), ...(routerModels ? { routerModels } : {}), ...this.restartedAt(t, state, gone, now) };
   }
 
   /** A ready llama-server's slots (total, busy, context window): `/slots`, else `/props`, and `/metrics` when on. */
@@ -246,6 +248,13 @@ export class HealthHub extends DurableObject<Env> {
     const load: Load = {};
     const askedAt = Date.now();
     const slots = await fetch(`${base}/slots`, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    // A router answers 400 without `?model=`: its models' status, then their slots (readRouterLoad).
+    if (slots.status === 400) {
+      await slots.body?.cancel().catch(() => {});
+      const router = await readRouterLoad(base, headers, timeoutMs);
+      if (router) return router;
+      return load;
+    }
     if (slots.ok && (slots.headers.get("content-type") ?? "").includes("json")) {
       const list = (await slots.json()) as unknown;
       if (Array.isArray(list)) {
@@ -332,6 +341,56 @@ export class HealthHub extends DurableObject<Env> {
       return undefined;
     }
   }
+}
+
+/** Loaded models whose `/slots` a router's sample reads (each a request): a pool of more is rare. */
+const ROUTER_SLOTS_READ = 8;
+/** `/models` lists about 1 KB per model: the most a sample reads. */
+const ROUTER_MODELS_MAX_BYTES = 1024 * 1024;
+
+/**
+ * A router's sample: its `/models` (each model's status, so every isolate's pool is current within a
+ * sample), and the slots of its loaded models (`/slots?model=…&autoload=false`: never a load).
+ * Null when `/models` is not a router's list.
+ */
+async function readRouterLoad(base: string, headers: Record<string, string>, timeoutMs: number): Promise<Load | null> {
+  const at = Date.now();
+  const res = await fetch(`${base}/models`, { headers, signal: AbortSignal.timeout(timeoutMs) });
+  const length = Number(res.headers.get("content-length") ?? "0");
+  if (!res.ok || length > ROUTER_MODELS_MAX_BYTES) {
+    await res.body?.cancel().catch(() => {});
+    return null;
+  }
+  const text = await res.text();
+  if (text.length > ROUTER_MODELS_MAX_BYTES) return null;
+  let models: RouterModel[] | null = null;
+  try {
+    models = parseRouterModels(JSON.parse(text));
+  } catch {}
+  if (!models) return null;
+  const load: Load = { routerModels: { at, models } };
+  let total = 0;
+  let busy = 0;
+  const windows: number[] = [];
+  for (const m of models.filter((x) => x.status === "loaded").slice(0, ROUTER_SLOTS_READ)) {
+    const r = await fetch(`${base}/slots?model=${encodeURIComponent(m.id)}&autoload=false`, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    if (!r.ok) {
+      await r.body?.cancel().catch(() => {});
+      continue;
+    }
+    const list = (await r.json().catch(() => null)) as unknown;
+    if (!Array.isArray(list)) continue;
+    total += list.length;
+    busy += list.filter((s) => (s as { is_processing?: unknown }).is_processing === true).length;
+    for (const s of list) if (typeof (s as { n_ctx?: unknown }).n_ctx === "number") windows.push((s as { n_ctx: number }).n_ctx);
+  }
+  if (total > 0) {
+    load.slotsTotal = total;
+    load.slotsBusy = busy;
+    load.slotsReadAt = { from: at, to: Date.now() };
+    if (windows.length) load.contextWindow = Math.min(...windows);
+  }
+  return load;
 }
 
 /** A fetch that gave up on its own timeout (a slow answer), not one the host refused. */

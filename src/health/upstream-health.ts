@@ -1,5 +1,6 @@
 // What the health hub knows about each upstream (state, slots, circuit), as isolates read it.
 import type { Circuit } from "./circuit-breaker.ts";
+import type { RouterModel } from "./parse-router-models.ts";
 
 /** What the health hub knows about one llama-server, keyed by its base URL. */
 export interface UpstreamHealth {
@@ -14,6 +15,11 @@ export interface UpstreamHealth {
   contextWindow?: number;
   circuit: Circuit;
   checkedAt: number;
+  /**
+   * A router (llama-server router mode): its models and their status from its `/models`, and when
+   * that was read (hub clock). Its slots are then its loaded models' (`/slots?model=`).
+   */
+  routerModels?: { at: number; models: RouterModel[] };
   /** It restarted after this moment (the hub's last sample finding its process gone before it was ready again): its prompt cache holds nothing placed before. */
   restartedAt?: number;
 }

@@ -5,9 +5,16 @@ import type { EnvVars } from "../../config/env-vars.ts";
 import type { NamedTarget } from "../../upstreams/adapter.ts";
 import { adapterOf, capabilitiesOf } from "../../upstreams/registry/adapters.ts";
 import { ModelPool } from "./model-pool.ts";
+import { onRouterModels } from "../../health/health-client.ts";
 
 /** This isolate's view of every router's models. */
 export let pool = new ModelPool();
+
+// Each health sample of a router (the hub reads its /models every health.sampleMs while there is
+// traffic) updates the pool of a router this isolate already knows: loads and evictions others caused.
+onRouterModels((server, read) => {
+  if (pool.isRouter(server)) pool.absorb(server, { models: read.models }, read.at);
+});
 
 interface Read {
   /** When the last read started (0: never, or marked stale). */

@@ -81,8 +81,14 @@ export class ModelPool {
    * True for what the pool does not know (not a router, a model it does not list).
    */
   mayHost(server: string, model: string, now: number): boolean {
+    return this.hosting(server, model, now).rank !== "no";
+  }
+
+  /** mayHost, told apart: `present` (there or loading, or unknown to the pool), `load` (in about `loadMs`), or `no`. */
+  hosting(server: string, model: string, now: number): { rank: "present" | "load" | "no"; loadMs: number } {
     const v = this.view(server, model, now);
-    return !v || v.victim !== "busy";
+    if (!v || v.status !== "unloaded") return { rank: "present", loadMs: 0 };
+    return { rank: v.victim === "busy" || v.failed ? "no" : "load", loadMs: v.loadMs };
   }
 
   /** The models a router lists, with their status (for the model list). */
@@ -101,10 +107,12 @@ export class ModelPool {
    * A read of the router's `/models` begun at `readStartedAt`: its statuses replace this isolate's,
    * except for models this isolate changed since (its own requests are newer news).
    */
-  absorb(server: string, read: { modelsMax: number; models: readonly RouterModel[]; slots?: number }, readStartedAt: number): void {
+  absorb(server: string, read: { modelsMax?: number; models: readonly RouterModel[]; slots?: number }, readStartedAt: number): void {
     let s = this.servers.get(server);
-    if (!s) this.servers.set(server, (s = { modelsMax: read.modelsMax, models: new Map(), loadMs: new Map(), readAt: readStartedAt }));
-    s.modelsMax = read.modelsMax;
+    if (!s) this.servers.set(server, (s = { modelsMax: read.modelsMax ?? Infinity, models: new Map(), loadMs: new Map(), readAt: readStartedAt }));
+    if (read.modelsMax !== undefined) s.modelsMax = read.modelsMax;
+    // An older read than one absorbed already (the hub's sample arriving after the isolate's own read) adds nothing.
+    if (readStartedAt < s.readAt) return;
     s.readAt = readStartedAt;
     if (read.slots !== undefined) s.slots = read.slots;
     const listed = new Set<string>();
