@@ -321,14 +321,17 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
       const pooled = server !== undefined ? pooledModel(target, opts.model) : undefined;
       const view = pooled !== undefined ? pool.view(server!, pooled, Date.now()) : undefined;
       if (view && (view.failed || (failedOn && view.victim !== null && view.status === "unloaded"))) {
-        failed(target, loadFailedBefore(pooled!, view.failed ? target : failedOn!), true);
+        // Not an attempt, but the answer when nothing serves it (it ranks as the request's own failure).
+        failed(target, loadFailedBefore(pooled!, view.failed ? target : failedOn!));
+        kinds.set(target, "client");
         continue targets;
       }
       // A router that would have to evict a model with requests in flight (or swap mid-load) is full
       // for this model until they drain; a load elsewhere that is clearly slower than the server a
-      // refusal came from waits for it too. Both wait in line rather than thrash the routers.
+      // refusal came from waits for it too, until the request has waited as long as that load would
+      // take. Both wait in line rather than thrash the routers.
       const estimate = estimates.get(target);
-      if (view && (view.victim === "busy" || (estimate?.standby && sawBusy))) {
+      if (view && (view.victim === "busy" || (estimate?.standby && sawBusy && Date.now() - requestStart < view.loadMs))) {
         sawBusy = true;
         failed(target, new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, retryAfter: 1, message: `${target.name} is busy with other models; ${pooled} would have to wait for them.` }));
         continue targets;
@@ -365,7 +368,12 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
         if (!report || !report.ok) throw report?.error;
         const value = report.value;
         const succeededAt = Date.now();
-        inPool?.served(succeededAt);
+        if (inPool) {
+          const justLoaded = view?.status !== "loaded";
+          inPool.served(succeededAt);
+          // A model just loaded there: the next read learns its slots (the admission queue's count).
+          if (justLoaded) poolStale(server!);
+        }
         if (tracked) health.success(tracked.url);
         if (server !== undefined && placement) {
           ledger.served(server, placement.prefixes, succeededAt);

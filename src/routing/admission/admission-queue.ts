@@ -4,7 +4,7 @@ import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import { serviceMs } from "../placement/expected-finish.ts";
 import { serviceEstimate } from "../placement/rank-servers.ts";
 import { DEFAULT_SPEEDS, type ServerLedger } from "../placement/server-ledger.ts";
-import { retryAfterSeconds, serverLoad, verdictFor, type Seat, type ServerLoad, type Verdict } from "./capacity.ts";
+import { retryAfterSeconds, serverLoad, verdictFor, type Hosting, type Seat, type ServerLoad, type Verdict } from "./capacity.ts";
 import { FairQueue } from "./fair-queue.ts";
 
 /** One request's place in its model's line. */
@@ -17,6 +17,8 @@ export class Ticket {
   reserved: string | null = null;
   /** Called when it is given a turn while waiting (maybe during another request's call). */
   onTurn: (() => void) | undefined;
+  /** When it first asked for a turn: on routers, a waiter that has waited as long as a load may load its model elsewhere. */
+  readonly arrivedAt = Date.now();
 
   constructor(
     readonly model: string,
@@ -57,8 +59,8 @@ export class AdmissionQueue {
     private readonly ledger: () => ServerLedger,
     /** The slot count the isolate read from a server's `/props`, for a server not sampled yet (slot-counts.ts). */
     private readonly learned: (server: string) => number | undefined = () => undefined,
-    /** Whether a router can take a request for the model now without a swap under requests in flight (placement/model-pool.ts). */
-    private readonly mayHost: (server: string, model: string) => boolean = () => true,
+    /** What a router can do for the model now (placement/model-pool.ts): it has it, can load it, or cannot without a swap under requests in flight. */
+    private readonly hosts?: (server: string, model: string) => Hosting,
   ) {}
 
   /** Whether `t` may start now; if not it waits, and `onTurn` is called when it may. */
@@ -206,7 +208,7 @@ export class AdmissionQueue {
   }
 
   private verdict(t: Ticket, snapshot: HealthSnapshot): Verdict {
-    return verdictFor(t.plan, (server) => this.load(server, snapshot), this.mayHost);
+    return verdictFor(t.plan, (server) => this.load(server, snapshot), this.hosts, Date.now() - t.arrivedAt);
   }
 
   private load(server: string, snapshot: HealthSnapshot): ServerLoad {

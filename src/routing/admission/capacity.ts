@@ -59,20 +59,36 @@ export function serverLoad(server: string, health: UpstreamHealth | undefined, l
  */
 export type Verdict = { kind: "free"; server: string } | { kind: "unknown" } | { kind: "full" };
 
-export function verdictFor(plan: readonly Seat[], load: (server: string) => ServerLoad, mayHost: (server: string, model: string) => boolean = () => true): Verdict {
+export function verdictFor(plan: readonly Seat[], load: (server: string) => ServerLoad, hosts: (server: string, model: string) => Hosting = () => PRESENT, waitedMs = 0): Verdict {
   let unknown = false;
-  for (const seat of plan) {
+  // On routers, a seat where the model is loaded (or loading) is what a waiter waits for; one that
+  // would load it counts only when there is none, or once the waiter has waited as long as the load
+  // would take (a second copy is then worth it). So the slot held for a waiter is where placement
+  // will send it, never one another model's waiter needs.
+  const ranked = plan.map((seat) => ({ seat, host: seat.server === null || seat.model === undefined ? PRESENT : hosts(seat.server, seat.model) }));
+  const present = ranked.filter((r) => r.host.rank === "present");
+  const loads = ranked.filter((r) => r.host.rank === "load" && (!present.some((p) => p.seat.server !== null) || waitedMs >= r.host.loadMs));
+  for (const { seat } of [...present, ...loads]) {
     if (seat.server === null) {
       unknown = true;
       continue;
     }
-    // A router whose loaded models are all in use cannot take another model until one drains.
-    if (seat.model !== undefined && !mayHost(seat.server, seat.model)) continue;
     const l = load(seat.server);
     if (l.busy < l.slots) return { kind: "free", server: seat.server };
   }
   return unknown ? { kind: "unknown" } : { kind: "full" };
 }
+
+/**
+ * What a router can do for a model now: `present` (loaded or loading there, or not a router), `load`
+ * (it can load it, in about `loadMs`: room, or an idle model to evict), `no` (every loaded model is in
+ * use, or one is loading: a swap now would cut them off).
+ */
+export interface Hosting {
+  rank: "present" | "load" | "no";
+  loadMs: number;
+}
+const PRESENT: Hosting = { rank: "present", loadMs: 0 };
 
 /**
  * `Retry-After` in seconds for a request refused after waiting: the waiters ahead of it and itself,

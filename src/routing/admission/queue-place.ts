@@ -13,7 +13,7 @@ import { KEY_PRIORITY_MAX } from "../../auth/key-record.ts";
 const queue = new AdmissionQueue(
   () => ledger,
   (server) => learnedSlots(server) ?? pool.slots(server),
-  (server, model) => pool.mayHost(server, model, Date.now()),
+  (server, model) => pool.hosting(server, model, Date.now()),
 );
 
 /**

@@ -74,6 +74,25 @@ describe("verdictFor", () => {
   it("is full only when every target is a llama-server with every slot taken", () => {
     expect(verdictFor([{ server: "full" }, { server: "full" }], load)).toEqual({ kind: "full" });
   });
+  it("a router that cannot take the seat's model without evicting one in use is full for it, whatever its slots", () => {
+    const hosts = (server: string, model: string) => ({ rank: server === "free" && model === "beta" ? ("no" as const) : ("present" as const), loadMs: 0 });
+    expect(verdictFor([{ server: "free", model: "beta" }], load, hosts)).toEqual({ kind: "full" });
+    expect(verdictFor([{ server: "free", model: "alpha" }], load, hosts)).toEqual({ kind: "free", server: "free" });
+    expect(verdictFor([{ server: "free", model: "beta" }, { server: null }], load, hosts)).toEqual({ kind: "unknown" });
+  });
+  it("holds the slot where the model is loaded before one that would load it, whatever the plan order", () => {
+    const both: Record<string, { slots: number; busy: number }> = { a: { slots: 1, busy: 0 }, b: { slots: 1, busy: 0 } };
+    const hosts = (server: string, model: string) => ({ rank: (server === "b") === (model === "beta") ? ("present" as const) : ("load" as const), loadMs: 2000 });
+    expect(verdictFor([{ server: "a", model: "beta" }, { server: "b", model: "beta" }], (s) => both[s]!, hosts)).toEqual({ kind: "free", server: "b" });
+    expect(verdictFor([{ server: "a", model: "alpha" }, { server: "b", model: "alpha" }], (s) => both[s]!, hosts)).toEqual({ kind: "free", server: "a" });
+  });
+  it("a waiter whose model's router is full waits for it, until it has waited as long as a load elsewhere", () => {
+    const loads: Record<string, { slots: number; busy: number }> = { a: { slots: 1, busy: 1 }, b: { slots: 1, busy: 0 } };
+    const hosts = (server: string) => ({ rank: server === "a" ? ("present" as const) : ("load" as const), loadMs: 2000 });
+    const plan = [{ server: "a", model: "alpha" }, { server: "b", model: "alpha" }];
+    expect(verdictFor(plan, (s) => loads[s]!, hosts, 500)).toEqual({ kind: "full" });
+    expect(verdictFor(plan, (s) => loads[s]!, hosts, 2500)).toEqual({ kind: "free", server: "b" });
+  });
 });
 
 describe("retryAfterSeconds", () => {
