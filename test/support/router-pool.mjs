@@ -12,6 +12,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ensureLlamaServer, ensureTestModel, freePort } from "./llama-server.mjs";
 
+// Routers still running when the test process exits are killed with their model processes.
+/** @type {Set<number>} */
+const live = new Set();
+process.once("exit", () => {
+  for (const pid of live) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {}
+  }
+});
+
 /** The models every test router serves: the tiny model three times, and one that fails to load. */
 export const GOOD_MODELS = ["alpha", "beta", "gamma"];
 export const BROKEN_MODEL = "broken";
@@ -115,11 +126,8 @@ async function startRouter(dir, modelsMax, parallel) {
     await exited;
     clearTimeout(timer);
   };
-  process.once("exit", () => {
-    try {
-      process.kill(-(/** @type {number} */ (child.pid)), "SIGKILL");
-    } catch {}
-  });
+  live.add(/** @type {number} */ (child.pid));
+  child.once("exit", () => live.delete(/** @type {number} */ (child.pid)));
   return {
     url,
     port,

@@ -73,3 +73,19 @@ describe("mapLlamaError", () => {
     expect(e.message).toContain("Invalid tool_choice: bogus");
   });
 });
+
+import routerLoadFailed from "../../../fixtures/llama-router/load-failed-500.body.json";
+import routerEvicting from "../../../fixtures/llama-router/evicting-proxy-error-500.body.json";
+
+describe("mapLlamaError: router mode", () => {
+  it("a model that failed to load (load-failed-500): 502 model_load_failed naming it, not retried", () => {
+    const e = mapLlamaError(500, JSON.stringify(routerLoadFailed), "application/json; charset=utf-8", up);
+    expect([e.status, e.code, e.retryable]).toEqual([502, "model_load_failed", false]);
+    expect(e.message).toContain('"broken" failed to load on llama:127.0.0.1:8080');
+  });
+  it("the model being evicted as the request arrived (evicting-proxy-error-500): 502 upstream_error, retryable", () => {
+    const e = mapLlamaError(500, JSON.stringify(routerEvicting), "application/json", up);
+    expect([e.status, e.code, e.retryable]).toEqual([502, "upstream_error", true]);
+    expect(e.message).toContain("switching models");
+  });
+});
