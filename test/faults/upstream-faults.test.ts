@@ -212,6 +212,18 @@ const FAULTS: Fault[] = [
     nonStream: { status: 200, text: "has the model", attempts: "2", code: null },
   },
   {
+    name: "router: the model being evicted as the request arrived (proxy error 500) → retried on the same server",
+    targets: () => [llama(fixture("behave/router-evicting/1"))],
+    stream: { status: 200, text: "reloaded", done: true, attempts: "2", code: null },
+    nonStream: { status: 200, text: "reloaded", attempts: "2", code: null },
+  },
+  {
+    name: "router: the model fails to load → 502 model_load_failed, 1 attempt, the next server not asked",
+    targets: () => [llama(fixture("behave/router-load-failed")), say("never asked")],
+    stream: { status: 502, code: "model_load_failed", attempts: "1" },
+    nonStream: { status: 502, code: "model_load_failed", attempts: "1" },
+  },
+  {
     name: "refused, loading, stalled, then a healthy server: failover in order",
     targets: () => [llama("http://127.0.0.1:2"), llama(fixture("behave/loading")), llama(fixture("behave/stall-headers/5000")), say("fourth")],
     stream: { status: 200, text: "fourth", done: true, attempts: "4", code: null },

@@ -348,6 +348,21 @@ const BEHAVIOURS = {
     res.writeHead(400, { "content-type": "application/json" });
     res.end(JSON.stringify({ error: { code: 400, message: "model 'qwen' not found", type: "invalid_request_error" } }));
   },
+  // A router whose model was being evicted when the request arrived: its first `arg` requests to this
+  // path get the 500 it answers then (test/fixtures/llama-router/evicting-proxy-error-500.body.json),
+  // later ones are answered ("reloaded").
+  async "router-evicting"(req, res, arg, state, body, counter) {
+    if (counter <= Number(arg ?? 1)) {
+      res.writeHead(500, { "content-type": "application/json; charset=utf-8", server: "llama.cpp" });
+      return res.end(readFileSync(join(FIXTURES, "..", "llama-router", "evicting-proxy-error-500.body.json")));
+    }
+    return BEHAVIOURS.say(req, res, "reloaded", state, body, counter);
+  },
+  // A router asked for a model whose file it cannot load (recorded: llama-router/load-failed-500).
+  async "router-load-failed"(req, res) {
+    res.writeHead(500, { "content-type": "application/json; charset=utf-8", server: "llama.cpp" });
+    res.end(readFileSync(join(FIXTURES, "..", "llama-router", "load-failed-500.body.json")));
+  },
   // ---- Embeddings (added; the behaviours above are unchanged) ----
   // llama-server started with --embeddings: one 4-dimensional vector per input, in its key order.
   // An empty input is refused with 400 invalid_request_error, as llama-server does.

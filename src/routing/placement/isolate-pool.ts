@@ -19,6 +19,8 @@ onRouterModels((server, read) => {
 interface Read {
   /** When the last read started (0: never, or marked stale). */
   at: number;
+  /** The first read of the server is under way: requests wait for it (later reads are not waited for). */
+  first: boolean;
   /** What it found: a router, a single-model server, or nothing yet. */
   kind: "router" | "single" | "unknown";
   reading?: Promise<void>;
@@ -28,17 +30,18 @@ interface Read {
 export const POOL_FRESH_MS = 2000;
 /** A server found to serve one model is asked again after this (it may restart as a router). */
 const SINGLE_RECHECK_MS = 60_000;
-/** The first read of a server is waited for at most this long (then placement goes without it). */
-const FIRST_READ_WAIT_MS = 1500;
+/** The first read of a server is waited for at most this long (then placement goes without it): a router answers it in milliseconds. */
+const FIRST_READ_WAIT_MS = 750;
 const READ_TIMEOUT_MS = 2000;
 const MAX_SERVERS = 1000;
 
 let reads = new Map<string, Read>();
 
 /**
- * Reads what is stale among `targets`' servers that can pool models. A server never read is waited
+ * Reads what is stale among `targets`' servers that can pool models. A server's first read is waited
  * for (at most FIRST_READ_WAIT_MS): the first request must know whether it is a router and what it
- * has loaded. A known router's stale copy is refreshed without waiting (`waitAll`: waited for too,
+ * has loaded. A server that did not answer it is not waited for again (a dead one would slow every
+ * request); it is read again in the background. A known router's stale copy is refreshed without waiting (`waitAll`: waited for too,
  * as the model list does). `defer` keeps reads alive.
  */
 export function discoverPools(targets: readonly NamedTarget[], env: EnvVars, defer: (p: Promise<unknown>) => void, opts: { waitAll?: boolean } = {}, now = Date.now()): Promise<void> | undefined {
@@ -49,12 +52,12 @@ export function discoverPools(targets: readonly NamedTarget[], env: EnvVars, def
     if (!server || !read) continue;
     const r = reads.get(server.key);
     if (r?.reading) {
-      if (r.kind === "unknown" || opts.waitAll) waits.push(r.reading);
+      if (r.first || opts.waitAll) waits.push(r.reading);
       continue;
     }
-    if (r && now - r.at < (r.kind === "single" ? SINGLE_RECHECK_MS : r.kind === "router" ? POOL_FRESH_MS : 0)) continue;
+    if (r && now - r.at < (r.kind === "single" ? SINGLE_RECHECK_MS : POOL_FRESH_MS)) continue;
     if (!r && reads.size >= MAX_SERVERS) reads.delete(reads.keys().next().value!);
-    const entry: Read = r ?? { at: 0, kind: "unknown" };
+    const entry: Read = r ?? { at: 0, kind: "unknown", first: true };
     const startedAt = Date.now();
     entry.at = startedAt;
     entry.reading = read(t, env, READ_TIMEOUT_MS)
@@ -64,16 +67,18 @@ export function discoverPools(targets: readonly NamedTarget[], env: EnvVars, def
           else if (found) {
             entry.kind = "router";
             pool.absorb(server.key, found, startedAt);
-          } else if (entry.kind === "unknown") entry.at = startedAt - POOL_FRESH_MS; // no answer: ask again soon
+          }
+          // No answer: a server not known yet is asked again (in the background) after POOL_FRESH_MS.
         },
         () => {},
       )
       .finally(() => {
         entry.reading = undefined;
+        entry.first = false;
       });
     reads.set(server.key, entry);
     defer(entry.reading);
-    if (entry.kind === "unknown" || opts.waitAll) waits.push(entry.reading);
+    if (entry.first || opts.waitAll) waits.push(entry.reading);
   }
   if (!waits.length) return undefined;
   let timer: ReturnType<typeof setTimeout> | undefined;
