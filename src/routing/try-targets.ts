@@ -19,12 +19,11 @@ import type { Target } from "./target.ts";
 import { QueuePlace, slotReleased } from "./admission/queue-place.ts";
 import { learnSlotCounts } from "./admission/slot-counts.ts";
 import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-hints.ts";
-import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
+import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { TrackedServer } from "../upstreams/adapter.ts";
 import { discoverPools, pool, poolStale } from "./placement/isolate-pool.ts";
-import type { PoolAttempt } from "./placement/model-pool.ts";
+import type { ModelView, PoolAttempt } from "./placement/model-pool.ts";
 import type { PoolEstimate } from "./placement/rank-pool.ts";
-import { adapterOf } from "../upstreams/registry/adapters.ts";
 
 export interface TryOptions {
   config: Config;
@@ -513,7 +512,8 @@ function pooledModel(target: Target, requested: string): string | undefined {
   return pool.lists(server.key, model) ? model : undefined;
 }
 
-function poolView(target: Target, requested: string, now: number) {
+/** What the pool knows of the request's model on `target`'s router (undefined: not a router that lists it). */
+function poolView(target: Target, requested: string, now: number): ModelView | undefined {
   const model = pooledModel(target, requested);
   return model !== undefined ? pool.view(capabilitiesOf(target).server!.key, model, now) : undefined;
 }
