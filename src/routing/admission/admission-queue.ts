@@ -35,6 +35,9 @@ interface Line {
   lastTimerPump: number;
 }
 
+/** A waiter for a model no router can take without a swap waits this long before its routers drain for it. */
+const DRAIN_AFTER_MS = 2000;
+
 /** Timer pumps of one line closer together than this do nothing new: the sample changes once a second. */
 const TIMER_PUMP_GAP_MS = 200;
 
@@ -110,6 +113,8 @@ export class AdmissionQueue {
    * it from here on, so call it just before `ledger.begin`).
    */
   mayStart(t: Ticket, server: string, snapshot: HealthSnapshot): boolean {
+    const drain = this.drains().get(server);
+    if (drain !== undefined && drain !== t.plan.find((s) => s.server === server)?.model) return false;
     const load = this.load(server, snapshot);
     const mine = t.reserved === server ? 1 : 0;
     if (load.busy - mine >= load.slots) return false;
@@ -208,7 +213,38 @@ export class AdmissionQueue {
   }
 
   private verdict(t: Ticket, snapshot: HealthSnapshot): Verdict {
-    return verdictFor(t.plan, (server) => this.load(server, snapshot), this.hosts, Date.now() - t.arrivedAt);
+    const hosts = this.hosts;
+    if (!hosts) return verdictFor(t.plan, (server) => this.load(server, snapshot));
+    const drains = this.drains();
+    const draining = (server: string, model: string): Hosting => {
+      const d = drains.get(server);
+      return d !== undefined && d !== model ? { rank: "no", loadMs: 0 } : hosts(server, model);
+    };
+    return verdictFor(t.plan, (server) => this.load(server, snapshot), draining, Date.now() - t.arrivedAt);
+  }
+
+  /**
+   * Routers being drained for a waiting model (server → that model): a waiter whose model no router
+   * of its plan has, and which none can load without evicting a model in use, has waited
+   * DRAIN_AFTER_MS; the routers it could use then take no new request for another model, so their
+   * models drain and it gets its turn. Without it, steady traffic for one model would keep the
+   * others waiting until `queue.maxWaitMs` (the oldest such waiter first).
+   */
+  private drains(now = Date.now()): Map<string, string> {
+    const drains = new Map<string, string>();
+    const hosts = this.hosts;
+    if (!hosts) return drains;
+    const heads = [...this.lines.values()].flatMap((l) => {
+      const head = l.queue.peek();
+      return head && now - head.arrivedAt >= DRAIN_AFTER_MS ? [head] : [];
+    });
+    heads.sort((a, b) => a.arrivedAt - b.arrivedAt);
+    for (const h of heads) {
+      const seats = h.plan.filter((s): s is { server: string; model: string } => s.server !== null && s.model !== undefined);
+      if (!seats.length || seats.some((s) => hosts(s.server, s.model).rank !== "no")) continue;
+      for (const s of seats) if (!drains.has(s.server)) drains.set(s.server, s.model);
+    }
+    return drains;
   }
 
   private load(server: string, snapshot: HealthSnapshot): ServerLoad {

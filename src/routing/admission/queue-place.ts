@@ -12,7 +12,8 @@ import { KEY_PRIORITY_MAX } from "../../auth/key-record.ts";
 /** This isolate's admission queue, over its ledger, the slot counts it read itself and its routers' models. */
 const queue = new AdmissionQueue(
   () => ledger,
-  (server) => learnedSlots(server) ?? pool.slots(server),
+  // A router's count is its loaded models' together (the pool's); /props tells one model's.
+  (server) => pool.slots(server) ?? learnedSlots(server),
   (server, model) => pool.hosting(server, model, Date.now()),
 );
 

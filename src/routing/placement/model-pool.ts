@@ -99,8 +99,15 @@ export class ModelPool {
     return [...s.models].map(([id, m]) => ({ id, status: m.status, failed: m.failedAt !== undefined && now - m.failedAt < FAILED_MS }));
   }
 
+  /**
+   * The router's slots as far as this isolate can tell before the hub's sample: each model it runs
+   * has its own `--parallel` slots, so a loaded model's count times the models loaded or loading.
+   */
   slots(server: string): number | undefined {
-    return this.servers.get(server)?.slots;
+    const s = this.servers.get(server);
+    if (s?.slots === undefined) return undefined;
+    const running = [...s.models.values()].filter((m) => m.status !== "unloaded").length;
+    return s.slots * Math.max(1, running);
   }
 
   /**

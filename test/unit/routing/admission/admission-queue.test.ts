@@ -170,3 +170,51 @@ describe("AdmissionQueue", () => {
     expect(i.queue.retryAfter(waiting[0]!, i.snap, 0)).toBe(5);
   });
 });
+
+describe("AdmissionQueue on a router (--models-max 1): a model waiting for a swap is not starved", () => {
+  it("new requests for the loaded model are admitted until a waiter for another model has waited 2 s; then the router drains for it", async () => {
+    const { vi } = await import("vitest");
+    const { ModelPool } = await import("../../../../src/routing/placement/model-pool.ts");
+    vi.useFakeTimers();
+    try {
+      vi.setSystemTime(1_000_000);
+      const ledger = new ServerLedger();
+      const pool = new ModelPool();
+      pool.absorb(S, { modelsMax: 1, models: [{ id: "alpha", status: "loaded", failed: false }, { id: "beta", status: "unloaded", failed: false }] }, 0);
+      const queue = new AdmissionQueue(() => ledger, () => 4, (server, model) => pool.hosting(server, model, Date.now()));
+      const snap = snapshot(4);
+      const ticket = (model: string) => new Ticket(model, "", 0, [{ server: S, model }]);
+      const run = (t: Ticket, model: string) => {
+        expect(queue.mayStart(t, S, snap)).toBe(true);
+        const inPool = pool.begin(S, model, Date.now());
+        const end = ledger.begin(S, null, 1000, Date.now());
+        queue.turnEnded(t, snap);
+        return () => {
+          inPool.served(Date.now());
+          inPool.end(Date.now());
+          end(true, Date.now());
+          queue.pump(snap);
+        };
+      };
+      const a1 = ticket("alpha");
+      expect(queue.enter(a1, snap)).toBe(true);
+      const endA1 = run(a1, "alpha");
+      const b = ticket("beta");
+      expect(queue.enter(b, snap)).toBe(false); // alpha is in use: beta would evict it
+      vi.setSystemTime(1_000_500);
+      const a2 = ticket("alpha");
+      expect(queue.enter(a2, snap)).toBe(true); // beta has not waited long: alpha keeps being served
+      const endA2 = run(a2, "alpha");
+      vi.setSystemTime(1_002_100);
+      const a3 = ticket("alpha");
+      expect(queue.enter(a3, snap)).toBe(false); // beta has waited 2 s: the router drains for it
+      endA1();
+      expect(b.granted).toBe(false); // a2 still in flight
+      endA2();
+      expect(b.granted).toBe(true);
+      expect(queue.ahead(a3)).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
