@@ -150,11 +150,21 @@ async function startRouter(dir, modelsMax, parallel) {
  */
 export async function ask(base, model, { text = `hi from ${model}`, stream = false } = {}) {
   const t0 = performance.now();
-  const res = await fetch(`${base}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model, messages: [{ role: "user", content: "hello" }], max_tokens: 32, temperature: 0, stream, grammar: `root ::= ${JSON.stringify(text)}` }),
-  });
+  const send = () =>
+    fetch(`${base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model, messages: [{ role: "user", content: "hello" }], max_tokens: 32, temperature: 0, stream, grammar: `root ::= ${JSON.stringify(text)}` }),
+    });
+  let res;
+  try {
+    res = await send();
+  } catch (e) {
+    // A router closes pooled keep-alive connections now and then ("other side closed", before any
+    // response): the pinned baseline, which talks to routers directly, retries once as Switchyard does.
+    if (!/other side closed|ECONNRESET/.test(String(/** @type {Error} */ (e).cause ?? e))) throw e;
+    res = await send();
+  }
   const body = await res.text();
   const ms = performance.now() - t0;
   let content;
