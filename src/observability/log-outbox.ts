@@ -4,7 +4,7 @@
 import type { EnvVars } from "../config/env-vars.ts";
 import type { Capture } from "./capture.ts";
 import type { DetailedRecord } from "./request-record.ts";
-import type { RequestLog, Retention } from "./request-log.ts";
+import type { LogRow, RequestLog, Retention } from "./request-log.ts";
 
 /** One finished request as an isolate queues it: its record, and its capture when capture is on. */
 export interface LogEntry {
@@ -68,8 +68,8 @@ export async function send(name: string): Promise<void> {
   box.entries = [];
   const log = requestLog(box.env);
   if (!log) return;
-  // One string for the whole batch: the Durable Object hands it to SQLite as it is.
-  const rows = `[${entries.map((e) => JSON.stringify(e.record)).join(",")}]`;
+  // Each row's columns as values (SQLite then parses no JSON), the record as its JSON text.
+  const rows = entries.map((e) => rowOf(e.record));
   const captures = entries.flatMap((e, index) => (e.capture ? [{ index, capture: JSON.stringify(e.capture) }] : []));
   try {
     await log.add(rows, captures, box.retention);
@@ -80,4 +80,9 @@ export async function send(name: string): Promise<void> {
     logStats.dropped += entries.length;
     console.error(`[request-log] ${entries.length} requests were not logged: ${String(e instanceof Error ? e.message : e).slice(0, 200)}`);
   }
+}
+
+/** A record as the RequestLog stores it: its columns, then its JSON. */
+function rowOf(r: DetailedRecord): LogRow {
+  return [r.id, Date.parse(r.time), r.key, r.key_name, r.model, r.error !== null || r.status >= 400 ? 1 : 0, JSON.stringify(r)];
 }

@@ -18,6 +18,9 @@ export interface LogQuery {
   model?: string;
 }
 
+/** One request as an isolate sends it: id, arrival (ms), key id, key name, model, failed (0/1), the record's JSON. */
+export type LogRow = [id: string, at: number, keyId: string | null, keyName: string | null, model: string | null, failed: 0 | 1, record: string];
+
 interface Row extends Record<string, SqlStorageValue> {
   seq: number;
   record: string;
@@ -41,23 +44,19 @@ export class RequestLog extends DurableObject<Env> {
   }
 
   /**
-   * Keeps a batch of finished requests (`rows`: the JSON array of the records, in the order they
-   * ended), then prunes to `retention`. The batch is one statement: SQLite reads the array itself.
+   * Keeps a batch of finished requests (`rows`, in the order they ended), then prunes to
+   * `retention`. One prepared statement per row with its columns bound: SQLite parses no JSON.
    */
-  add(rows: string, captures: Array<{ index: number; capture: string }>, retention: Retention): void {
+  add(rows: LogRow[], captures: Array<{ index: number; capture: string }>, retention: Retention): void {
     const sql = this.ctx.storage.sql;
     this.ctx.storage.transactionSync(() => {
       const first = sql.exec<{ seq: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM requests").one().seq;
-      sql.exec(
-        `INSERT INTO requests (seq, id, at, key_id, key_name, model, failed, record)
-         SELECT ? + key, value ->> 'id', unixepoch(value ->> 'time', 'subsec') * 1000, value ->> 'key', value ->> 'key_name', value ->> 'model',
-                (value ->> 'error') IS NOT NULL OR (value ->> 'status') >= 400, value
-         FROM json_each(?)`,
-        first,
-        rows,
-      );
+      for (let i = 0; i < rows.length; i++) {
+        const [id, at, keyId, keyName, model, failed, record] = rows[i]!;
+        sql.exec("INSERT INTO requests (seq, id, at, key_id, key_name, model, failed, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", first + i, id, at, keyId, keyName, model, failed, record);
+      }
       for (const c of captures) sql.exec("INSERT INTO captures (seq, capture) VALUES (?, ?)", first + c.index, c.capture);
-      this.prune(retention, sql.exec<{ seq: number }>("SELECT COALESCE(MAX(seq), 0) AS seq FROM requests").one().seq);
+      this.prune(retention, first + rows.length - 1);
     });
   }
 
