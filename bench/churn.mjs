@@ -133,7 +133,7 @@ function docSection(calm, churn, minUp) {
     row("duration, deaths", `${flags.calm} s, 0`, `${flags.duration} s, ${churn.deaths} (never fewer than ${minUp} up)`),
     row("answers (stream)", `${calm.answers} (${calm.stream})`, `${churn.answers} (${churn.stream})`),
     row("**exact**", `${calm.exact} (${calm.exactPct.toFixed(1)} %)`, `**${churn.exact} (${churn.exactPct.toFixed(1)} %)**`),
-    row("of which continued on another server", `${calm.continued}`, `${churn.continued} (${churn.resumes} continuations, ${churn.multiResumes} answers more than once)`),
+    row("of which continued on another server", `${calm.continued}`, `${churn.continued} (${churn.resumes} continuations, ${churn.multiResumes} ${churn.multiResumes === 1 ? "answer" : "answers"} more than once)`),
     row("failed over before the first token", `${calm.failedOver}`, `${churn.failedOver}`),
     row("clean errors", `${calm.errors}`, `${churn.errors}`),
     row("**wrong** (text, ids, finish, `[DONE]`)", `${calm.wrong}`, `**${churn.wrong}**`),

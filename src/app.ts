@@ -26,6 +26,8 @@ import { metrics } from "./routes/metrics.ts";
 import { status } from "./routes/status.ts";
 import { adminUsage, createKey, listKeys, revokeKey, updateKey } from "./routes/admin.ts";
 import { ownUsage } from "./routes/usage.ts";
+import { getRequest, listRequests, observabilityStatus } from "./routes/admin-requests.ts";
+import { observeRequests } from "./routes/observe-requests.ts";
 
 /**
  * Public: status and how requests are authenticated, nothing more. An invalid configuration is `503
@@ -95,6 +97,9 @@ const ROUTES: ReadonlyArray<readonly [Method, string, RouteKind, (c: Context<App
   ["POST", "/v1/admin/keys/:id/revoke", "admin", revokeKey],
   ["GET", "/v1/admin/usage", "admin", adminUsage],
   ["GET", "/v1/admin/status", "admin", status],
+  ["GET", "/v1/admin/requests", "admin", listRequests],
+  ["GET", "/v1/admin/requests/:id", "admin", getRequest],
+  ["GET", "/v1/admin/observability", "admin", observabilityStatus],
   ["GET", "/metrics", "public", metrics],
   ["GET", "/v1/usage", "self", ownUsage],
 ];
@@ -155,6 +160,9 @@ export function createApp(): Hono<AppEnv> {
     res.headers.set("allow", allowed.join(", "));
     return res;
   });
+
+  // The request log and traces: each generating request as its client got it (src/observability/).
+  app.use(observeRequests());
 
   // Anthropic clients get Anthropic's error shape on every Messages route (count_tokens too).
   const auth = authMiddleware((err, c) => (isMessagesPath(c.req.path) ? anthropicErrorResponse(err, { "x-request-id": c.get("requestId") }) : errorResponse(err)));

@@ -1,9 +1,11 @@
 // The operator's status page (public/status.html): polls /v1/admin/status with the admin token and
-// draws upstream health, browser sessions and a live traffic chart. Built into public/status.js by
-// worker/build.mjs. The token comes from the form, or from the link `npm start` prints
+// draws upstream health, browser sessions and a live traffic chart, and /v1/admin/requests for the
+// recent requests (failed ones marked, filtered by key and model, each opening to its detail).
+// Built into public/status.js by worker/build.mjs. The token comes from the form, or from the link `npm start` prints
 // (/status.html#admin=<token>: a fragment never reaches the server), which then leaves the address bar.
 
 import type { StatusBody as Status } from "../src/health/status-body.ts";
+import type { DetailedRecord, RequestRecord } from "../src/observability/request-record.ts";
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const points: Array<{ at: number; rate: number; errors: number }> = [];
@@ -46,6 +48,12 @@ function draw(): void {
   }
 }
 
+/** A duration as the page says it: seconds, minutes or hours. */
+function ago(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${Math.round(s / 3600)} h`;
+}
+
 async function poll(token: string): Promise<void> {
   const res = await fetch("/v1/admin/status", { headers: { authorization: `Bearer ${token}` } });
   if (!res.ok) {
@@ -68,7 +76,7 @@ async function poll(token: string): Promise<void> {
   fill(
     "upstreams",
     s.upstreams.map((u) => [
-      cell(u.url),
+      cell(u.configured ? u.url : `${u.url} (not configured)`, u.configured ? "" : "gone"),
       cell(u.health.state, stateClass(u.health.state)),
       cell(u.circuit, stateClass(u.circuit)),
       cell(u.health.slotsTotal !== undefined ? `${u.health.slotsBusy ?? 0} / ${u.health.slotsTotal}` : "—"),
@@ -79,7 +87,7 @@ async function poll(token: string): Promise<void> {
   fill(
     "targets",
     s.targets.map((t) => [
-      cell(t.target),
+      cell(t.configured ? t.target : `${t.target} (not configured${t.lastAt === null ? "" : `, last ${ago(s.at - t.lastAt)} ago`})`, t.configured ? "" : "gone"),
       cell(String(t.requests)),
       cell(String(t.errors), t.errors ? "bad" : ""),
       cell(`${t.promptTokens} / ${t.completionTokens}`),
@@ -95,11 +103,88 @@ async function poll(token: string): Promise<void> {
   );
 }
 
+/** The request log (GET /v1/admin/requests) with the form's filters: the newest 50, failed ones marked. */
+async function pollRequests(token: string): Promise<void> {
+  const q = new URLSearchParams({ limit: "50" });
+  const key = $<HTMLInputElement>("filter-key").value.trim();
+  const model = $<HTMLInputElement>("filter-model").value.trim();
+  if (key) q.set("key", key);
+  if (model) q.set("model", model);
+  if ($<HTMLInputElement>("filter-errors").checked) q.set("status", "error");
+  const res = await fetch(`/v1/admin/requests?${q}`, { headers: { authorization: `Bearer ${token}` } });
+  if (!res.ok) {
+    const body = (await res.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
+    fill("requests", [], body?.error?.code === "request_log_off" ? "The request log is off (observability.log)." : (body?.error?.message ?? `HTTP ${res.status}`));
+    return;
+  }
+  const { data } = (await res.json()) as { data: RequestRecord[] };
+  const failed = data.filter((r) => r.error !== null || r.status >= 400).length;
+  $("request-errors").textContent = failed ? `${failed} failed` : "";
+  const ms = (v: number | null) => (v === null ? "—" : `${v} ms`);
+  const body = $<HTMLTableElement>("requests").tBodies[0]!;
+  if (!data.length) return fill("requests", [], "No requests logged yet.");
+  body.replaceChildren(
+    ...data.map((r) => {
+      const tr = document.createElement("tr");
+      tr.dataset.id = r.id;
+      if (r.error !== null || r.status >= 400) tr.className = "failed";
+      if (r.id === selected) tr.classList.add("selected");
+      tr.append(
+        cell(new Date(r.time).toLocaleTimeString()),
+        cell(r.key ?? "—"),
+        cell(r.endpoint.replace(/^\/v1\//, "")),
+        cell(r.model ?? "—"),
+        cell(String(r.status), r.status >= 400 ? "bad" : ""),
+        cell(r.error ?? "", "bad"),
+        cell(r.target ?? "—"),
+        cell(r.attempts === null ? "—" : String(r.attempts)),
+        cell(r.prompt_tokens === null && r.completion_tokens === null ? "—" : `${r.prompt_tokens ?? "—"} / ${r.completion_tokens ?? "—"}`),
+        cell(ms(r.ttft_ms)),
+        cell(ms(r.duration_ms)),
+      );
+      tr.addEventListener("click", () => void showRequest(token, r.id));
+      return tr;
+    }),
+  );
+}
+
+let selected: string | null = null;
+
+/** One request's detail under the table: its attempts, outcomes, timings (and its capture, when on). */
+async function showRequest(token: string, id: string): Promise<void> {
+  selected = id;
+  for (const tr of $<HTMLTableElement>("requests").tBodies[0]!.rows) tr.classList.toggle("selected", tr.dataset.id === id);
+  const res = await fetch(`/v1/admin/requests/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${token}` } });
+  const detail = $("request-detail");
+  if (!res.ok) {
+    detail.textContent = `${id}: HTTP ${res.status}`;
+    return;
+  }
+  const r = (await res.json()) as DetailedRecord & { capture?: { request: string; response: string; truncated: boolean } };
+  const lines = [
+    `${r.id}  ${r.time}  ${r.endpoint}  ${r.model ?? ""}${r.stream ? " (stream)" : ""}`,
+    `status ${r.status}${r.error ? `, error ${r.error}` : ""}; key ${r.key_name ?? r.key ?? "none"}`,
+    `target ${r.target ?? "none"} after ${r.attempts ?? 0} attempt(s)`,
+    ...r.outcomes.map((o) => `  ${o.target}: ${o.code}`),
+    ...r.resumes.map((x) => `  continued: ${x.from} → ${x.to} (${x.code})`),
+    `first token ${r.ttft_ms ?? "—"} ms, total ${r.duration_ms ?? "—"} ms${r.timings ? `; answering attempt: first event ${r.timings.first_event_ms ?? "—"} ms, total ${r.timings.total_ms ?? "—"} ms` : ""}`,
+    `finish ${r.finish_reasons.join(", ") || "—"}; tokens ${r.prompt_tokens ?? "—"} in, ${r.completion_tokens ?? "—"} out`,
+  ];
+  if (r.capture) lines.push("", `request${r.capture.truncated ? " (truncated)" : ""}:`, r.capture.request, "", "answer:", r.capture.response);
+  detail.textContent = lines.join("\n");
+}
+
 function start(token: string): void {
   sessionStorage.setItem("switchyard-admin-token", token);
   if (timer) clearInterval(timer);
-  void poll(token);
-  timer = setInterval(() => void poll(token), 2000);
+  const both = () => {
+    void poll(token);
+    void pollRequests(token);
+  };
+  both();
+  timer = setInterval(both, 2000);
+  $<HTMLFormElement>("request-filters").oninput = () => void pollRequests(token);
+  $<HTMLFormElement>("request-filters").onsubmit = (e) => e.preventDefault();
 }
 
 $<HTMLFormElement>("login").addEventListener("submit", (e) => {

@@ -208,6 +208,36 @@ export const BrowserConfigSchema = z.strictObject({
   serveTokenServes: z.optional(z.array(z.string().check(z.regex(KEY_ID_PATTERN))).check(z.minLength(1))),
 });
 
+/** Where traces go: an OpenTelemetry collector's OTLP/HTTP base URL (spans are POSTed as JSON to `<endpoint>/v1/traces`). */
+export const OtlpSchema = z.strictObject({
+  /** The collector's base URL, e.g. http://127.0.0.1:4318 (an OpenTelemetry Collector's OTLP/HTTP receiver). */
+  endpoint: z.string().check(z.url({ protocol: /^https?$/ })),
+  /** Extra headers on every export (a hosted collector's API key header, say). */
+  headers: z.optional(HeadersSchema),
+  /** The Worker secret holding the collector's key, sent as Authorization: Bearer (like a target's). */
+  apiKeySecret: z.optional(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/))),
+  /** How long one export may take before it is abandoned and its spans dropped (default 5000). */
+  timeoutMs: z.optional(z.int().check(z.positive(), z.lte(30_000))),
+});
+
+/** The request log, capture and traces (docs/observability.md). */
+export const ObservabilitySchema = z.strictObject({
+  /** The request log behind GET /v1/admin/requests: on unless false. */
+  log: z.optional(z.boolean()),
+  /** The log keeps at most this many requests, the newest (default 10000). */
+  maxRecords: z.optional(z.int().check(z.gte(10), z.lte(1_000_000))),
+  /** ...and none older than this (default 7 days). */
+  maxAgeMs: z.optional(z.int().check(z.gte(60_000))),
+  /** Also keep each request's body and answer, secrets redacted (default false: no prompts are kept). */
+  capture: z.optional(z.boolean()),
+  /** A captured body or answer is cut at this many bytes, with a marker (default 32768). */
+  captureMaxBytes: z.optional(z.int().check(z.gte(1024), z.lte(512 * 1024))),
+  /** Only the newest this many requests keep their capture (default 1000). */
+  captureMaxRecords: z.optional(z.int().check(z.gte(1), z.lte(100_000))),
+  /** OpenTelemetry traces over OTLP/HTTP JSON; off unless set. */
+  otlp: z.optional(OtlpSchema),
+});
+
 export const ConfigSchema = z.strictObject({
   models: z.optional(z.record(z.string().check(z.minLength(1), z.maxLength(MODEL_NAME_MAX)), ModelSchema)),
   /**
@@ -229,6 +259,8 @@ export const ConfigSchema = z.strictObject({
   queue: z.optional(QueueSchema),
   /** Which requests browser sessions may serve (see docs/security.md). */
   browser: z.optional(BrowserConfigSchema),
+  /** The request log, capture and OpenTelemetry traces (see docs/observability.md). */
+  observability: z.optional(ObservabilitySchema),
 });
 
 export type LlamaTarget = z.infer<typeof LlamaTargetSchema>;

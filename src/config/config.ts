@@ -46,6 +46,17 @@ export interface Config {
     /** Key ids whose requests sessions connected with SERVE_TOKEN take; null: every request. */
     serveTokenServes: string[] | null;
   };
+  /** The request log, capture and traces (docs/observability.md). */
+  observability: {
+    log: boolean;
+    maxRecords: number;
+    maxAgeMs: number;
+    capture: boolean;
+    captureMaxBytes: number;
+    captureMaxRecords: number;
+    /** null: no traces are exported. */
+    otlp: { endpoint: string; headers: Record<string, string>; apiKeySecret: string | null; timeoutMs: number } | null;
+  };
 }
 
 export const DEFAULTS = {
@@ -66,6 +77,7 @@ export const DEFAULTS = {
   circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 },
   health: { sampleMs: 1000, snapshotTtlMs: 1000, idleStopMs: 60_000 },
   queue: { maxWaitMs: 30_000 },
+  observability: { log: true, maxRecords: 10_000, maxAgeMs: 7 * 24 * 3600 * 1000, capture: false, captureMaxBytes: 32 * 1024, captureMaxRecords: 1000, otlpTimeoutMs: 5000 },
 } as const;
 
 export type ConfigResult = { ok: true; config: Config } | { ok: false; problems: ConfigProblem[] };
@@ -134,6 +146,14 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
     }
   }
 
+  const collector = input.observability?.otlp?.endpoint;
+  if (!dev && collector && URL.canParse(collector) && isPrivateHost(new URL(collector).hostname)) {
+    problems.push({
+      field: "SWITCHYARD_CONFIG: observability.otlp.endpoint",
+      message: `${collector} is a loopback or private address, which a deployed Worker cannot reach: use the collector's public HTTPS URL (with its key in apiKeySecret or headers).`,
+    });
+  }
+
   if (problems.length) return { ok: false, problems };
 
   const t = input.timeouts ?? {};
@@ -163,7 +183,22 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
       // Under `npm start` the only tab is usually the developer's own; deployed, a tab is a
       // teammate's machine, and prompts go there only where the operator allowed it.
       browser: { default: input.browser?.default ?? (dev ? "allow" : "deny"), serveTokenServes: input.browser?.serveTokenServes ?? null },
+      observability: observabilityOf(input.observability),
     },
+  };
+}
+
+/** The observability section with its defaults (docs/observability.md). */
+function observabilityOf(o: ConfigInput["observability"]): Config["observability"] {
+  const d = DEFAULTS.observability;
+  return {
+    log: o?.log ?? d.log,
+    maxRecords: o?.maxRecords ?? d.maxRecords,
+    maxAgeMs: o?.maxAgeMs ?? d.maxAgeMs,
+    capture: o?.capture ?? d.capture,
+    captureMaxBytes: o?.captureMaxBytes ?? d.captureMaxBytes,
+    captureMaxRecords: o?.captureMaxRecords ?? d.captureMaxRecords,
+    otlp: o?.otlp ? { endpoint: o.otlp.endpoint.replace(/\/+$/, ""), headers: { ...o.otlp.headers }, apiKeySecret: o.otlp.apiKeySecret ?? null, timeoutMs: o.otlp.timeoutMs ?? d.otlpTimeoutMs } : null,
   };
 }
 

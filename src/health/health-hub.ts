@@ -5,7 +5,7 @@ import { secretOf } from "../config/env-vars.ts";
 import { CLOSED, afterSample, recordFailure, recordSuccess, circuitState, type BreakerPolicy, type Circuit } from "./circuit-breaker.ts";
 import { countsAgainstUpstream } from "./classify-failure.ts";
 import type { HealthReport, PlacementNews, PlacementNote, UpstreamRef } from "./health-report.ts";
-import { countOutcome, type TrafficMetrics } from "./traffic-metrics.ts";
+import { countOutcome, pruneTraffic, type TrafficMetrics } from "./traffic-metrics.ts";
 import type { CircuitState } from "./circuit-breaker.ts";
 import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "./upstream-health.ts";
 import { parseLlamaMetrics } from "./parse-llama-metrics.ts";
@@ -123,11 +123,11 @@ export class HealthHub extends DurableObject<Env> {
   }
 
   /** For /metrics and the status page. */
-  status(): { traffic: TrafficMetrics; upstreams: Array<{ url: string; health: UpstreamHealth; circuit: CircuitState }> } {
+  status(): { traffic: TrafficMetrics; upstreams: Array<{ url: string; health: UpstreamHealth; circuit: CircuitState; usedAt: number }> } {
     const now = Date.now();
     return {
       traffic: this.traffic,
-      upstreams: [...this.upstreams.entries()].map(([url, t]) => ({ url, health: t.health, circuit: circuitState(t.health.circuit, now) })),
+      upstreams: [...this.upstreams.entries()].map(([url, t]) => ({ url, health: t.health, circuit: circuitState(t.health.circuit, now), usedAt: t.usedAt })),
     };
   }
 
@@ -144,6 +144,7 @@ export class HealthHub extends DurableObject<Env> {
     const due = active.filter((t) => !recovering.includes(t) && now - t.health.checkedAt >= this.policy.health.sampleMs - RECOVERY.tickMs / 2);
     for (const t of due) void this.sampleOnce(t);
     await Promise.all(recovering.map((t) => this.sampleOnce(t)));
+    if (pruneTraffic(this.traffic, Date.now())) this.dirty = true;
     if (this.dirty) {
       this.dirty = false;
       await this.ctx.storage.put("traffic", this.traffic);

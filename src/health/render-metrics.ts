@@ -5,7 +5,7 @@ import type { UpstreamHealth } from "./upstream-health.ts";
 
 export interface OperatorStatus {
   traffic: TrafficMetrics;
-  upstreams: Array<{ url: string; health: UpstreamHealth; circuit: CircuitState }>;
+  upstreams: Array<{ url: string; health: UpstreamHealth; circuit: CircuitState; usedAt?: number }>;
   sessions: Array<{ sessionId: string; models: string[]; running: number; queued: number }>;
 }
 

@@ -1,5 +1,6 @@
 // The non-stream answer of a generating route: the events gathered into one JSON body, with
 // whitespace heartbeats keeping the connection while a slow answer is made.
+import type { AnswerObserver } from "./answer-observer.ts";
 import { errorEnvelope, errorResponse } from "../errors/error-envelope.ts";
 import { ProxyError, type ErrorInfo } from "../errors/proxy-error.ts";
 import type { Deadlines } from "../lib/deadlines.ts";
@@ -29,6 +30,8 @@ export interface JsonResponseOptions {
   heartbeatMs: number;
   abort(): void;
   waitUntil(p: Promise<unknown>): void;
+  /** Follows the events as they are gathered, and how the gathering ended (the request log). */
+  observe?: AnswerObserver;
 }
 
 /**
@@ -40,21 +43,38 @@ export interface JsonResponseOptions {
  */
 export async function jsonResponse(opts: JsonResponseOptions): Promise<Response> {
   let startHeaders: Record<string, string> = {};
+  const observe = opts.observe;
   const gather = (async (): Promise<Record<string, unknown>> => {
-    const started = await opts.start;
+    let started: StreamStart;
+    try {
+      started = await opts.start;
+    } catch (e) {
+      observe?.end({ error: e });
+      throw e;
+    }
     startHeaders = started.headers;
     let event = started.first;
-    for (;;) {
-      opts.aggregator.push(event);
-      if (opts.aggregator.failed) {
-        started.events.cancel();
-        throw ProxyError.fromInfo(opts.aggregator.failed);
+    try {
+      for (;;) {
+        observe?.event(event);
+        opts.aggregator.push(event);
+        if (opts.aggregator.failed) {
+          started.events.cancel();
+          observe?.end("done");
+          throw ProxyError.fromInfo(opts.aggregator.failed);
+        }
+        const next = started.events.nextNow?.() ?? (await started.events.next());
+        if (!next) break;
+        event = next;
       }
-      const next = started.events.nextNow?.() ?? (await started.events.next());
-      if (!next) break;
-      event = next;
+    } catch (e) {
+      observe?.end({ error: e });
+      throw e;
     }
-    return await opts.result();
+    const result = await opts.result();
+    // After the body is made: the log reads the extension the body just did.
+    observe?.end("done");
+    return result;
   })();
 
   const early = await settleWithin(gather, opts.commitMs, opts.deadlines);

@@ -6,6 +6,7 @@ import type { ByteQueue } from "./byte-queue.ts";
 import type { Deadlines } from "../lib/deadlines.ts";
 import { BodyWriter, settle, settleWithin } from "./commit.ts";
 import type { EventPull } from "../events/event-source.ts";
+import type { AnswerObserver } from "./answer-observer.ts";
 import type { UpstreamEvent } from "../events/events.ts";
 
 export interface StreamStart {
@@ -40,6 +41,8 @@ export interface StreamResponseOptions {
   /** The client left: stop all upstream work. */
   abort(): void;
   waitUntil(p: Promise<unknown>): void;
+  /** Follows the events as they are encoded, and how the delivery ended (the request log). */
+  observe?: AnswerObserver;
 }
 
 const SSE_HEADERS = {
@@ -55,7 +58,9 @@ const SSE_HEADERS = {
  */
 export async function sseResponse(opts: StreamResponseOptions): Promise<Response> {
   const early = await settleWithin(opts.start, opts.commitMs, opts.deadlines);
+  const observe = opts.observe;
   if (early && !early.ok) {
+    observe?.end({ error: early.error });
     opts.abort();
     const headers = withAttempts({}, early.error);
     return opts.errorResponse ? opts.errorResponse(early.error, headers) : errorResponse(early.error, headers);
@@ -68,6 +73,7 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
     try {
       const started = early ?? (await settle(opts.start));
       if (!started.ok) {
+        observe?.end({ error: started.error });
         opts.encoder.encode({ type: "error", error: started.error.toInfo() }, body.queue);
         await body.flush();
         return;
@@ -75,6 +81,7 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
       const { first, events } = started.value;
       let event: UpstreamEvent | null = first;
       while (event && !body.clientGone) {
+        observe?.event(event);
         opts.encoder.encode(event, body.queue);
         if (opts.encoder.failed) {
           await body.flush();
@@ -95,15 +102,22 @@ export async function sseResponse(opts: StreamResponseOptions): Promise<Response
         }
       }
       if (body.clientGone) {
+        observe?.end("client_gone");
         events.cancel();
         return;
       }
       if (opts.encoder.failed) {
+        observe?.end("done");
         events.cancel();
         return;
       }
       await opts.encoder.end(body.queue);
+      // After the encoder's last frames: the log reads the extension they just did.
+      observe?.end("done");
       await body.flush();
+    } catch (e) {
+      observe?.end({ error: e });
+      throw e;
     } finally {
       clearInterval(heartbeat);
       await body.close();

@@ -2,9 +2,8 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { loadConfig } from "../config/load-config.ts";
-import { readJsonBody } from "../http/read-json-body.ts";
 import { runChat } from "../routing/pipeline.ts";
-import { requestScope } from "./request-scope.ts";
+import { readRequestBody, requestScope } from "./request-scope.ts";
 import { validateChatRequest } from "../api/chat/validate-chat-request.ts";
 import { ChunkEncoder } from "../api/chat/chunk-encoder.ts";
 import { CompletionAggregator } from "../api/chat/completion-aggregator.ts";
@@ -16,7 +15,7 @@ import { randomId } from "../lib/ids.ts";
 /** `POST /v1/chat/completions`, stream and non-stream. */
 export async function chatCompletions(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
-  const request = validateChatRequest(await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+  const request = validateChatRequest(await readRequestBody(c, config.limits.maxBodyBytes));
   const run = runChat(requestScope(c), config, request);
   const meta = {
     id: randomId("chatcmpl-"),

@@ -4,10 +4,9 @@ import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { TextCompletionEncoder } from "../api/completions/text-completion-encoder.ts";
 import { runChat } from "../routing/pipeline.ts";
-import { requestScope } from "./request-scope.ts";
+import { readRequestBody, requestScope } from "./request-scope.ts";
 import { unsupported, validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
-import { readJsonBody } from "../http/read-json-body.ts";
 import { CompletionsRequestSchema } from "../schemas/completions-request.ts";
 import { dataFrame, framedSse, gathered } from "../responders/event-encoder.ts";
 import { jsonResponse } from "../responders/json-response.ts";
@@ -19,7 +18,7 @@ import { TargetUnableError } from "../upstreams/upstream.ts";
 /** `POST /v1/completions` (OpenAI legacy text completions), stream and non-stream, on llama targets and browser sessions (engine.completions.create). */
 export async function completions(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
-  const request = validateBody(CompletionsRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+  const request = validateBody(CompletionsRequestSchema, await readRequestBody(c, config.limits.maxBodyBytes));
   if (request.n != null && request.n !== 1) throw unsupported("n", "Only n=1 is supported; send one request per completion.");
   if (request.best_of != null && request.best_of !== 1) throw unsupported("best_of", "Only best_of=1 is supported.");
   const multi = Array.isArray(request.prompt) && request.prompt.length > 1 && request.prompt.every((p) => typeof p === "string" || Array.isArray(p));

@@ -1,14 +1,17 @@
 // POST /v1/embeddings: vectors from the model's targets, with chat's failover but no event stream.
+import { readRequestBody } from "./request-scope.ts";
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
-import { readJsonBody } from "../http/read-json-body.ts";
 import { Deadlines } from "../lib/deadlines.ts";
+import { ProxyError } from "../errors/proxy-error.ts";
+import { requestTraceOf } from "../observability/request-trace.ts";
+import { runFactsOf } from "../observability/run-facts.ts";
 import { planTargetsFor } from "../routing/plan-targets.ts";
 import { tryTargets } from "../routing/try-targets.ts";
 import { EmbeddingsRequestSchema } from "../schemas/embeddings-request.ts";
-import { adapterOf } from "../upstreams/registry/adapters.ts";
+import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import { TargetUnableError } from "../upstreams/upstream.ts";
 
 /**
@@ -19,7 +22,7 @@ import { TargetUnableError } from "../upstreams/upstream.ts";
  */
 export async function embeddings(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
-  const request = validateBody(EmbeddingsRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+  const request = validateBody(EmbeddingsRequestSchema, await readRequestBody(c, config.limits.maxBodyBytes));
   c.get("meter")?.checkModel(request.model);
   // Under the caller's browser policy: a denied request never reaches a session.
   const key = c.get("principal");
@@ -28,6 +31,9 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
   const env = c.env;
   // Every attempt's timeouts on the request's one timer.
   const deadlines = new Deadlines();
+  const trace = requestTraceOf(c.req.raw);
+  const facts = runFactsOf(c.req.raw);
+  facts?.asked(request.model, false);
   const tried = await tryTargets(
     targets,
     {
@@ -39,10 +45,19 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
       skips: (err) => err instanceof TargetUnableError,
     },
     async (target, signal) => {
-      const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines, env, ...(key ? { keyId: key.id } : {}) };
       const embed = adapterOf(target).embeddings;
       if (!embed) throw new TargetUnableError({ status: 503, code: "no_capacity", message: `${target.name} cannot serve embeddings, and no other target for this model could.` });
-      return embed(target, { ...request }, ctx, config.timeouts.totalMs);
+      // Each attempt a span of the request's trace, when traces are exported.
+      const span = trace?.attemptStarted(target.name, capabilitiesOf(target).server?.url);
+      const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines, env, ...(key ? { keyId: key.id } : {}), ...(span ? { traceparent: span.traceparent } : {}) };
+      try {
+        const body = await embed(target, { ...request }, ctx, config.timeouts.totalMs);
+        span?.ended("ok");
+        return body;
+      } catch (e) {
+        span?.ended(e instanceof ProxyError ? e.code : "upstream_error");
+        throw e;
+      }
     },
   );
   const { target, attempts, value: body } = tried;
@@ -54,6 +69,7 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
     totalMs: Date.now() - tried.requestStart,
     ...(typeof usage?.prompt_tokens === "number" ? { promptTokens: usage.prompt_tokens } : {}),
   });
+  facts?.answered({ ...(typeof usage?.prompt_tokens === "number" ? { promptTokens: usage.prompt_tokens } : {}) }, { target: target.name, attempts });
   const headers = { "x-switchyard-target": target.name, "x-switchyard-attempts": String(attempts) };
   return c.json({ ...body, model: request.model, x_switchyard: { target: target.name, attempts } }, 200, headers);
 }

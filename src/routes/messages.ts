@@ -14,7 +14,7 @@ import { ProxyError } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { planTargets } from "../routing/plan-targets.ts";
 import { runChat } from "../routing/pipeline.ts";
-import { requestScope } from "./request-scope.ts";
+import { readRequestBody, requestScope } from "./request-scope.ts";
 import { CountTokensRequestSchema, MessagesRequestSchema } from "../schemas/messages-request.ts";
 import { framedSse, gathered, namedFrame } from "../responders/event-encoder.ts";
 import { jsonResponse } from "../responders/json-response.ts";
@@ -31,7 +31,7 @@ import { adapterOf } from "../upstreams/registry/adapters.ts";
 export async function messages(c: Context<AppEnv>): Promise<Response> {
   try {
     const config = loadConfig(c.env);
-    const request = validateBody(MessagesRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+    const request = validateBody(MessagesRequestSchema, await readRequestBody(c, config.limits.maxBodyBytes));
     // The signer first: once the run has started, its failure must reach a responder, not an await.
     const signer = await thinkingSigner(c.env);
     const run = runChat(requestScope(c), config, convertMessagesRequest(request));

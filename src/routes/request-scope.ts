@@ -2,10 +2,17 @@
 // signal and waitUntil, taken from the context the middleware filled.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
+import { requestTraceOf } from "../observability/request-trace.ts";
+import { runFactsOf } from "../observability/run-facts.ts";
+import { readJsonBody } from "../http/read-json-body.ts";
 import type { RequestScope } from "../routing/request-scope.ts";
 
 export function requestScope(c: Context<AppEnv>): RequestScope {
+  const trace = requestTraceOf(c.req.raw);
+  const facts = runFactsOf(c.req.raw);
   return {
+    ...(trace ? { trace } : {}),
+    ...(facts ? { facts } : {}),
     requestId: c.get("requestId"),
     env: c.env,
     key: c.get("principal"),
@@ -13,4 +20,14 @@ export function requestScope(c: Context<AppEnv>): RequestScope {
     signal: c.req.raw.signal,
     waitUntil: (p) => c.executionCtx.waitUntil(p),
   };
+}
+
+/**
+ * A generating endpoint's JSON body (at most `maxBytes`), its model and stream flag told to the
+ * request log before the body is validated: a request refused as invalid is logged with them.
+ */
+export async function readRequestBody(c: Context<AppEnv>, maxBytes: number): Promise<unknown> {
+  const body = await readJsonBody(c.req.raw, maxBytes);
+  runFactsOf(c.req.raw)?.sent(body);
+  return body;
 }

@@ -10,9 +10,8 @@ import { resolveStoredContext } from "../api/responses/stored-conversation.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { callerSealer } from "../api/responses/seal-key.ts";
-import { readJsonBody } from "../http/read-json-body.ts";
 import { runChat } from "../routing/pipeline.ts";
-import { requestScope } from "./request-scope.ts";
+import { readRequestBody, requestScope } from "./request-scope.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";
 import type { Usage } from "../events/events.ts";
 import type { ErrorInfo } from "../errors/proxy-error.ts";
@@ -26,7 +25,7 @@ import { jsonResponse } from "../responders/json-response.ts";
  */
 export async function compactResponses(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
-  const sent = validateBody(ResponsesRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+  const sent = validateBody(ResponsesRequestSchema, await readRequestBody(c, config.limits.maxBodyBytes));
   const stored = await resolveStoredContext(c, { ...sent, store: false, stream: false });
   const sealer = await callerSealer(c);
   const converted = convertResponsesRequest(stored.request, sealer);

@@ -11,9 +11,8 @@ import { resolveStoredContext } from "../api/responses/stored-conversation.ts";
 import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { callerSealer } from "../api/responses/seal-key.ts";
-import { readJsonBody } from "../http/read-json-body.ts";
 import { runChat } from "../routing/pipeline.ts";
-import { requestScope } from "./request-scope.ts";
+import { readRequestBody, requestScope } from "./request-scope.ts";
 import { ResponsesRequestSchema } from "../schemas/responses-request.ts";
 import { framedSse, gathered, namedFrame } from "../responders/event-encoder.ts";
 import { jsonResponse } from "../responders/json-response.ts";
@@ -27,7 +26,7 @@ import { sseResponse } from "../responders/sse-response.ts";
  */
 export async function responses(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
-  const sent = validateBody(ResponsesRequestSchema, await readJsonBody(c.req.raw, config.limits.maxBodyBytes));
+  const sent = validateBody(ResponsesRequestSchema, await readRequestBody(c, config.limits.maxBodyBytes));
   const stored = await resolveStoredContext(c, sent);
   // Compaction v2: a last `compaction_trigger` item asks for the conversation as one sealed summary.
   const compacting = compactionTriggered(stored.request);

@@ -21,6 +21,10 @@ import type { Target } from "./target.ts";
 import { TargetTries, type Tried } from "./try-targets.ts";
 import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { EventPull } from "../events/event-source.ts";
+import type { AttemptTracer } from "../observability/request-trace.ts";
+
+/** An attempt's span, ended with "ok" or the error code its answer ended with. */
+type AttemptSpanEnd = ReturnType<AttemptTracer["attemptStarted"]>;
 
 export interface Started {
   target: Target;
@@ -51,6 +55,8 @@ export interface AttemptOptions {
   priority?: number;
   /** Where health signals and the outcome are sent after the response (ctx.waitUntil). */
   waitUntil?(p: Promise<unknown>): void;
+  /** The request's trace, when traces are exported: each attempt is a span, its traceparent sent upstream. */
+  trace?: AttemptTracer;
 }
 
 /**
@@ -77,25 +83,29 @@ export async function attemptTargets(targets: Target[], opts: AttemptOptions): P
     queue: { key: opts.keyId ?? null, priority: opts.priority ?? 0 },
   });
   let tried: Tried<Opened>;
+  let spanOf: AttemptSpanEnd | undefined;
   for (;;) {
     const attempt = await tries.next();
     const { target } = attempt;
     // A target that places conversations among its own engines gets the prompt's chain of hashes,
     // and its low token estimate for the engines' windows (tokenizer unknown).
     const byPrompt = capabilitiesOf(target).placesByPrompt ? { promptChain: placementOnce().prefixes.map((p) => p.hash), promptTokens: promptTokensLow(placementOnce().prefixes.at(-1)?.chars ?? 0, undefined) } : {};
-    const ctx: AttemptContext = { requestId: opts.requestId, signal: attempt.signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...byPrompt, ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}) };
+    const span = opts.trace?.attemptStarted(target.name, capabilitiesOf(target).server?.url);
+    const ctx: AttemptContext = { requestId: opts.requestId, signal: attempt.signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...byPrompt, ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}), ...(span ? { traceparent: span.traceparent } : {}) };
     let opened: Opened;
     try {
       opened = await openWithRawFallback(opts.upstreamFor(target), target, ctx, opts, attempt.startedAt);
     } catch (e) {
+      span?.ended(e instanceof ProxyError ? e.code : "upstream_error");
       tries.failed(e);
       continue;
     }
     tried = await tries.succeeded(opened);
+    spanOf = span;
     break;
   }
   const { target, value, startedAt, succeededAt: firstEventAt } = tried;
-  observeEnd(value.events, target, tried.health, tried.requestStart, firstEventAt, tried.placed);
+  observeEnd(value.events, target, tried.health, tried.requestStart, firstEventAt, tried.placed, spanOf);
   // The raw text was a second request to the same server: a try of its own.
   const attempts = tried.attempts + (value.raw ? 1 : 0);
   return { target, attempts, first: value.first, events: value.events, startedAt, firstEventAt, upstream: value.upstream, ...(value.raw ? { raw: value.raw } : {}) };
@@ -140,7 +150,7 @@ export async function openAttempt(from: Upstream, target: Target, ctx: AttemptCo
 }
 
 /** The outcome is known once the chosen attempt's events end: report it (and mid-stream breaks). */
-function observeEnd(events: EventReader, target: Target, health: HealthRecorder, requestStart: number, firstEventAt: number, placed: Tried<unknown>["placed"]): void {
+function observeEnd(events: EventReader, target: Target, health: HealthRecorder, requestStart: number, firstEventAt: number, placed: Tried<unknown>["placed"], span?: AttemptSpanEnd): void {
   let promptTokens: number | undefined;
   let completionTokens: number | undefined;
   events.observer = {
@@ -160,6 +170,7 @@ function observeEnd(events: EventReader, target: Target, health: HealthRecorder,
         const server = capabilitiesOf(target).server;
         if (how.broken && server) health.failure(server.url, classifyFailure(how.error));
       }
+      span?.ended(code);
       health.finish({
         target: target.name,
         code,

@@ -9,11 +9,13 @@
 //   6. rewrite     tool calls written as text become tool_calls                rewrite-stage.ts
 //                  (and the min-score policy retries a poor call)              tool-call-policy.ts
 //   7. meter       the key's reservation, usage and slot follow the events     auth/meter.ts (meterRun)
+//                  (and the request log's facts, when the log or traces are on) observability/run-facts.ts
 //   8. encode      the caller's encoder turns the events into its wire format  api/, responders/
 import { meterRun } from "../auth/meter.ts";
 import type { Config } from "../config/config.ts";
 import { maxResumes, minToolCallScore } from "../config/config.ts";
 import { Deadlines } from "../lib/deadlines.ts";
+import type { AnswerObserver } from "../responders/answer-observer.ts";
 import type { StreamStart } from "../responders/sse-response.ts";
 import type { SwitchyardExtension } from "../events/switchyard-extension.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
@@ -43,6 +45,7 @@ export interface ChatRun {
     heartbeatMs: number;
     abort(): void;
     waitUntil(p: Promise<unknown>): void;
+    observe?: AnswerObserver;
   };
 }
 
@@ -73,6 +76,7 @@ interface Delivered {
 export function runChat(scope: RequestScope, config: Config, asked: ChatRequest, options: RunOptions = {}): ChatRun {
   // 1. plan. The request as sent: a key with a day limit gives a request without max_tokens its default one.
   const request = scope.meter?.bound(asked) ?? asked;
+  scope.facts?.asked(request.model, request.stream === true);
   scope.meter?.checkModel(request.model);
   const targets = planTargetsFor(config, request.model, scope.key);
   const given = options.upstreamFor;
@@ -96,6 +100,7 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
     upstreamFor: upstream,
     ...(scope.key ? { keyId: scope.key.id, priority: scope.key.priority } : {}),
     waitUntil: scope.waitUntil,
+    ...(scope.trace ? { trace: scope.trace } : {}),
   });
   // Only a chat request can be continued as a trailing assistant message; text completions cannot.
   const resume: ResumePlan | undefined = given ? undefined : { targets, maxResumes: maxResumes(config, request.model), blocked: resumeBlocker(request) };
@@ -106,7 +111,9 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
     const opts = attemptOptions(upstream);
     const attempted = await attemptTargets(plan, opts);
     const started = resume && continuable ? continueOnFailure(attempted, opts, resume) : attempted;
-    const answer = await rewriteOrFail(request, started, started.target.name);
+    // Capture keeps the model's own text beside the answer, when the rewriter may change it.
+    const raw = scope.facts && offersTools(request) ? scope.facts.rawOf(started) : started;
+    const answer = await rewriteOrFail(request, raw, started.target.name);
     return { started, answer };
   };
 
@@ -139,7 +146,7 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
   const headersOf = () => ({ "x-switchyard-target": delivered?.started.target.name ?? "", "x-switchyard-attempts": String(delivered?.attempts ?? 0) });
   // 7. meter. A policy retry may generate a second answer, so that much is reserved.
   const generations = offersTools(request) && minScore > 0 ? 2 : 1;
-  const start: Promise<StreamStart> = meterRun(
+  const metered: Promise<StreamStart> = meterRun(
     scope.meter,
     request,
     options.prompt ?? (() => request.messages),
@@ -165,10 +172,15 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
     };
   };
 
+  // What the request log and the traces read of the answer: the responder tells it each event as it
+  // encodes it, and how the delivery ended (common.observe).
+  const start = metered;
+  scope.facts?.follow(extension);
+
   return {
     start,
     extension,
-    common: { start, commitMs: config.timeouts.commitMs, deadlines, heartbeatMs: config.timeouts.heartbeatMs, abort, waitUntil: scope.waitUntil },
+    common: { start, commitMs: config.timeouts.commitMs, deadlines, heartbeatMs: config.timeouts.heartbeatMs, abort, waitUntil: scope.waitUntil, ...(scope.facts ? { observe: scope.facts } : {}) },
   };
 }
 

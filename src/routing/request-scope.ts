@@ -4,6 +4,8 @@
 import type { KeyRecord } from "../auth/key-record.ts";
 import type { Meter } from "../auth/meter.ts";
 import type { EnvVars } from "../config/env-vars.ts";
+import type { RunFacts } from "../observability/run-facts.ts";
+import type { AttemptTracer } from "../observability/request-trace.ts";
 
 export interface RequestScope {
   requestId: string;
@@ -16,4 +18,8 @@ export interface RequestScope {
   signal: AbortSignal | undefined;
   /** Keeps work alive past the response (ctx.waitUntil). */
   waitUntil(p: Promise<unknown>): void;
+  /** The request's trace, when traces are exported: each attempt is a span of it. */
+  trace?: AttemptTracer;
+  /** What the request log and the traces learn of the answer (when either is on): the pipeline fills it. */
+  facts?: RunFacts;
 }

@@ -28,6 +28,8 @@ export interface AttemptContext {
    * hub places the request only on sessions allowed to serve that key.
    */
   keyId?: string;
+  /** The W3C `traceparent` of this attempt's span (src/observability/), sent upstream; absent when traces are off. */
+  traceparent?: string;
 }
 
 /**

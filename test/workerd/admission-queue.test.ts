@@ -10,7 +10,9 @@ const tag = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}
 const hub = () => (env as unknown as Env).HEALTH_HUB.getByName("health");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // Reports reach the hub at once and the hub samples every 200 ms: the slot count is known quickly.
-const fast = { health: { snapshotTtlMs: 0, sampleMs: 200 } };
+// No request log: its batch waits up to a second in the waitUntil of the request that started it,
+// and these tests time requests to their execution context's end.
+const fast = { health: { snapshotTtlMs: 0, sampleMs: 200 }, observability: { log: false } };
 
 /** A one-slot upstream of its own, answering `paced/<tokens>` (20 ms a token). */
 const upstream = (name: string, tokens: number) => `${FIXTURE_URL}/u-q${name}${tag}/behave/paced/${tokens}`;

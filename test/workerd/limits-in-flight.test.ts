@@ -38,10 +38,15 @@ const GENERATING: Array<[string, (model: string) => unknown]> = [
 describe("every generating route takes a concurrency slot", () => {
   it("concurrency 1: while a chat stream runs, compact (and every other generating route) is 429; count_tokens is not; after it, compact runs", async () => {
     const vars = keyedVars(
-      configWith({
-        slow: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/behave/paced/100` }] },
-        fast: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/behave/say/hello` }] },
-      }),
+      configWith(
+        {
+          slow: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/behave/paced/100` }] },
+          fast: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/behave/say/hello` }] },
+        },
+        // No request log: its batch waits up to a second in the waitUntil of the request that started
+        // it, and every request here waits for its execution context while the 2 s stream runs.
+        { observability: { log: false } },
+      ),
     );
     const key = await createKey(vars, { name: "one-at-a-time", scopes: ["chat"], limits: { concurrency: 1 } });
     const stream = await call("/v1/chat/completions", { json: { model: "slow", stream: true, messages }, headers: bearer(key.key) }, vars);

@@ -1,0 +1,114 @@
+// The RequestLog Durable Object: the request log's rows (and captures) in SQLite, so they survive
+// restarts and deploys, kept within a count and an age; written in batches by the isolates.
+import { DurableObject } from "cloudflare:workers";
+
+/** How much is kept: the newest `maxRecords` no older than `maxAgeMs`; captures only on the newest `captureMaxRecords`. */
+export interface Retention {
+  maxRecords: number;
+  maxAgeMs: number;
+  captureMaxRecords: number;
+}
+
+export interface LogQuery {
+  limit: number;
+  /** A key's id or name. */
+  key?: string;
+  /** Only requests whose client got an error (a 4xx/5xx status, or a stream's error frame). */
+  errorsOnly?: boolean;
+  model?: string;
+}
+
+/** One request as an isolate sends it: id, arrival (ms), key id, key name, model, failed (0/1), the record's JSON. */
+export type LogRow = [id: string, at: number, keyId: string | null, keyName: string | null, model: string | null, failed: 0 | 1, record: string];
+
+interface Row extends Record<string, SqlStorageValue> {
+  seq: number;
+  record: string;
+}
+
+/**
+ * One instance ("requests", or REQUEST_LOG_NAME) for the deployment: a request's row is written once,
+ * when it ended, in a batch with the isolate's other requests of the last second. Every write prunes
+ * what retention no longer allows, so the table never holds more than a batch above `maxRecords`.
+ */
+export class RequestLog extends DurableObject<Env> {
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // No index but the row id: a row is written once per request and read only by an admin, so
+    // writes stay cheap and a read scans at most maxRecords rows.
+    ctx.storage.sql.exec(`
+      CREATE TABLE IF NOT EXISTS requests (
+        seq INTEGER PRIMARY KEY, id TEXT NOT NULL, at INTEGER NOT NULL, key_id TEXT, key_name TEXT,
+        model TEXT, failed INTEGER NOT NULL, record TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS captures (seq INTEGER PRIMARY KEY, capture TEXT NOT NULL);`);
+  }
+
+  /**
+   * Keeps a batch of finished requests (`rows`, in the order they ended), then prunes to
+   * `retention`. One prepared statement per row with its columns bound: SQLite parses no JSON.
+   */
+  add(rows: LogRow[], captures: Array<{ index: number; capture: string }>, retention: Retention): void {
+    const sql = this.ctx.storage.sql;
+    this.ctx.storage.transactionSync(() => {
+      const first = sql.exec<{ seq: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM requests").one().seq;
+      for (let i = 0; i < rows.length; i++) {
+        const [id, at, keyId, keyName, model, failed, record] = rows[i]!;
+        sql.exec("INSERT INTO requests (seq, id, at, key_id, key_name, model, failed, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", first + i, id, at, keyId, keyName, model, failed, record);
+      }
+      for (const c of captures) sql.exec("INSERT INTO captures (seq, capture) VALUES (?, ?)", first + c.index, c.capture);
+      this.prune(retention, first + rows.length - 1);
+    });
+  }
+
+  /** The newest requests first (by arrival), filtered; none older than `maxAgeMs`: each record's JSON, as stored. */
+  list(q: LogQuery, maxAgeMs: number): string[] {
+    const where = ["at >= ?"];
+    const args: SqlStorageValue[] = [Date.now() - maxAgeMs];
+    if (q.key !== undefined) {
+      where.push("(key_id = ? OR key_name = ?)");
+      args.push(q.key, q.key);
+    }
+    if (q.errorsOnly) where.push("failed = 1");
+    if (q.model !== undefined) {
+      where.push("model = ?");
+      args.push(q.model);
+    }
+    const rows = this.ctx.storage.sql.exec<Row>(`SELECT seq, record FROM requests WHERE ${where.join(" AND ")} ORDER BY at DESC, seq DESC LIMIT ?`, ...args, q.limit).toArray();
+    return rows.map((r) => r.record);
+  }
+
+  /** One request (the newest with that id): its record's and its capture's JSON, or null. */
+  get(id: string, maxAgeMs: number): { record: string; capture: string | null } | null {
+    const row = this.ctx.storage.sql
+      .exec<Row & { capture: string | null }>("SELECT r.seq, r.record, c.capture FROM requests r LEFT JOIN captures c ON c.seq = r.seq WHERE r.id = ? AND r.at >= ? ORDER BY r.seq DESC LIMIT 1", id, Date.now() - maxAgeMs)
+      .toArray()[0];
+    return row ? { record: row.record, capture: row.capture } : null;
+  }
+
+  /** Rows and captures held (for the tests of retention and the status page). */
+  counts(): { requests: number; captures: number } {
+    const sql = this.ctx.storage.sql;
+    return {
+      requests: sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM requests").one().n,
+      captures: sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM captures").one().n,
+    };
+  }
+
+  /**
+   * Drops what retention no longer allows, `last` being the newest row's seq. Rows are numbered
+   * densely in the order written, so the count bound is a range of the primary key (no scan of the
+   * rows kept); the age bound looks at the oldest rows only.
+   */
+  private prune(retention: Retention, last: number): void {
+    const sql = this.ctx.storage.sql;
+    sql.exec("DELETE FROM requests WHERE seq <= ?", last - retention.maxRecords);
+    // Rows end roughly in the order they arrived: the oldest by age are among the first rows.
+    sql.exec("DELETE FROM requests WHERE seq IN (SELECT seq FROM requests ORDER BY seq LIMIT 256) AND at < ?", Date.now() - retention.maxAgeMs);
+    const oldest = sql.exec<{ seq: number | null }>("SELECT MIN(seq) AS seq FROM requests").one().seq ?? last + 1;
+    sql.exec("DELETE FROM captures WHERE seq < ?", oldest);
+    // Captures are kept on the newest captureMaxRecords requests that have one (few: capture is opt-in).
+    if (sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM captures").one().n > retention.captureMaxRecords) {
+      sql.exec("DELETE FROM captures WHERE seq <= (SELECT seq FROM captures ORDER BY seq DESC LIMIT 1 OFFSET ?)", retention.captureMaxRecords);
+    }
+  }
+}

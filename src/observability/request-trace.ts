@@ -1,0 +1,63 @@
+// One request's trace: its ids (the client's trace continued when it sent a `traceparent`) and the
+// attempts routing reports, each a child span whose `traceparent` goes upstream with the attempt.
+import { formatTraceParent, newSpanId, newTraceId, type TraceParent } from "./trace-context.ts";
+
+/** One upstream attempt as a span: which server, when, and how it ended ("ok" or an error code). */
+export interface AttemptSpan {
+  spanId: string;
+  /** The client-facing target name (`llama:host:port`). */
+  target: string;
+  /** The server's URL, when the target has one (browser targets do not). */
+  url?: string;
+  startedAt: number;
+  endedAt?: number;
+  outcome?: string;
+}
+
+/** What routing holds of a request's trace (the hook: RequestScope.trace, AttemptContext.traceparent). */
+export interface AttemptTracer {
+  /** An attempt on `target` starts: its span, and the `traceparent` its upstream request carries. */
+  attemptStarted(target: string, url?: string): { traceparent: string; ended(outcome: string): void };
+}
+
+export class RequestTrace implements AttemptTracer {
+  readonly traceId: string;
+  /** Our server span. */
+  readonly spanId = newSpanId();
+  /** The client's span, when it sent a traceparent. */
+  readonly parentSpanId: string | undefined;
+  readonly sampled: boolean;
+  /** The attempts routing reported (none until the hook is wired: spans are then derived from the answer). */
+  readonly attempts: AttemptSpan[] = [];
+
+  constructor(parent: TraceParent | null) {
+    this.traceId = parent?.traceId ?? newTraceId();
+    this.parentSpanId = parent?.spanId;
+    this.sampled = parent?.sampled ?? true;
+  }
+
+  attemptStarted(target: string, url?: string): { traceparent: string; ended(outcome: string): void } {
+    const span: AttemptSpan = { spanId: newSpanId(), target, startedAt: Date.now(), ...(url ? { url } : {}) };
+    this.attempts.push(span);
+    return {
+      traceparent: formatTraceParent(this.traceId, span.spanId, this.sampled),
+      ended(outcome) {
+        span.endedAt ??= Date.now();
+        span.outcome ??= outcome;
+      },
+    };
+  }
+}
+
+// The trace of each request in flight, by its Request object: the routes hand it to routing
+// (requestTraceOf) without a variable on Hono's context.
+const traces = new WeakMap<Request, RequestTrace>();
+
+export function attachTrace(request: Request, trace: RequestTrace): void {
+  traces.set(request, trace);
+}
+
+/** The request's trace, when traces are exported (undefined otherwise). */
+export function requestTraceOf(request: Request): RequestTrace | undefined {
+  return traces.get(request);
+}

@@ -1,0 +1,219 @@
+// What the request log and the traces learn of one request from the pipeline itself, as its events
+// pass on their way to the encoder: model, usage, finish, the error code, the first token and the
+// end, Switchyard's extension, and (capture on) the answer assembled — no second reading of the
+// bytes the client got.
+import type { EventPull } from "../events/event-source.ts";
+import type { AnswerEnd, AnswerObserver } from "../responders/answer-observer.ts";
+import type { UpstreamEvent } from "../events/events.ts";
+import type { SwitchyardExtension } from "../events/switchyard-extension.ts";
+import type { AnswerFacts } from "./answer-facts.ts";
+
+/** A run's answer as capture keeps it: what the client was sent, and the model's own text before the rewriter. */
+export interface AssembledAnswer {
+  text: string;
+  reasoning: string;
+  tool_calls: Array<{ name: string; arguments: string }>;
+  /** The model's text as it wrote it, when the rewriter turned some of it into tool calls. */
+  raw_text?: string;
+}
+
+/** What a run hands over: its events (wrapped here) and the moment the first one came. */
+interface RunStart {
+  first: UpstreamEvent;
+  events: EventPull;
+}
+
+/**
+ * One request's facts, filled by the pipeline (runChat: `asked`, `follow`; the responder delivering
+ * the answer calls `event` and `end`) or the embeddings route (`answered`), and read by the request
+ * log once `done` resolves. Capture (`captureBytes` > 0) also assembles the answer and the
+ * model's raw text, each up to that many characters.
+ */
+export class RunFacts implements AnswerObserver {
+  model?: string;
+  stream?: boolean;
+  promptTokens?: number;
+  completionTokens?: number;
+  finishReasons: string[] = [];
+  /** The error code the client got: a refused run's, or the stream's error event's. */
+  error?: string;
+  firstTokenAt?: number;
+  endedAt?: number;
+  cancelled = false;
+  extension?: SwitchyardExtension;
+  /** A run started (the log then waits for `done`); false: the route answered without one. */
+  ran = false;
+  readonly done: Promise<void>;
+  private resolve!: () => void;
+  private answer?: AssembledAnswer;
+  private extensionOf?: () => SwitchyardExtension;
+  /** Some part of the assembled answer or raw text reached the capture bound. */
+  cut = false;
+  private raw?: { text: string };
+  private calls?: Map<number, { name: string; arguments: string }>;
+
+  constructor(private readonly captureBytes = 0) {
+    this.done = new Promise((r) => (this.resolve = r));
+    if (captureBytes > 0) {
+      this.answer = { text: "", reasoning: "", tool_calls: [] };
+      this.calls = new Map();
+    }
+  }
+
+  /** The body as the client sent it, before validation: its model (up to 256 characters) and stream flag, when they are what they should be. */
+  sent(body: unknown): void {
+    if (typeof body !== "object" || body === null) return;
+    const { model, stream } = body as { model?: unknown; stream?: unknown };
+    if (typeof model === "string" && model !== "") this.model ??= model.slice(0, 256);
+    if (typeof stream === "boolean") this.stream ??= stream;
+  }
+
+  /** The request as routing sees it (the model asked for; streamed or not). */
+  asked(model: string, stream: boolean): void {
+    this.model = model;
+    this.stream = stream;
+  }
+
+  /**
+   * A run starts: from now on the log waits for its end (`end`, from the responder that delivers it).
+   * `extension` is read then (the tool-call scores are complete once the events are).
+   */
+  follow(extension: () => SwitchyardExtension): void {
+    this.ran = true;
+    this.extensionOf = extension;
+  }
+
+  /** An event on its way to the client's encoder (AnswerObserver). */
+  event(e: UpstreamEvent): void {
+    this.see(e);
+  }
+
+  /** The delivery ended (AnswerObserver): all sent, the client gone, or failed before its first event. */
+  end(how: AnswerEnd): void {
+    if (this.endedAt !== undefined) return;
+    if (how === "client_gone") this.cancelled = true;
+    else if (how !== "done") {
+      const code = (how.error as { code?: unknown } | null)?.code;
+      this.error ??= typeof code === "string" && code !== "" ? code : "upstream_error";
+    }
+    this.endedAt = Date.now();
+    // A delivered answer's extension; one that failed before its first event has none (the
+    // response's headers tell its attempts and outcomes).
+    if (how === "done" || how === "client_gone") {
+      try {
+        this.extension = this.extensionOf?.();
+      } catch {}
+    }
+    this.resolve();
+  }
+
+  /** An answer read whole by its route (embeddings): its usage, and the end. */
+  answered(usage: { promptTokens?: number; completionTokens?: number }, extension: SwitchyardExtension): void {
+    this.ran = true;
+    if (usage.promptTokens !== undefined) this.promptTokens = usage.promptTokens;
+    if (usage.completionTokens !== undefined) this.completionTokens = usage.completionTokens;
+    this.extension = extension;
+    this.firstTokenAt ??= Date.now();
+    this.endedAt ??= Date.now();
+    this.resolve();
+  }
+
+  /**
+   * An answer as the model wrote it, before the rewriter: with capture on, its text is kept (up to
+   * the bound) beside the answer, and shown when the rewriter turned some of it into tool calls.
+   * Without capture, the answer as it is. Each answer replaces the last (a policy retry's, say).
+   */
+  rawOf<A extends RunStart>(answer: A): A {
+    if (!this.answer) return answer;
+    const raw = (this.raw = { text: "" });
+    const keep = <E extends UpstreamEvent | null | undefined>(e: E): E => {
+      if (e?.type === "text") raw.text = this.append(raw.text, e.delta);
+      return e;
+    };
+    keep(answer.first);
+    const inner = answer.events;
+    const events: EventPull = { next: () => inner.next().then(keep), cancel: () => inner.cancel() };
+    if (inner.nextNow) {
+      const now = inner.nextNow.bind(inner);
+      events.nextNow = () => keep(now());
+    }
+    return { ...answer, events };
+  }
+
+  /** The answer assembled (capture on; undefined otherwise). */
+  assembled(): AssembledAnswer | undefined {
+    if (!this.answer) return undefined;
+    const tool_calls = [...this.calls!.values()];
+    const rewritten = tool_calls.length > 0 && this.raw !== undefined && this.raw.text !== this.answer.text;
+    return { ...this.answer, tool_calls, ...(rewritten ? { raw_text: this.raw!.text } : {}) };
+  }
+
+  /** What the log's record reads (answer-facts' shape). */
+  facts(): AnswerFacts {
+    return {
+      ...(this.model !== undefined ? { model: this.model } : {}),
+      ...(this.promptTokens !== undefined ? { promptTokens: this.promptTokens } : {}),
+      ...(this.completionTokens !== undefined ? { completionTokens: this.completionTokens } : {}),
+      finishReasons: this.finishReasons,
+      ...(this.error !== undefined ? { error: this.error } : {}),
+      ...(this.extension ? { extension: this.extension } : {}),
+    };
+  }
+
+  private see(e: UpstreamEvent): void {
+    switch (e.type) {
+      case "text":
+      case "reasoning":
+      case "toolCall":
+        this.firstTokenAt ??= Date.now();
+        if (this.answer) this.assemble(e);
+        return;
+      case "usage":
+        this.promptTokens = e.usage.promptTokens;
+        this.completionTokens = e.usage.completionTokens;
+        return;
+      case "finish":
+        this.finishReasons = [e.reason];
+        return;
+      case "error":
+        this.error = e.error.code ?? "upstream_error";
+        return;
+    }
+  }
+
+  private assemble(e: UpstreamEvent): void {
+    const a = this.answer!;
+    if (e.type === "text") a.text = this.append(a.text, e.delta);
+    else if (e.type === "reasoning") a.reasoning = this.append(a.reasoning, e.delta);
+    else if (e.type === "toolCall") {
+      let call = this.calls!.get(e.index);
+      if (!call) {
+        if (this.calls!.size >= 128) return void (this.cut = true);
+        this.calls!.set(e.index, (call = { name: "", arguments: "" }));
+      }
+      if (e.name !== undefined) call.name = e.name.slice(0, 256);
+      call.arguments = this.append(call.arguments, e.argumentsDelta);
+    }
+  }
+
+  /** `to` + `more`, up to the capture bound (then `cut`). */
+  private append(to: string, more: string): string {
+    const room = this.captureBytes - to.length;
+    if (more.length <= room) return to + more;
+    this.cut = true;
+    return room > 0 ? to + more.slice(0, room) : to;
+  }
+}
+
+// Each request's facts, by its Request object: the routes hand them to routing without a variable
+// on Hono's context (the same way as the trace).
+const facts = new WeakMap<Request, RunFacts>();
+
+export function attachFacts(request: Request, f: RunFacts): void {
+  facts.set(request, f);
+}
+
+/** The request's facts, when the log or traces are on (undefined otherwise). */
+export function runFactsOf(request: Request): RunFacts | undefined {
+  return facts.get(request);
+}

@@ -1,0 +1,176 @@
+// The request log's and the traces' view of each request to a generating endpoint: the status and
+// headers the client got, and what the pipeline told of the answer (RunFacts), written after the
+// response (ctx.waitUntil): the client's answer never waits on the log or the collector.
+import type { Context, MiddlewareHandler } from "hono";
+import type { AppEnv } from "../auth/app-env.ts";
+import { readCredential } from "../auth/credential.ts";
+import type { Config } from "../config/config.ts";
+import { loadConfig } from "../config/load-config.ts";
+import { secretNames } from "../errors/redact-secrets.ts";
+import { readJsonBody } from "../http/read-json-body.ts";
+import { absorbJsonBody, emptyFacts, parseOutcomesHeader, type AnswerFacts } from "../observability/answer-facts.ts";
+import { boundedText, secretValues, type Capture } from "../observability/capture.ts";
+import { queueLogEntry } from "../observability/log-outbox.ts";
+import { queueSpans } from "../observability/otlp-export.ts";
+import { requestSpans } from "../observability/otlp-spans.ts";
+import { recordOf, type DetailedRecord } from "../observability/request-record.ts";
+import { attachTrace, RequestTrace } from "../observability/request-trace.ts";
+import { attachFacts, RunFacts } from "../observability/run-facts.ts";
+import { parseTraceParent } from "../observability/trace-context.ts";
+
+/** The generating endpoints, by the path a client uses, and the name the log gives each. */
+const ENDPOINTS = new Map([
+  ["/v1/chat/completions", "/v1/chat/completions"],
+  ["/chat/completions", "/v1/chat/completions"],
+  ["/v1/completions", "/v1/completions"],
+  ["/v1/responses", "/v1/responses"],
+  ["/v1/responses/compact", "/v1/responses/compact"],
+  ["/v1/messages", "/v1/messages"],
+  ["/v1/embeddings", "/v1/embeddings"],
+]);
+
+/** An error body is read for its code only up to this size (error envelopes are a few hundred bytes). */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+/**
+ * The middleware: records each request to a generating endpoint once its answer ended. What the
+ * answer was (usage, finish, first token, end, Switchyard's extension) comes from the pipeline as its
+ * events pass (RunFacts, RequestScope.facts); the body the client gets is not read again, except an
+ * error envelope answered without a run (its code), and with capture on, a non-stream body.
+ */
+export function observeRequests(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const endpoint = c.req.method === "POST" ? ENDPOINTS.get(c.req.path) : undefined;
+    if (!endpoint) return next();
+    const config = configOf(c.env);
+    if (!config) return next(); // an invalid configuration: the route answers its config_error
+    const o = config.observability;
+    if (!o.log && !o.otlp) return next();
+    const arrivedAt = Date.now();
+    const raw = c.req.raw;
+    const trace = o.otlp ? new RequestTrace(parseTraceParent(raw.headers.get("traceparent"))) : undefined;
+    if (trace) attachTrace(raw, trace);
+    const capture = o.log && o.capture;
+    const facts = new RunFacts(capture ? o.captureMaxBytes * CAPTURE_CHARS_PER_BYTE : 0);
+    attachFacts(raw, facts);
+    // Capture keeps the request as the client sent it: a copy taken before the route reads it.
+    const copy = capture && raw.body ? raw.clone() : undefined;
+
+    await next();
+
+    const res = c.res;
+    const defer = deferrer(c);
+    const principal = c.get("principal");
+    const unauthenticated = !principal && (res.status === 401 || res.status === 429);
+    // Read now, while the response is whole: an error envelope's code (no run told it), a captured non-stream body.
+    const errorBody = !facts.ran && res.status >= 400 && res.body && Number(res.headers.get("content-length") ?? 0) <= ERROR_BODY_BYTES ? res.clone().text() : undefined;
+    const sse = (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
+    const capturedBody = capture && !sse && res.body ? res.clone().text() : undefined;
+
+    /** The record, once the answer has ended (`told`: what an error body said). */
+    const finish = (told?: AnswerFacts, captured?: Capture) => {
+      const answer = facts.facts();
+      if (told?.error !== undefined) answer.error = told.error;
+      // A delivered answer's extension names its target and attempts; otherwise the headers do.
+      const x = answer.extension;
+      const record = recordOf({
+        id: c.get("requestId"),
+        arrivedAt,
+        key: principal ? { id: principal.id, name: principal.name } : null,
+        endpoint,
+        ...(facts.model !== undefined && !unauthenticated ? { model: facts.model } : {}),
+        ...(facts.stream !== undefined ? { stream: facts.stream } : {}),
+        status: res.status,
+        target: x ? x.target ?? null : res.headers.get("x-switchyard-target"),
+        attempts: x ? x.attempts ?? null : numberOr(res.headers.get("x-switchyard-attempts")),
+        outcomes: x ? [] : parseOutcomesHeader(res.headers.get("x-switchyard-outcomes")),
+        answer,
+        sse,
+        firstTokenAt: facts.firstTokenAt,
+        endedAt: facts.endedAt ?? Date.now(),
+        cancelled: facts.cancelled,
+      });
+      if (o.log) queueLogEntry(c.env, { record, ...(captured ? { capture: captured } : {}) }, { maxRecords: o.maxRecords, maxAgeMs: o.maxAgeMs, captureMaxRecords: o.captureMaxRecords }, defer);
+      if (o.otlp && trace?.sampled) exportTrace(c, config, record, trace, arrivedAt, defer);
+    };
+    const failed = (e: unknown) => console.error(`[request-log] ${c.get("requestId")}: ${String(e instanceof Error ? e.stack : e).slice(0, 500)}`);
+
+    if (!errorBody && !capture) {
+      // The common case: nothing to read. The answer's end comes from its responder, whose own work
+      // (the stream's pump) keeps the request alive until then: no waitUntil of our own.
+      if (facts.ran) void facts.done.then(() => finish()).catch(failed);
+      else finish();
+      return;
+    }
+    defer(
+      (async () => {
+        if (facts.ran) await facts.done;
+        let told: AnswerFacts | undefined;
+        if (errorBody) absorbJsonBody((told = emptyFacts()), await errorBody.catch(() => ""));
+        finish(told, capture && !unauthenticated ? await captureOf(c, config, copy, facts, capturedBody) : undefined);
+      })().catch(failed),
+    );
+  };
+}
+
+/** The assembled answer is kept up to this many characters per part before the byte bound cuts the whole (a character is at most 4 bytes; most are 1). */
+const CAPTURE_CHARS_PER_BYTE = 1;
+
+// The configuration this middleware last loaded, by its inputs: the route loads it again, and each
+// load costs a key string and the secrets' names, per request.
+let memo: { raw: unknown; llamaUrl: unknown; mode: unknown; config: Config | null } | undefined;
+
+/** The configuration, or null while it is invalid. */
+function configOf(env: Env): Config | null {
+  if (memo && memo.raw === env.SWITCHYARD_CONFIG && memo.llamaUrl === env.LLAMA_URL && memo.mode === env.SWITCHYARD_ENV) return memo.config;
+  let config: Config | null = null;
+  try {
+    config = loadConfig(env);
+  } catch {}
+  memo = { raw: env.SWITCHYARD_CONFIG, llamaUrl: env.LLAMA_URL, mode: env.SWITCHYARD_ENV, config };
+  return config;
+}
+
+/** ctx.waitUntil, where the runtime gives one (every request in the Worker; a test may call the app without). */
+function deferrer(c: Context<AppEnv>): (p: Promise<unknown>) => void {
+  try {
+    const ctx = c.executionCtx;
+    return (p) => ctx.waitUntil(p);
+  } catch {
+    return (p) => void p.catch(() => {});
+  }
+}
+
+const numberOr = (v: string | null): number | null => (v !== null && v !== "" && Number.isFinite(Number(v)) ? Number(v) : null);
+
+/** The request body as sent (bounded like the route's read, decoded), or nothing when it cannot be read. */
+async function readRequest(copy: Request, config: Config): Promise<string | undefined> {
+  try {
+    return JSON.stringify(await readJsonBody(copy, config.limits.maxBodyBytes));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The request and its answer as captured: redacted, bounded; a stream's answer assembled from its events. */
+async function captureOf(c: Context<AppEnv>, config: Config, copy: Request | undefined, facts: RunFacts, body: Promise<string> | undefined): Promise<Capture> {
+  const o = config.observability;
+  const credential = readCredential(c.req.raw.headers);
+  const names = [...secretNames(config), ...(o.otlp?.apiKeySecret ? [o.otlp.apiKeySecret] : [])];
+  const secrets = secretValues(c.env, names, credential.kind === "key" ? credential.value : undefined);
+  const requestText = copy ? await readRequest(copy, config) : undefined;
+  const request = boundedText(requestText ?? "", secrets, o.captureMaxBytes);
+  const assembled = facts.assembled();
+  const answer = body ? (await body.catch(() => "")).trim() : assembled ? JSON.stringify(assembled) : "";
+  const response = boundedText(answer, secrets, o.captureMaxBytes);
+  return { request: request.text, response: response.text, truncated: request.truncated || response.truncated || (!body && facts.cut) };
+}
+
+/** The request's spans to the collector, with the collector's key from its secret. */
+function exportTrace(c: Context<AppEnv>, config: Config, record: DetailedRecord, trace: RequestTrace, arrivedAt: number, defer: (p: Promise<unknown>) => void): void {
+  const otlp = config.observability.otlp!;
+  const key = otlp.apiKeySecret ? c.env[otlp.apiKeySecret] : undefined;
+  const headers = typeof key === "string" && key !== "" ? { ...otlp.headers, authorization: `Bearer ${key}` } : otlp.headers;
+  const spans = requestSpans(record, { traceId: trace.traceId, spanId: trace.spanId, ...(trace.parentSpanId ? { parentSpanId: trace.parentSpanId } : {}) }, arrivedAt, trace.attempts);
+  queueSpans({ endpoint: otlp.endpoint, headers, timeoutMs: otlp.timeoutMs }, spans, defer);
+}

@@ -1,0 +1,137 @@
+import { describe, expect, it } from "vitest";
+import { RunFacts } from "../../../src/observability/run-facts.ts";
+import type { EventPull } from "../../../src/events/event-source.ts";
+import type { UpstreamEvent } from "../../../src/events/events.ts";
+import { ProxyError } from "../../../src/errors/proxy-error.ts";
+import { jsonResponse } from "../../../src/responders/json-response.ts";
+import { sseResponse } from "../../../src/responders/sse-response.ts";
+import { Deadlines } from "../../../src/lib/deadlines.ts";
+import { ChunkEncoder } from "../../../src/api/chat/chunk-encoder.ts";
+import { chatSseEncoder } from "../../../src/api/chat/chat-sse-encoder.ts";
+import { CompletionAggregator } from "../../../src/api/chat/completion-aggregator.ts";
+
+// What the request log learns of an answer from the pipeline (src/observability/run-facts.ts): the
+// responders tell it each event as they encode it and how the delivery ended.
+
+/** A run's events as a pull source; `now`: served from nextNow after the first, like a parsed chunk. */
+function pull(events: UpstreamEvent[], now = false): EventPull & { cancelled: boolean } {
+  const rest = [...events];
+  const p: EventPull & { cancelled: boolean } = {
+    cancelled: false,
+    next: async () => rest.shift() ?? null,
+    cancel() {
+      p.cancelled = true;
+    },
+  };
+  if (now) p.nextNow = () => rest.shift();
+  return p;
+}
+
+const ext = { target: "llama:10.0.0.1:8080", attempts: 1 };
+const answer: UpstreamEvent[] = [
+  { type: "reasoning", delta: "think" },
+  { type: "text", delta: "Hello" },
+  { type: "toolCall", index: 0, name: "get_weather", argumentsDelta: '{"city":' },
+  { type: "toolCall", index: 0, argumentsDelta: '"Paris"}' },
+  { type: "finish", reason: "tool_calls" },
+  { type: "usage", usage: { promptTokens: 17, completionTokens: 5 } },
+];
+const common = (start: Promise<{ first: UpstreamEvent; events: EventPull; headers: Record<string, string> }>, observe: RunFacts) => ({
+  start,
+  commitMs: 1000,
+  deadlines: new Deadlines(1000),
+  heartbeatMs: 10_000,
+  abort() {},
+  waitUntil(p: Promise<unknown>) {
+    void p.catch(() => {});
+  },
+  observe,
+});
+const meta = { id: "chatcmpl-1", created: 1, model: "qwen", includeUsage: true };
+
+describe("RunFacts", () => {
+  it("an answer's facts from what the responders encode, stream and not, the extension read at the end", async () => {
+    for (const stream of [true, false]) {
+      for (const now of [false, true]) {
+        const f = new RunFacts();
+        f.asked("qwen", stream);
+        let extensionRead = 0;
+        f.follow(() => (extensionRead++, ext));
+        const [first, ...rest] = answer;
+        const start = Promise.resolve({ first: first!, events: pull(rest, now), headers: {} });
+        const res = stream
+          ? await sseResponse({ ...common(start, f), encoder: chatSseEncoder(new ChunkEncoder(meta, () => ext)) })
+          : await jsonResponse({ ...common(start, f), aggregator: new CompletionAggregator(), result: () => ({}) });
+        await res.text();
+        await f.done;
+        expect(extensionRead).toBe(1);
+        expect(f.facts()).toEqual({ model: "qwen", promptTokens: 17, completionTokens: 5, finishReasons: ["tool_calls"], extension: ext });
+        expect(f.firstTokenAt).toBeDefined();
+        expect(f.endedAt! >= f.firstTokenAt!).toBe(true);
+        expect(f.cancelled).toBe(false);
+        expect(f.assembled()).toBeUndefined();
+      }
+    }
+  });
+
+  it("a run refused before its first event: its code, stream and not", async () => {
+    for (const stream of [true, false]) {
+      const f = new RunFacts();
+      f.follow(() => ext);
+      const start = Promise.reject(new ProxyError({ status: 502, code: "upstream_unreachable", message: "down" }));
+      const res = stream
+        ? await sseResponse({ ...common(start, f), encoder: chatSseEncoder(new ChunkEncoder(meta, () => ext)) })
+        : await jsonResponse({ ...common(start, f), aggregator: new CompletionAggregator(), result: () => ({}) });
+      expect(res.status).toBe(502);
+      await f.done;
+      expect(f.ran).toBe(true);
+      expect(f.error).toBe("upstream_unreachable");
+      expect(f.firstTokenAt).toBeUndefined();
+    }
+  });
+
+  it("an error event is the code the client got; a client that leaves is cancelled; only the first end counts", async () => {
+    const f = new RunFacts();
+    f.event({ type: "text", delta: "Half" });
+    f.event({ type: "error", error: { status: 502, type: "server_error", code: "upstream_error", message: "x" } });
+    f.end("done");
+    f.end("client_gone");
+    await f.done;
+    expect(f.error).toBe("upstream_error");
+    expect(f.cancelled).toBe(false);
+    const g = new RunFacts();
+    g.end("client_gone");
+    await g.done;
+    expect(g.cancelled).toBe(true);
+  });
+
+  it("capture: the answer assembled, and the model's raw text when the rewriter changed it", async () => {
+    const f = new RunFacts(1000);
+    const modelWrote: UpstreamEvent[] = [{ type: "text", delta: "Hello " }, { type: "text", delta: '<tool_call>{"name":"get_weather"}</tool_call>' }];
+    const raw = f.rawOf({ first: modelWrote[0]!, events: pull(modelWrote.slice(1), true) });
+    while (raw.events.nextNow?.() ?? (await raw.events.next())); // the rewriter reads it
+    for (const e of answer) f.event(e);
+    f.end("done");
+    await f.done;
+    expect(f.assembled()).toEqual({ text: "Hello", reasoning: "think", tool_calls: [{ name: "get_weather", arguments: '{"city":"Paris"}' }], raw_text: 'Hello <tool_call>{"name":"get_weather"}</tool_call>' });
+    expect(f.cut).toBe(false);
+  });
+
+  it("capture is bounded: each part up to the bound, and said to be cut", () => {
+    const f = new RunFacts(8);
+    f.event({ type: "text", delta: "0123456789" });
+    f.event({ type: "text", delta: "abc" });
+    expect(f.assembled()?.text).toBe("01234567");
+    expect(f.cut).toBe(true);
+  });
+
+  it("the body a client sent: its model and stream flag when they are what they should be", () => {
+    const f = new RunFacts();
+    f.sent({ model: "m".repeat(300), stream: "yes" });
+    expect(f.model).toHaveLength(256);
+    expect(f.stream).toBeUndefined();
+    const g = new RunFacts();
+    g.sent([1, 2]);
+    expect(g.model).toBeUndefined();
+  });
+});

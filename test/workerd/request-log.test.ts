@@ -1,0 +1,420 @@
+import { describe, expect, it } from "vitest";
+import { call, createKey, FIXTURE_URL, keyedVars, parseSse } from "./harness.ts";
+
+// The request log (GET /v1/admin/requests, /v1/admin/requests/{id}): each field against what the
+// client itself saw, through the whole Worker in workerd against the fixture upstream. Each case has
+// a log of its own (REQUEST_LOG_NAME) and a key store of its own.
+
+let n = 0;
+/** A fixture URL of its own (its own health record and circuit). */
+const fx = (path: string) => `${FIXTURE_URL}/u-log${Date.now().toString(36)}${++n}/${path}`;
+const llama = (url: string) => ({ kind: "llama", url });
+const SAY = "Hello from the fixture";
+
+function deployment(targets: unknown[], extra: Record<string, unknown> = {}) {
+  return keyedVars({
+    REQUEST_LOG_NAME: `log-${crypto.randomUUID()}`,
+    SWITCHYARD_CONFIG: JSON.stringify({ models: { m: { targets } }, timeouts: { commitMs: 2000, responseStartMs: 1500, firstTokenMs: 1500 }, ...extra }),
+  });
+}
+
+type Vars = ReturnType<typeof deployment>;
+type Row = Record<string, any>;
+
+const admin = (vars: Vars) => ({ authorization: `Bearer ${vars.ADMIN_TOKEN}` });
+
+async function list(vars: Vars, query = ""): Promise<Row[]> {
+  const { res } = await call(`/v1/admin/requests${query}`, { headers: admin(vars) }, vars);
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { data: Row[] }).data;
+}
+
+/** The log's entry for request `id`, once it was written (the isolate sends its batch when asked). */
+async function logged(vars: Vars, id: string): Promise<Row> {
+  for (let i = 0; ; i++) {
+    const { res } = await call(`/v1/admin/requests/${encodeURIComponent(id)}`, { headers: admin(vars) }, vars);
+    if (res.status === 200) return res.json();
+    expect(res.status).toBe(404);
+    if (i > 40) throw new Error(`request ${id} was never logged`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const chatBody = (extra: Record<string, unknown> = {}) => ({ model: "m", messages: [{ role: "user", content: "hi" }], ...extra });
+
+describe("the request log records what the client got", () => {
+  it("a stream: status, target, attempts, usage and time to first token from its frames", async () => {
+    const vars = deployment([llama(fx(`behave/say/${encodeURIComponent(SAY)}`))]);
+    const started = Date.now();
+    const { res } = await call("/v1/chat/completions", { json: chatBody({ stream: true, stream_options: { include_usage: true } }) }, vars);
+    const { frames, done } = parseSse(await res.text());
+    const elapsed = Date.now() - started;
+    expect(done).toBe(true);
+    const usage = frames.find((f) => f.usage)!.usage;
+    const ext = frames.find((f) => f.x_switchyard)!.x_switchyard;
+    const id = res.headers.get("x-request-id")!;
+    const row = await logged(vars, id);
+    expect(row).toMatchObject({
+      id,
+      key: null,
+      endpoint: "/v1/chat/completions",
+      model: "m",
+      stream: true,
+      status: res.status,
+      error: null,
+      target: res.headers.get("x-switchyard-target"),
+      attempts: Number(res.headers.get("x-switchyard-attempts")),
+      prompt_tokens: usage.prompt_tokens,
+      completion_tokens: usage.completion_tokens,
+      finish_reasons: ["stop"],
+    });
+    expect(row.target).toBe(ext.target);
+    expect(Math.abs(Date.parse(row.time) - started)).toBeLessThan(1000);
+    expect(row.ttft_ms).toBeGreaterThanOrEqual(0);
+    expect(row.ttft_ms).toBeLessThanOrEqual(row.duration_ms);
+    expect(row.duration_ms).toBeLessThanOrEqual(elapsed + 50);
+    // The list answers exactly the contract's fields.
+    const [item] = await list(vars);
+    expect(Object.keys(item!)).toEqual(["id", "time", "key", "endpoint", "model", "stream", "status", "error", "target", "attempts", "prompt_tokens", "completion_tokens", "ttft_ms", "duration_ms"]);
+    expect(item).toMatchObject({ id, status: 200, stream: true });
+  });
+
+  it("a non-stream answer: its body's usage and x_switchyard", async () => {
+    const vars = deployment([llama(fx(`behave/say/${encodeURIComponent(SAY)}`))]);
+    const { res } = await call("/v1/chat/completions", { json: chatBody() }, vars);
+    const body = (await res.json()) as Row;
+    const row = await logged(vars, res.headers.get("x-request-id")!);
+    expect(row).toMatchObject({
+      stream: false,
+      status: 200,
+      error: null,
+      model: body.model,
+      target: body.x_switchyard.target,
+      attempts: body.x_switchyard.attempts,
+      prompt_tokens: body.usage.prompt_tokens,
+      completion_tokens: body.usage.completion_tokens,
+    });
+    // Read once the body was made: its first event as the client got it, its total a moment later at most.
+    expect(row.timings.first_event_ms).toBe(body.x_switchyard.timings.first_event_ms);
+    expect(row.timings.total_ms - body.x_switchyard.timings.total_ms).toBeGreaterThanOrEqual(0);
+    expect(row.timings.total_ms - body.x_switchyard.timings.total_ms).toBeLessThan(50);
+    expect(row.ttft_ms).toBeLessThanOrEqual(row.duration_ms);
+  });
+
+  it("a failover: the target that answered and every attempt", async () => {
+    const down = llama("http://127.0.0.1:9");
+    const up = llama(fx(`behave/say/${encodeURIComponent(SAY)}`));
+    const vars = deployment([down, up], { retries: { perTarget: 1 } });
+    const { res } = await call("/v1/chat/completions", { json: chatBody({ stream: true }) }, vars);
+    const { frames } = parseSse(await res.text());
+    const ext = frames.find((f) => f.x_switchyard)!.x_switchyard;
+    const row = await logged(vars, res.headers.get("x-request-id")!);
+    expect(ext.attempts).toBe(2);
+    expect(row).toMatchObject({ status: 200, error: null, target: ext.target, attempts: 2 });
+    expect(row.target).toBe(`llama:${new URL(up.url).host}`);
+  });
+
+  it("an answer continued on another target: its resumes", async () => {
+    const a = llama(fx(`behave/error-frame-mid/${encodeURIComponent("Paris is")}`));
+    const b = llama(fx(`behave/continue/${encodeURIComponent("Paris is the capital.")}`));
+    const vars = deployment([a, b]);
+    const { res } = await call("/v1/chat/completions", { json: chatBody({ stream: true, stream_options: { include_usage: true } }) }, vars);
+    const { frames } = parseSse(await res.text());
+    const ext = frames.find((f) => f.x_switchyard)!.x_switchyard;
+    const usage = frames.find((f) => f.usage)!.usage;
+    const row = await logged(vars, res.headers.get("x-request-id")!);
+    expect(ext.resumes).toHaveLength(1);
+    expect(row).toMatchObject({ status: 200, error: null, target: ext.target, attempts: ext.attempts, completion_tokens: usage.completion_tokens });
+    expect(row.resumes).toEqual(ext.resumes.map((r: Row) => ({ from: r.from, to: r.to, code: r.code })));
+  });
+
+  it("a 400: the code the client got, and the model from the request", async () => {
+    const vars = deployment([llama(fx("behave/say/x"))]);
+    const { res } = await call("/v1/chat/completions", { json: chatBody({ temperature: "hot", stream: true }) }, vars);
+    const body = (await res.json()) as Row;
+    const row = await logged(vars, res.headers.get("x-request-id")!);
+    expect(row).toMatchObject({ status: 400, error: body.error.code, model: "m", stream: true, target: null, prompt_tokens: null, ttft_ms: null });
+  });
+
+  it("a 502 after every target failed: the attempts and each target's outcome", async () => {
+    const vars = deployment([llama("http://127.0.0.1:9"), llama("http://127.0.0.1:7")], { retries: { perTarget: 1 } });
+    // A declared length, as HTTP clients send: the route reads the body whole, and the log reads those bytes back.
+    const sent = JSON.stringify(chatBody());
+    const { res } = await call("/v1/chat/completions", { method: "POST", body: sent, headers: { "content-type": "application/json", "content-length": String(sent.length) } }, vars);
+    const body = (await res.json()) as Row;
+    expect(res.status).toBe(502);
+    const row = await logged(vars, res.headers.get("x-request-id")!);
+    expect(row).toMatchObject({ status: 502, error: body.error.code, model: "m", stream: false, attempts: Number(res.headers.get("x-switchyard-attempts")) });
+    expect(row.outcomes).toEqual(body.x_switchyard.outcomes.map((o: Row) => ({ target: o.target, code: o.code })));
+    expect((await list(vars, "?status=error")).map((r) => r.id)).toEqual([row.id]);
+  });
+
+  it("a stream that ends in an error frame: status 200, the frame's code", async () => {
+    const vars = deployment([llama(fx(`behave/error-frame-mid/${encodeURIComponent("Half an answer")}`))], { resume: { maxResumes: 0 } });
+    const { res } = await call("/v1/chat/completions", { json: chatBody({ stream: true }) }, vars);
+    const { frames } = parseSse(await res.text());
+    const code = frames.find((f) => f.error)!.error.code;
+    const row = await logged(vars, res.headers.get("x-request-id")!);
+    expect(row).toMatchObject({ status: 200, error: code, stream: true });
+    expect(row.ttft_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it("/v1/messages, stream: usage from message_start and message_delta", async () => {
+    const vars = deployment([llama(fx(`behave/say/${encodeURIComponent(SAY)}`))]);
+    const { res } = await call("/v1/messages", { json: { model: "m", max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] } }, vars);
+    const { frames } = parseSse(await res.text());
+    const delta = frames.find((f) => f.type === "message_delta")!;
+    const row = await logged(vars, res.headers.get("x-request-id")!);
+    expect(row).toMatchObject({
+      endpoint: "/v1/messages",
+      model: "m",
+      stream: true,
+      status: 200,
+      error: null,
+      prompt_tokens: delta.usage.input_tokens + delta.usage.cache_read_input_tokens,
+      completion_tokens: delta.usage.output_tokens,
+      // In OpenAI's words whatever the API (the Messages answer said end_turn).
+      finish_reasons: ["stop"],
+    });
+    expect(delta.delta.stop_reason).toBe("end_turn");
+  });
+
+  it("/v1/responses, stream and non-stream: usage and target from the response", async () => {
+    const vars = deployment([llama(fx(`behave/say/${encodeURIComponent(SAY)}`))]);
+    for (const stream of [true, false]) {
+      const { res } = await call("/v1/responses", { json: { model: "m", input: "hi", stream, store: false } }, vars);
+      const response = stream ? parseSse(await res.text()).frames.find((f) => f.type === "response.completed")!.response : ((await res.json()) as Row);
+      const row = await logged(vars, res.headers.get("x-request-id")!);
+      expect(row).toMatchObject({
+        endpoint: "/v1/responses",
+        stream,
+        status: 200,
+        error: null,
+        model: response.model,
+        target: response.x_switchyard.target,
+        attempts: response.x_switchyard.attempts,
+        prompt_tokens: response.usage.input_tokens,
+        completion_tokens: response.usage.output_tokens,
+        finish_reasons: ["stop"],
+      });
+      expect(response.status).toBe("completed");
+    }
+  });
+
+  it("/v1/completions and /v1/embeddings", async () => {
+    const vars = deployment([llama(fx(`behave/say/${encodeURIComponent(SAY)}`))]);
+    const { res } = await call("/v1/completions", { json: { model: "m", prompt: "hi" } }, vars);
+    const body = (await res.json()) as Row;
+    expect((await logged(vars, res.headers.get("x-request-id")!)).completion_tokens).toBe(body.usage.completion_tokens);
+
+    const ev = deployment([llama(fx("behave/embed"))]);
+    const e = await call("/v1/embeddings", { json: { model: "m", input: "hi" } }, ev);
+    const eb = (await e.res.json()) as Row;
+    expect(e.res.status).toBe(200);
+    expect(await logged(ev, e.res.headers.get("x-request-id")!)).toMatchObject({ endpoint: "/v1/embeddings", stream: false, status: 200, prompt_tokens: eb.usage.prompt_tokens, target: eb.x_switchyard.target });
+  });
+});
+
+describe("the request log's access, filters and bounds", () => {
+  it("admin token or admin key only: 401 without a credential, 403 for a key without admin", async () => {
+    const vars = deployment([llama(fx("behave/say/x"))]);
+    expect((await call("/v1/admin/requests", {}, vars)).res.status).toBe(401);
+    const user = await createKey(vars, { name: "alice", scopes: ["chat"] });
+    const refused = await call("/v1/admin/requests", { headers: { authorization: `Bearer ${user.key}` } }, vars);
+    expect(refused.res.status).toBe(403);
+    expect(((await refused.res.json()) as Row).error.code).toBe("insufficient_scope");
+    const boss = await createKey(vars, { name: "boss", scopes: ["admin"] });
+    expect((await call("/v1/admin/requests", { headers: { authorization: `Bearer ${boss.key}` } }, vars)).res.status).toBe(200);
+    expect((await call("/v1/admin/requests/req_nope", { headers: { authorization: `Bearer ${user.key}` } }, vars)).res.status).toBe(403);
+  });
+
+  it("?key, ?status=error and ?limit, combined; 404 in the error envelope for an unknown id", async () => {
+    const vars = deployment([llama(fx(`behave/say/${encodeURIComponent(SAY)}`))]);
+    const alice = await createKey(vars, { name: "alice", scopes: ["chat"] });
+    const bob = await createKey(vars, { name: "bob", scopes: ["chat"] });
+    const ids: { alice: string[]; bob: string[] } = { alice: [], bob: [] };
+    for (const [who, key, bad] of [["alice", alice, false], ["bob", bob, false], ["alice", alice, true], ["alice", alice, false], ["bob", bob, true]] as const) {
+      const { res } = await call("/v1/chat/completions", { json: bad ? { model: "m" } : chatBody(), headers: { authorization: `Bearer ${key.key}` } }, vars);
+      await res.arrayBuffer();
+      ids[who].push(res.headers.get("x-request-id")!);
+    }
+    await logged(vars, ids.bob.at(-1)!);
+    for (const id of [...ids.alice, ...ids.bob]) await logged(vars, id);
+    const all = await list(vars);
+    expect(all.map((r) => r.id)).toEqual([ids.bob[1], ids.alice[2], ids.alice[1], ids.bob[0], ids.alice[0]]);
+    expect((await list(vars, `?key=${alice.id}`)).map((r) => r.id)).toEqual([ids.alice[2], ids.alice[1], ids.alice[0]]);
+    expect((await list(vars, "?key=alice")).every((r) => r.key === alice.id)).toBe(true);
+    expect((await list(vars, `?key=${alice.id}&status=error`)).map((r) => r.id)).toEqual([ids.alice[1]]);
+    expect((await list(vars, `?key=${alice.id}&limit=2`)).map((r) => r.id)).toEqual([ids.alice[2], ids.alice[1]]);
+    expect((await list(vars, "?status=error&limit=1")).map((r) => r.id)).toEqual([ids.bob[1]]);
+
+    const unknown = await call("/v1/admin/requests/req_unknown", { headers: admin(vars) }, vars);
+    expect(unknown.res.status).toBe(404);
+    expect(((await unknown.res.json()) as Row).error).toMatchObject({ code: "request_not_found", param: "id" });
+    const bad = await call("/v1/admin/requests?status=ok", { headers: admin(vars) }, vars);
+    expect(bad.res.status).toBe(400);
+  });
+
+  it("keeps at most maxRecords, the newest", async () => {
+    const vars = deployment([llama(fx("behave/say/x"))], { observability: { maxRecords: 10 } });
+    const ids: string[] = [];
+    for (let i = 0; i < 13; i++) {
+      const { res } = await call("/v1/chat/completions", { json: { model: "m" } }, vars);
+      await res.arrayBuffer();
+      ids.push(res.headers.get("x-request-id")!);
+    }
+    await logged(vars, ids.at(-1)!);
+    const rows = await list(vars, "?limit=100");
+    expect(rows.map((r) => r.id)).toEqual(ids.slice(-10).reverse());
+    expect((await call(`/v1/admin/requests/${ids[0]}`, { headers: admin(vars) }, vars)).res.status).toBe(404);
+  });
+
+  it('"log": false keeps nothing and says so', async () => {
+    const vars = deployment([llama(fx("behave/say/x"))], { observability: { log: false } });
+    const { res } = await call("/v1/chat/completions", { json: chatBody() }, vars);
+    await res.arrayBuffer();
+    const { res: listed } = await call("/v1/admin/requests", { headers: admin(vars) }, vars);
+    expect(listed.status).toBe(404);
+    expect(((await listed.json()) as Row).error.code).toBe("request_log_off");
+  });
+});
+
+describe("capture (opt-in)", () => {
+  const secrets = { ADMIN_TOKEN: `adm-${crypto.randomUUID()}`, SERVE_TOKEN: `srv-${crypto.randomUUID()}`, UPSTREAM_KEY: `up-${crypto.randomUUID()}` };
+
+  function captured(extra: Record<string, unknown> = {}, say = SAY) {
+    return {
+      ...deployment([{ ...llama(fx(`behave/say/${encodeURIComponent(say)}`)), apiKeySecret: "UPSTREAM_KEY" }], { observability: { capture: true, ...extra } }),
+      ...secrets,
+    } as Vars;
+  }
+
+  it("the request and the stream's answer assembled, every configured secret redacted", async () => {
+    // The model repeats a secret (as a model quoting its prompt would).
+    const vars = captured({}, `Your key is ${secrets.UPSTREAM_KEY}, ok`);
+    const alice = await createKey(vars, { name: "alice", scopes: ["chat"] });
+    const content = `tokens: ${secrets.ADMIN_TOKEN} ${secrets.SERVE_TOKEN} ${secrets.UPSTREAM_KEY} and mine ${alice.key}`;
+    const { res } = await call("/v1/chat/completions", { json: chatBody({ stream: true, messages: [{ role: "user", content }] }), headers: { authorization: `Bearer ${alice.key}` } }, vars);
+    const { frames } = parseSse(await res.text());
+    const said = frames.map((f) => f.choices?.[0]?.delta?.content ?? "").join("");
+    const row = await logged(vars, res.headers.get("x-request-id")!);
+    expect(row.key).toBe(alice.id);
+    const { request, response, truncated } = row.capture;
+    expect(truncated).toBe(false);
+    for (const secret of [...Object.values(secrets), alice.key]) {
+      expect(request).not.toContain(secret);
+      expect(response).not.toContain(secret);
+    }
+    expect(JSON.parse(request).messages[0].content).toBe(`tokens: [redacted] [redacted] [redacted] and mine [redacted]`);
+    expect(JSON.parse(response).text).toBe(said.split(secrets.UPSTREAM_KEY).join("[redacted]"));
+  });
+
+  it("a non-stream answer as sent; a part over captureMaxBytes cut with the marker", async () => {
+    const vars = captured({ captureMaxBytes: 1024 });
+    const long = "x".repeat(5000);
+    const { res } = await call("/v1/chat/completions", { json: chatBody({ messages: [{ role: "user", content: long }] }) }, vars);
+    const body = (await res.json()) as Row;
+    const row = await logged(vars, res.headers.get("x-request-id")!);
+    expect(row.capture.truncated).toBe(true);
+    expect(new TextEncoder().encode(row.capture.request).length).toBeLessThanOrEqual(1024);
+    expect(row.capture.request.endsWith("…[truncated by Switchyard]")).toBe(true);
+    expect(JSON.parse(row.capture.response).choices[0].message.content).toBe(body.choices[0].message.content);
+  });
+
+  it("a tool call the model wrote as text: the call as the client got it, and the model's raw text beside it", async () => {
+    const wrote = 'Let me check. <tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>';
+    const vars = captured({}, wrote);
+    const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+    for (const stream of [true, false]) {
+      const { res } = await call("/v1/chat/completions", { json: chatBody({ stream, tools }) }, vars);
+      const text = await res.text();
+      const row = await logged(vars, res.headers.get("x-request-id")!);
+      expect(row.finish_reasons).toEqual(["tool_calls"]);
+      const response = JSON.parse(row.capture.response);
+      if (stream) {
+        const { frames } = parseSse(text);
+        const args = frames.flatMap((f) => f.choices?.[0]?.delta?.tool_calls ?? []).map((c: Row) => c.function?.arguments ?? "").join("");
+        expect(response.tool_calls).toEqual([{ name: "get_weather", arguments: args }]);
+        expect(response.raw_text).toBe(wrote);
+      } else {
+        // A non-stream answer is captured as sent.
+        expect(response.choices[0].message.tool_calls[0].function.name).toBe("get_weather");
+      }
+    }
+  });
+
+  it("off by default: no capture kept", async () => {
+    const vars = deployment([llama(fx(`behave/say/${encodeURIComponent(SAY)}`))]);
+    const prompt = `a prompt ${crypto.randomUUID()}`;
+    const { res } = await call("/v1/chat/completions", { json: chatBody({ messages: [{ role: "user", content: prompt }] }) }, vars);
+    await res.arrayBuffer();
+    const row = await logged(vars, res.headers.get("x-request-id")!);
+    expect(row.capture).toBeUndefined();
+    expect(JSON.stringify(row)).not.toContain(prompt);
+  });
+});
+
+describe("the Responses WebSocket", () => {
+  it("each response.create is logged as a /v1/responses stream", async () => {
+    const { createExecutionContext, env } = await import("cloudflare:test");
+    const { createApp } = await import("../../src/app.ts");
+    const vars = deployment([llama(fx(`behave/say/${encodeURIComponent(SAY)}`))]);
+    const res = await createApp().fetch(new Request("http://switchyard.test/v1/responses", { headers: { upgrade: "websocket" } }), { ...env, ...vars }, createExecutionContext());
+    expect(res.status).toBe(101);
+    const ws = res.webSocket!;
+    ws.accept();
+    const got: Row[] = [];
+    const completed = new Promise<Row>((resolve) =>
+      ws.addEventListener("message", (e) => {
+        const m = JSON.parse(e.data as string);
+        got.push(m);
+        if (m.type === "response.completed" || m.type === "error") resolve(m);
+      }),
+    );
+    ws.send(JSON.stringify({ type: "response.create", model: "m", store: false, input: "hi" }));
+    const done = await completed;
+    ws.close();
+    expect(done.type).toBe("response.completed");
+    const rows = await (async () => {
+      for (let i = 0; i < 40; i++) {
+        const r = await list(vars);
+        if (r.length) return r;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return [];
+    })();
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ endpoint: "/v1/responses", model: "m", stream: true, status: 200, error: null, prompt_tokens: done.response.usage.input_tokens, completion_tokens: done.response.usage.output_tokens });
+  });
+});
+
+describe("traces reach the upstream (issue 31: the client's traceparent passed on)", () => {
+  const CLIENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const CLIENT_SPAN = "00f067aa0ba902b7";
+
+  it("with OTLP export on, each attempt's request carries a traceparent in the client's trace, a span of its own", async () => {
+    const marker = `traced-${crypto.randomUUID()}`;
+    // A dead collector: the export fails quietly; the attempts' headers are what is looked at.
+    const vars = deployment([llama("http://127.0.0.1:9"), llama(fx(`behave/say/${encodeURIComponent(SAY)}`))], { observability: { otlp: { endpoint: "http://127.0.0.1:9" } } });
+    const { res } = await call("/v1/chat/completions", { json: chatBody({ messages: [{ role: "user", content: marker }] }), headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` } }, vars);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-switchyard-attempts")).toBe("2");
+    await res.text();
+    const got = (await (await fetch(`${FIXTURE_URL}/_requests`)).json()) as Array<{ headers: Record<string, string>; body: string }>;
+    const sent = got.filter((r) => r.body.includes(marker));
+    expect(sent).toHaveLength(1);
+    const parent = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/.exec(sent[0]!.headers.traceparent ?? "");
+    expect(parent?.[1]).toBe(CLIENT_TRACE);
+    expect(parent?.[2]).not.toBe(CLIENT_SPAN);
+  });
+
+  it("without OTLP export, no traceparent goes upstream", async () => {
+    const marker = `untraced-${crypto.randomUUID()}`;
+    const vars = deployment([llama(fx(`behave/say/${encodeURIComponent(SAY)}`))]);
+    const { res } = await call("/v1/chat/completions", { json: chatBody({ messages: [{ role: "user", content: marker }] }), headers: { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` } }, vars);
+    expect(res.status).toBe(200);
+    await res.text();
+    const got = (await (await fetch(`${FIXTURE_URL}/_requests`)).json()) as Array<{ headers: Record<string, string>; body: string }>;
+    expect(got.find((r) => r.body.includes(marker))?.headers.traceparent).toBeUndefined();
+  });
+});
