@@ -16,7 +16,10 @@
 //   pipeline  CPU of the pure pipeline (bench/overhead/pipeline-entry.ts runPure: the 1,000-token
 //             answer, with and without tools) in one Node process, both bundles warmed up.
 //
-//   npx node bench/overhead/ab.mjs cpu [--a HEAD|passthrough] [--b <rev>] [--runtime miniflare|dev] [--stream] [--tools] [--rounds 400] [--batch 20]
+//   npx node bench/overhead/ab.mjs cpu [--a HEAD|passthrough] [--b <rev>] [--runtime miniflare|dev] [--stream] [--tools] [--rounds 400] [--batch 20] [--runs 1] [--warmup 200]
+//                                      [--otlp] [--a-observability <json>] [--b-observability <json>]
+//             (each build's request log and traces; --otlp: B exports to a receiver in the bench; --a worktree:
+//             A is the working tree too, so the two differ by configuration alone)
 //   npx node bench/overhead/ab.mjs latency [--a HEAD] [--b <rev>] [--stream] [--rounds 1000]
 //   npx node bench/overhead/ab.mjs pipeline [--a HEAD] [--b <rev>] [--rounds 30] [--batch 100]
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -38,7 +41,12 @@ const { values: flags, positionals } = parseArgs({
     runtime: { type: "string", default: "miniflare" },
     stream: { type: "boolean", default: false },
     tools: { type: "boolean", default: false },
+    otlp: { type: "boolean", default: false },
+    "a-observability": { type: "string" },
+    "b-observability": { type: "string" },
     rounds: { type: "string" },
+    runs: { type: "string", default: "1" },
+    warmup: { type: "string", default: "200" },
     batch: { type: "string" },
   },
 });
@@ -52,6 +60,9 @@ const { stream, tools } = flags;
 const RUNTIME = flags.runtime;
 const ROUNDS = Number(flags.rounds ?? DEFAULTS[measure].rounds);
 const BATCH = Number(flags.batch ?? DEFAULTS[measure].batch);
+/** cpu: fresh processes per run; requests to each build before a run's rounds (the JIT's warm-up). */
+const RUNS = Number(flags.runs);
+const WARMUP = Number(flags.warmup);
 /** @type {Array<"A" | "B">} */
 const AB = ["A", "B"];
 
@@ -93,25 +104,46 @@ function build(rev) {
  * @typedef {{ stop(): Promise<void>, url: string, pids: string[] }} Run
  */
 
-const vars = (/** @type {string} */ upstream) => ({ SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: upstream }] } } }) });
+/**
+ * A build's `observability` section: `--a-observability` / `--b-observability <json>`, and for B with
+ * `--otlp` the export to the bench upstream's OTLP receiver. By default A has none: a revision from
+ * before the section would refuse it.
+ * @param {"A" | "B"} k
+ * @param {string} base the bench upstream
+ */
+function observabilityOf(k, base) {
+  const given = flags[k === "A" ? "a-observability" : "b-observability"];
+  const o = given ? JSON.parse(given) : {};
+  return k === "B" && flags.otlp ? { ...o, otlp: { endpoint: `${base}/otlp` } } : o;
+}
+
+/**
+ * @param {string} upstream
+ * @param {object} [observability]
+ */
+const vars = (upstream, observability) => ({
+  SWITCHYARD_ENV: "dev",
+  SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: upstream }] } }, ...(observability && Object.keys(observability).length ? { observability } : {}) }),
+});
 
 /**
  * @param {Build} build
  * @param {string} upstream
+ * @param {object} [observability] the build's `observability` section
  * @returns {Promise<Run>}
  */
-async function start({ script, dir, passthrough, compat }, upstream) {
+async function start({ script, dir, passthrough, compat }, upstream, observability) {
   const before = workerdPids();
   if (RUNTIME === "dev") {
     // wrangler dev runs two workerd processes (its proxy and the Worker): both are counted.
-    const dev = passthrough ? await devPassthrough({ dir }, { UPSTREAM: upstream, LLAMA: upstream }) : await devSwitchyard({ script, dir }, vars(upstream));
+    const dev = passthrough ? await devPassthrough({ dir }, { UPSTREAM: upstream, LLAMA: upstream }) : await devSwitchyard({ script, dir }, vars(upstream, observability));
     const pids = [...workerdPids()].filter((p) => !before.has(p));
     if (!pids.length) throw new Error("could not find wrangler dev's workerd processes");
     return { stop: dev.stop, url: `${dev.url}${passthrough ? new URL(upstream).pathname : ""}/v1/chat/completions`, pids };
   }
   // The Durable Object classes of the working tree's wrangler.toml (the revisions compared here share
   // them); each build's own compatibility date and flags.
-  const mf = passthrough ? await miniflarePassthrough({ UPSTREAM: upstream }) : await miniflareSwitchyard(script, vars(upstream), [], compat);
+  const mf = passthrough ? await miniflarePassthrough({ UPSTREAM: upstream }) : await miniflareSwitchyard(script, vars(upstream, observability), [], compat);
   const url = `${mf.url}/v1/chat/completions`;
   const pids = [...workerdPids()].filter((p) => !before.has(p));
   if (!pids.length) throw new Error("could not find the workerd process");
@@ -122,39 +154,57 @@ async function cpu() {
   const up = await startBenchUpstream();
   const base = `http://127.0.0.1:${up.port}`;
   const body = { model: "fast", messages: [{ role: "user", content: "hi" }], stream, ...(tools ? { tools: TOOLS } : {}) };
+  // `--a worktree`: A is the working tree too (with its own observability, say): one build for both.
+  const B = build(flags.b);
   /** @type {Record<"A" | "B", Build>} */
-  const builds = { A: build(flags.a), B: build(flags.b) };
+  const builds = { A: flags.a === "worktree" ? (flags.b ? build(flags.b) : B) : build(flags.a), B };
   // The fast upstream's 16-token answer; with --tools, its 1,000-token answer with two calls written as text.
   const path = tools ? "/flood-1000" : "/fast";
-  /** @type {Partial<Record<"A" | "B", Run>>} */
-  const runs = {};
+  const perReq = (/** @type {number} */ t) => t / 1e6 / BATCH; // ms
+  const median = (/** @type {number[]} */ xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const sum = (/** @type {number[]} */ xs) => xs.reduce((s, x) => s + x, 0);
+  console.log(`${RUNTIME}, ${stream ? "stream" : "non-stream"}${tools ? " with tools" : ""}, ${RUNS} run${RUNS > 1 ? "s" : ""} of ${ROUNDS} rounds × ${BATCH} requests each, workerd CPU per request (median of rounds):`);
+  /** @type {Array<{ median: number, all: number }>} */
+  const ratios = [];
   try {
-    for (const k of AB) runs[k] = await start(builds[k], `${base}${path}`);
-    const started = /** @type {Record<"A" | "B", Run>} */ (runs);
-    for (const k of AB) {
-      const probe = await post(started[k].url, body);
-      if (probe.status !== 200) throw new Error(`${k} did not answer: ${probe.status} ${probe.text}`);
-      for (let i = 0; i < BATCH; i++) await post(started[k].url, body);
-    }
-    /** @type {Record<"A" | "B", number[]>} */
-    const ticks = { A: [], B: [] };
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const k of r % 2 ? AB.toReversed() : AB) {
-        const cpu = () => started[k].pids.reduce((sum, pid) => sum + cpuNs(pid), 0);
-        const t0 = cpu();
-        for (let i = 0; i < BATCH; i++) await post(started[k].url, body);
-        ticks[k].push(cpu() - t0);
+    for (let run = 0; run < RUNS; run++) {
+      // Each run starts both builds afresh (a process's own layout and compiled code shift its figures
+      // by a few percent for its whole life: runs, not rounds, average that out), in alternating order.
+      /** @type {Partial<Record<"A" | "B", Run>>} */
+      const runs = {};
+      try {
+        for (const k of run % 2 ? AB.toReversed() : AB) runs[k] = await start(builds[k], `${base}${path}`, observabilityOf(k, base));
+        const started = /** @type {Record<"A" | "B", Run>} */ (runs);
+        for (const k of AB) {
+          const probe = await post(started[k].url, body);
+          if (probe.status !== 200) throw new Error(`${k} did not answer: ${probe.status} ${probe.text}`);
+          for (let i = 0; i < WARMUP; i++) await post(started[k].url, body);
+        }
+        /** @type {Record<"A" | "B", number[]>} */
+        const ticks = { A: [], B: [] };
+        for (let r = 0; r < ROUNDS; r++) {
+          for (const k of r % 2 ? AB.toReversed() : AB) {
+            const cpu = () => started[k].pids.reduce((sum, pid) => sum + cpuNs(pid), 0);
+            const t0 = cpu();
+            for (let i = 0; i < BATCH; i++) await post(started[k].url, body);
+            ticks[k].push(cpu() - t0);
+          }
+        }
+        const a = median(ticks.A.map(perReq));
+        const b = median(ticks.B.map(perReq));
+        ratios.push({ median: b / a, all: sum(ticks.B) / sum(ticks.A) });
+        console.log(`  A (${flags.a}): ${a.toFixed(3)} ms   B (${flags.b ?? "working tree"}): ${b.toFixed(3)} ms   B/A ${(b / a).toFixed(3)} (all rounds: ${(sum(ticks.B) / sum(ticks.A)).toFixed(3)})`);
+      } finally {
+        for (const r of Object.values(runs)) await r.stop();
       }
     }
-    const perReq = (/** @type {number} */ t) => t / 1e6 / BATCH; // ms
-    const median = (/** @type {number[]} */ xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-    const a = median(ticks.A.map(perReq));
-    const b = median(ticks.B.map(perReq));
-    const sum = (/** @type {number[]} */ xs) => xs.reduce((s, x) => s + x, 0);
-    console.log(`${RUNTIME}, ${stream ? "stream" : "non-stream"}${tools ? " with tools" : ""}, ${ROUNDS} rounds × ${BATCH} requests each, workerd CPU per request (median of rounds):`);
-    console.log(`  A (${flags.a}): ${a.toFixed(3)} ms   B (${flags.b ?? "working tree"}): ${b.toFixed(3)} ms   B/A ${(b / a).toFixed(3)} (all rounds: ${(sum(ticks.B) / sum(ticks.A)).toFixed(3)})`);
+    if (RUNS > 1) {
+      const m = ratios.map((r) => r.median);
+      const all = ratios.map((r) => r.all);
+      console.log(`  over ${RUNS} runs: B/A median ${median(m).toFixed(3)} (runs ${Math.min(...m).toFixed(3)}–${Math.max(...m).toFixed(3)}); all rounds ${median(all).toFixed(3)} (runs ${Math.min(...all).toFixed(3)}–${Math.max(...all).toFixed(3)})`);
+    }
+    if (flags.otlp) console.log(`  B exported ${up.spans.count} spans to the bench's OTLP receiver`);
   } finally {
-    for (const r of Object.values(runs)) await r.stop();
     await up.close();
   }
 }

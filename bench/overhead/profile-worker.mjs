@@ -2,7 +2,8 @@
 // CPU profile of the Switchyard Worker under Miniflare, through workerd's inspector: N requests to the
 // fast upstream (bench/overhead/upstream.mjs), one at a time, then the functions by self time.
 // The Worker is built unminified (`wrangler deploy --dry-run --minify=false`) so names are readable.
-//   npx node bench/overhead/profile-worker.mjs [--requests 2000] [--stream] [--top 40] [--out file.cpuprofile]
+//   npx node bench/overhead/profile-worker.mjs [--requests 2000] [--stream] [--otlp] [--top 40] [--out file.cpuprofile]
+// (--otlp: traces exported to an OTLP receiver in the bench upstream)
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -14,7 +15,7 @@ import { startBenchUpstream } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const { values: flags } = parseArgs({
-  options: { requests: { type: "string", default: "2000" }, stream: { type: "boolean", default: false }, top: { type: "string", default: "40" }, out: { type: "string" } },
+  options: { requests: { type: "string", default: "2000" }, stream: { type: "boolean", default: false }, otlp: { type: "boolean", default: false }, top: { type: "string", default: "40" }, out: { type: "string" } },
 });
 const { stream } = flags;
 const N = Number(flags.requests);
@@ -41,7 +42,7 @@ const mf = new Miniflare(
     scriptPath: join(dir, "index.js"),
     ...compatOf(),
     durableObjects: durableObjects(),
-    bindings: { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: `${UP}/fast` }] } } }), LLAMA_URL: UP },
+    bindings: { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: `${UP}/fast` }] } }, ...(flags.otlp ? { observability: { otlp: { endpoint: `${UP}/otlp` } } } : {}) }), LLAMA_URL: UP },
   }),
 );
 try {

@@ -78,8 +78,10 @@ async function writeAll(res, parts) {
   res.end();
 }
 
-/** @returns {Promise<{ port: number, sentAt: Map<string, number>, close(): Promise<void> }>} */
+/** @returns {Promise<{ port: number, sentAt: Map<string, number>, spans: { count: number }, close(): Promise<void> }>} */
 export function startBenchUpstream() {
+  /** Spans received at `/otlp/v1/traces`. */
+  const spans = { count: 0 };
   /**
    * `<key>:<i>` → performance.now() when paced frame i of the request keyed `key` was written.
    * @type {Map<string, number>}
@@ -97,6 +99,11 @@ export function startBenchUpstream() {
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    if (mode === "otlp") {
+      // An OTLP/HTTP JSON receiver (`ab.mjs cpu --otlp`): counts the spans, answers as a collector does.
+      for (const r of body.resourceSpans ?? []) for (const s of r.scopeSpans ?? []) spans.count += s.spans?.length ?? 0;
+      return res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    }
     const stream = body.stream === true;
     if (mode === "fast") {
       if (!stream) return res.writeHead(200, { "content-type": "application/json" }).end(FAST_JSON);
@@ -131,7 +138,7 @@ export function startBenchUpstream() {
   return new Promise((resolve) =>
     server.listen(0, "127.0.0.1", () => {
       const { port } = /** @type {import("node:net").AddressInfo} */ (server.address());
-      resolve({ port, sentAt, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) });
+      resolve({ port, sentAt, spans, close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }) });
     }),
   );
 }

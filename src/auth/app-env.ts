@@ -1,4 +1,6 @@
 // What Hono gives every handler here: the Worker's bindings and the per-request variables.
+import type { RequestTrace } from "../observability/request-trace.ts";
+import type { RunFacts } from "../observability/run-facts.ts";
 import type { KeyRecord } from "./key-record.ts";
 import type { Meter } from "./meter.ts";
 
@@ -11,5 +13,9 @@ export interface AppEnv {
     principal?: KeyRecord;
     /** Limits and usage of a keyed request (unset in open mode). */
     meter?: Meter;
+    /** What the request log and the traces learn of the answer (set while either is on). */
+    facts?: RunFacts;
+    /** The request's trace (set while traces are exported). */
+    trace?: RequestTrace;
   };
 }

@@ -3,21 +3,28 @@
 
 const ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
-// Alphanumerics are drawn from a pool of random bytes, refilled 256 at a time. A byte ≥ 248 is
+// Ids are drawn from a pool of random bytes, refilled 4096 at a time: a call to
+// crypto.getRandomValues costs far more than the bytes it fills (a request uses about 60: its id, its
+// completion's id, with traces on its trace and span ids). For alphanumerics a byte ≥ 248 is
 // redrawn: 248 is 4 × 62, so `b % 62` is uniform on the rest (taking every byte would make the
 // first eight characters of the alphabet likelier than the others).
-const pool = new Uint8Array(256);
+const pool = new Uint8Array(4096);
 let next = pool.length;
+
+/** The pool's next random byte. */
+function randomByte(): number {
+  if (next === pool.length) {
+    crypto.getRandomValues(pool);
+    next = 0;
+  }
+  return pool[next++]!;
+}
 
 /** `prefix` + n random alphanumerics, uniformly drawn (e.g. `chatcmpl-…`, `call_…`, `req_…`). */
 export function randomId(prefix: string, n = 24): string {
   let out = prefix;
   for (let i = 0; i < n; ) {
-    if (next === pool.length) {
-      crypto.getRandomValues(pool);
-      next = 0;
-    }
-    const b = pool[next++]!;
+    const b = randomByte();
     if (b < 248) {
       out += ALNUM[b % 62];
       i++;
@@ -33,10 +40,12 @@ export function randomBase64url(prefix: string, bytes: number): string {
   return prefix + btoa(s).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
-/** `prefix` + `bytes` random bytes in lowercase hex (session tickets, session ids). */
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
+/** `prefix` + `bytes` random bytes in lowercase hex (session tickets, session ids, trace and span ids). */
 export function randomHex(prefix: string, bytes: number): string {
   let out = prefix;
-  for (const b of crypto.getRandomValues(new Uint8Array(bytes))) out += b.toString(16).padStart(2, "0");
+  for (let i = 0; i < bytes; i++) out += HEX[randomByte()];
   return out;
 }
 

@@ -1,7 +1,7 @@
 // The isolate's span exporter: finished requests' spans gathered and POSTed to the collector as
 // OTLP/HTTP JSON in batches, from ctx.waitUntil, each export under a timeout. A collector that is
 // down or hangs costs the client nothing: spans past a bounded buffer are dropped and counted.
-import { exportBody, type OtlpSpan } from "./otlp-spans.ts";
+import { exportBody, spanJson, type SpanData } from "./otlp-spans.ts";
 
 export interface OtlpTarget {
   /** `<endpoint>/v1/traces` is where spans go. */
@@ -18,7 +18,8 @@ export const SPAN_BUFFER_MAX = 4096;
 
 interface Exporter {
   target: OtlpTarget;
-  spans: OtlpSpan[];
+  /** Each span's OTLP/JSON text (written when queued: a queued span holds one string, not its objects). */
+  spans: string[];
   scheduled: boolean;
   /**
    * When the export on its way started (null: none): the next one waits, one at a time per collector.
@@ -34,14 +35,14 @@ export const otlpStats = { exported: 0, dropped: 0, failedExports: 0, lastError:
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Queues a request's spans for `target`; `defer` keeps the export alive past the response (ctx.waitUntil). */
-export function queueSpans(target: OtlpTarget, spans: readonly OtlpSpan[], defer: (p: Promise<unknown>) => void, fetcher: typeof fetch = fetch): void {
+export function queueSpans(target: OtlpTarget, spans: readonly SpanData[], defer: (p: Promise<unknown>) => void, fetcher: typeof fetch = fetch): void {
   const id = `${target.endpoint}\n${JSON.stringify(target.headers)}`;
   let ex = exporters.get(id);
   if (!ex) exporters.set(id, (ex = { target, spans: [], scheduled: false, busySince: null }));
   ex.target = target;
   const room = SPAN_BUFFER_MAX - ex.spans.length;
   if (room < spans.length) otlpStats.dropped += spans.length - Math.max(room, 0);
-  if (room > 0) ex.spans.push(...spans.slice(0, room));
+  for (let i = 0; i < Math.min(room, spans.length); i++) ex.spans.push(spanJson(spans[i]!));
   if (ex.scheduled) return;
   ex.scheduled = true;
   const wait = ex.spans.length >= SPAN_BATCH_MAX ? 0 : SPAN_BATCH_MS;
@@ -73,12 +74,12 @@ async function exportNow(ex: Exporter, fetcher: typeof fetch): Promise<void> {
   }
 }
 
-async function post(target: OtlpTarget, spans: OtlpSpan[], fetcher: typeof fetch): Promise<void> {
+async function post(target: OtlpTarget, spans: string[], fetcher: typeof fetch): Promise<void> {
   try {
     const res = await fetcher(`${target.endpoint}/v1/traces`, {
       method: "POST",
       headers: { ...target.headers, "content-type": "application/json" },
-      body: JSON.stringify(exportBody(spans)),
+      body: exportBody(spans),
       signal: AbortSignal.timeout(target.timeoutMs),
     });
     await res.body?.cancel();

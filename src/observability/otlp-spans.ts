@@ -1,5 +1,7 @@
 // A finished request as OpenTelemetry spans in OTLP/JSON, with the GenAI semantic conventions: one
-// SERVER span for the request and one CLIENT span per upstream attempt (pure).
+// SERVER span for the request and one CLIENT span per upstream attempt (pure). A span is made as one
+// plain object and written straight to its OTLP/JSON text: OTLP's shape (an object per attribute and
+// per value) built per request and then serialized cost more CPU than the rest of the request log.
 import type { DetailedRecord } from "./request-record.ts";
 import type { AttemptSpan } from "./request-trace.ts";
 import { newSpanId } from "./trace-context.ts";
@@ -11,6 +13,10 @@ const STATUS_UNSET = 0;
 const STATUS_ERROR = 2;
 
 type AttrValue = string | number | boolean | string[];
+/** A span's attributes as made: a value of null or undefined leaves the attribute out. */
+export type SpanAttributes = Record<string, AttrValue | null | undefined>;
+
+/** The OTLP/JSON wire form of an attribute and a span (what spanJson writes; tests read it back). */
 export interface OtlpAttribute {
   key: string;
   value: { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean } | { arrayValue: { values: Array<{ stringValue: string }> } };
@@ -28,6 +34,19 @@ export interface OtlpSpan {
   status: { code: number; message?: string };
 }
 
+/** A span as made: times in epoch milliseconds, attributes as a plain record. */
+export interface SpanData {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  startMs: number;
+  endMs: number;
+  attributes: SpanAttributes;
+  status: { code: number; message?: string };
+}
+
 /** The GenAI operation of an endpoint (gen_ai.operation.name). */
 export function operationOf(endpoint: string): string {
   if (endpoint.endsWith("/embeddings")) return "embeddings";
@@ -35,25 +54,58 @@ export function operationOf(endpoint: string): string {
   return "chat";
 }
 
-function attribute(key: string, v: AttrValue): OtlpAttribute {
-  if (Array.isArray(v)) return { key, value: { arrayValue: { values: v.map((s) => ({ stringValue: s })) } } };
-  if (typeof v === "boolean") return { key, value: { boolValue: v } };
-  if (typeof v === "number") return Number.isInteger(v) ? { key, value: { intValue: String(v) } } : { key, value: { doubleValue: v } };
-  return { key, value: { stringValue: v } };
+const str = JSON.stringify;
+
+/** One attribute's OTLP/JSON value (AnyValue): integers as decimal strings, as OTLP/JSON has them. */
+function valueJson(v: AttrValue): string {
+  if (typeof v === "string") return `{"stringValue":${str(v)}}`;
+  if (typeof v === "number") return Number.isInteger(v) ? `{"intValue":"${v}"}` : Number.isFinite(v) ? `{"doubleValue":${v}}` : `{"stringValue":"${v}"}`;
+  if (typeof v === "boolean") return `{"boolValue":${v}}`;
+  let out = "";
+  for (const s of v) out += `${out ? "," : ""}{"stringValue":${str(s)}}`;
+  return `{"arrayValue":{"values":[${out}]}}`;
 }
 
-function attributes(entries: Record<string, AttrValue | null | undefined>): OtlpAttribute[] {
-  const out: OtlpAttribute[] = [];
-  for (const [k, v] of Object.entries(entries)) if (v !== null && v !== undefined) out.push(attribute(k, v));
-  return out;
+/** Attributes in OTLP/JSON (KeyValue list), those without a value left out. */
+function attributesJson(attrs: SpanAttributes): string {
+  let out = "";
+  for (const k in attrs) {
+    const v = attrs[k];
+    if (v !== null && v !== undefined) out += `${out ? "," : ""}{"key":${str(k)},"value":${valueJson(v)}}`;
+  }
+  return `[${out}]`;
+}
+
+/** A span's OTLP/JSON text (one element of ScopeSpans.spans). */
+export function spanJson(s: SpanData): string {
+  const parent = s.parentSpanId ? `,"parentSpanId":"${s.parentSpanId}"` : "";
+  const status = s.status.message !== undefined ? `{"code":${s.status.code},"message":${str(s.status.message)}}` : `{"code":${s.status.code}}`;
+  return `{"traceId":"${s.traceId}","spanId":"${s.spanId}"${parent},"name":${str(s.name)},"kind":${s.kind},"startTimeUnixNano":"${nanos(s.startMs)}","endTimeUnixNano":"${nanos(s.endMs)}","attributes":${attributesJson(s.attributes)},"status":${status}}`;
 }
 
 const nanos = (ms: number): string => `${Math.round(ms)}000000`;
 
+type Server = { address: string; port?: number } | null;
+
+// A deployment has a handful of targets: each one's address is parsed once, not per attempt span.
+const servers = new Map<string, Server>();
+const SERVERS_MAX = 256;
+
 /** `host` and `port` of a target's URL, or of a client-facing name `llama:host:port`. */
-export function serverOf(target: string, url?: string): { address: string; port?: number } | null {
+export function serverOf(target: string, url?: string): Server {
   const from = url ?? (/^[a-z]+:\/\//.test(target) ? target : /^(llama|openai):/.test(target) ? `http://${target.slice(target.indexOf(":") + 1)}` : undefined);
-  if (!from || !URL.canParse(from)) return null;
+  if (!from) return null;
+  let server = servers.get(from);
+  if (server === undefined) {
+    server = parseServer(from);
+    if (servers.size >= SERVERS_MAX) servers.clear();
+    servers.set(from, server);
+  }
+  return server;
+}
+
+function parseServer(from: string): Server {
+  if (!URL.canParse(from)) return null;
   const u = new URL(from);
   const port = u.port ? Number(u.port) : u.protocol === "https:" ? 443 : 80;
   return { address: u.hostname.replace(/^\[|\]$/g, ""), port };
@@ -71,20 +123,20 @@ export interface TraceIds {
  * failed targets' outcomes, and its times estimated within the request (marked
  * `switchyard.attempt.estimated`).
  */
-export function requestSpans(r: DetailedRecord, ids: TraceIds, arrivedAt: number, attempts: readonly AttemptSpan[]): OtlpSpan[] {
+export function requestSpans(r: DetailedRecord, ids: TraceIds, arrivedAt: number, attempts: readonly AttemptSpan[]): SpanData[] {
   const endedAt = arrivedAt + (r.duration_ms ?? 0);
   const operation = operationOf(r.endpoint);
   const model = r.model ?? "unknown";
   const failed = r.status >= 500 || (r.status === 200 && r.error !== null && r.error !== "client_closed_request");
-  const server: OtlpSpan = {
+  const server: SpanData = {
     traceId: ids.traceId,
     spanId: ids.spanId,
     ...(ids.parentSpanId ? { parentSpanId: ids.parentSpanId } : {}),
     name: `${operation} ${model}`,
     kind: SPAN_KIND_SERVER,
-    startTimeUnixNano: nanos(arrivedAt),
-    endTimeUnixNano: nanos(endedAt),
-    attributes: attributes({
+    startMs: arrivedAt,
+    endMs: endedAt,
+    attributes: {
       "gen_ai.operation.name": operation,
       "gen_ai.request.model": r.model,
       "gen_ai.response.model": r.model,
@@ -101,12 +153,12 @@ export function requestSpans(r: DetailedRecord, ids: TraceIds, arrivedAt: number
       "switchyard.target": r.target,
       "switchyard.attempts": r.attempts,
       "switchyard.ttft_ms": r.ttft_ms,
-    }),
+    },
     // A 5xx, or an error the stream ended with after its 200: the request failed on our side.
     status: failed ? { code: STATUS_ERROR, message: r.error ?? `HTTP ${r.status}` } : { code: STATUS_UNSET },
   };
   const tries = attempts.length ? attempts : estimatedAttempts(r, arrivedAt, endedAt);
-  const children = tries.map((a): OtlpSpan => {
+  const children = tries.map((a): SpanData => {
     const where = serverOf(a.target, a.url);
     const outcome = a.outcome ?? "ok";
     return {
@@ -115,9 +167,9 @@ export function requestSpans(r: DetailedRecord, ids: TraceIds, arrivedAt: number
       parentSpanId: ids.spanId,
       name: `${operation} ${model}`,
       kind: SPAN_KIND_CLIENT,
-      startTimeUnixNano: nanos(a.startedAt),
-      endTimeUnixNano: nanos(a.endedAt ?? endedAt),
-      attributes: attributes({
+      startMs: a.startedAt,
+      endMs: a.endedAt ?? endedAt,
+      attributes: {
         "gen_ai.operation.name": operation,
         "gen_ai.request.model": r.model,
         "server.address": where?.address ?? a.target,
@@ -125,7 +177,7 @@ export function requestSpans(r: DetailedRecord, ids: TraceIds, arrivedAt: number
         "switchyard.target": a.target,
         "error.type": outcome === "ok" ? null : outcome,
         "switchyard.attempt.estimated": attempts.length ? null : true,
-      }),
+      },
       status: outcome === "ok" ? { code: STATUS_UNSET } : { code: STATUS_ERROR, message: outcome },
     };
   });
@@ -153,14 +205,8 @@ export function estimatedAttempts(r: DetailedRecord, arrivedAt: number, endedAt:
   return spans;
 }
 
-/** One OTLP/HTTP JSON export body (ExportTraceServiceRequest) for `spans`. */
-export function exportBody(spans: readonly OtlpSpan[], service = { name: "switchyard", version: "0.1.0" }): unknown {
-  return {
-    resourceSpans: [
-      {
-        resource: { attributes: attributes({ "service.name": service.name, "service.version": service.version, "telemetry.sdk.name": "switchyard", "telemetry.sdk.language": "javascript" }) },
-        scopeSpans: [{ scope: { name: "switchyard", version: service.version }, spans }],
-      },
-    ],
-  };
+/** One OTLP/HTTP JSON export body (ExportTraceServiceRequest) of spans written by spanJson. */
+export function exportBody(spans: readonly string[], service = { name: "switchyard", version: "0.1.0" }): string {
+  const resource = attributesJson({ "service.name": service.name, "service.version": service.version, "telemetry.sdk.name": "switchyard", "telemetry.sdk.language": "javascript" });
+  return `{"resourceSpans":[{"resource":{"attributes":${resource}},"scopeSpans":[{"scope":{"name":"switchyard","version":${str(service.version)}},"spans":[${spans.join(",")}]}]}]}`;
 }

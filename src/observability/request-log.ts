@@ -18,6 +18,17 @@ export interface LogQuery {
   model?: string;
 }
 
+/** Rows per INSERT: 8 values each, within the 100 bound parameters a statement may have. */
+const ROWS_PER_INSERT = 12;
+const ROW_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?)";
+const inserts = new Map<number, string>();
+/** The INSERT of `n` rows (made once per n). */
+function insertOf(n: number): string {
+  let q = inserts.get(n);
+  if (!q) inserts.set(n, (q = `INSERT INTO requests (seq, id, at, key_id, key_name, model, failed, record) VALUES ${Array(n).fill(ROW_VALUES).join(", ")}`));
+  return q;
+}
+
 /** One request as an isolate sends it: id, arrival (ms), key id, key name, model, failed (0/1), the record's JSON. */
 export type LogRow = [id: string, at: number, keyId: string | null, keyName: string | null, model: string | null, failed: 0 | 1, record: string];
 
@@ -45,15 +56,18 @@ export class RequestLog extends DurableObject<Env> {
 
   /**
    * Keeps a batch of finished requests (`rows`, in the order they ended), then prunes to
-   * `retention`. One prepared statement per row with its columns bound: SQLite parses no JSON.
+   * `retention`. Rows go in statements of ROWS_PER_INSERT with their columns bound (SQLite parses
+   * no JSON; a statement per row cost a call each); seq is the row's place after the newest.
    */
   add(rows: LogRow[], captures: Array<{ index: number; capture: string }>, retention: Retention): void {
     const sql = this.ctx.storage.sql;
     this.ctx.storage.transactionSync(() => {
       const first = sql.exec<{ seq: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM requests").one().seq;
-      for (let i = 0; i < rows.length; i++) {
-        const [id, at, keyId, keyName, model, failed, record] = rows[i]!;
-        sql.exec("INSERT INTO requests (seq, id, at, key_id, key_name, model, failed, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", first + i, id, at, keyId, keyName, model, failed, record);
+      for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+        const chunk = rows.slice(start, start + ROWS_PER_INSERT);
+        const values: SqlStorageValue[] = [];
+        chunk.forEach((row, i) => values.push(first + start + i, ...row));
+        sql.exec(insertOf(chunk.length), ...values);
       }
       for (const c of captures) sql.exec("INSERT INTO captures (seq, capture) VALUES (?, ?)", first + c.index, c.capture);
       this.prune(retention, first + rows.length - 1);

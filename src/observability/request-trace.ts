@@ -48,16 +48,3 @@ export class RequestTrace implements AttemptTracer {
     };
   }
 }
-
-// The trace of each request in flight, by its Request object: the routes hand it to routing
-// (requestTraceOf) without a variable on Hono's context.
-const traces = new WeakMap<Request, RequestTrace>();
-
-export function attachTrace(request: Request, trace: RequestTrace): void {
-  traces.set(request, trace);
-}
-
-/** The request's trace, when traces are exported (undefined otherwise). */
-export function requestTraceOf(request: Request): RequestTrace | undefined {
-  return traces.get(request);
-}

@@ -204,16 +204,3 @@ export class RunFacts implements AnswerObserver {
     return room > 0 ? to + more.slice(0, room) : to;
   }
 }
-
-// Each request's facts, by its Request object: the routes hand them to routing without a variable
-// on Hono's context (the same way as the trace).
-const facts = new WeakMap<Request, RunFacts>();
-
-export function attachFacts(request: Request, f: RunFacts): void {
-  facts.set(request, f);
-}
-
-/** The request's facts, when the log or traces are on (undefined otherwise). */
-export function runFactsOf(request: Request): RunFacts | undefined {
-  return facts.get(request);
-}

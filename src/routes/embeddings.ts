@@ -6,8 +6,6 @@ import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { Deadlines } from "../lib/deadlines.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
-import { requestTraceOf } from "../observability/request-trace.ts";
-import { runFactsOf } from "../observability/run-facts.ts";
 import { planTargetsFor } from "../routing/plan-targets.ts";
 import { tryTargets } from "../routing/try-targets.ts";
 import { EmbeddingsRequestSchema } from "../schemas/embeddings-request.ts";
@@ -31,8 +29,8 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
   const env = c.env;
   // Every attempt's timeouts on the request's one timer.
   const deadlines = new Deadlines();
-  const trace = requestTraceOf(c.req.raw);
-  const facts = runFactsOf(c.req.raw);
+  const trace = c.get("trace");
+  const facts = c.get("facts");
   facts?.asked(request.model, false);
   const tried = await tryTargets(
     targets,

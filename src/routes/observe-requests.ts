@@ -14,8 +14,8 @@ import { queueLogEntry } from "../observability/log-outbox.ts";
 import { queueSpans } from "../observability/otlp-export.ts";
 import { requestSpans } from "../observability/otlp-spans.ts";
 import { recordOf, type DetailedRecord } from "../observability/request-record.ts";
-import { attachTrace, RequestTrace } from "../observability/request-trace.ts";
-import { attachFacts, RunFacts } from "../observability/run-facts.ts";
+import { RequestTrace } from "../observability/request-trace.ts";
+import { RunFacts } from "../observability/run-facts.ts";
 import { parseTraceParent } from "../observability/trace-context.ts";
 
 /** The generating endpoints, by the path a client uses, and the name the log gives each. */
@@ -49,10 +49,10 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
     const arrivedAt = Date.now();
     const raw = c.req.raw;
     const trace = o.otlp ? new RequestTrace(parseTraceParent(raw.headers.get("traceparent"))) : undefined;
-    if (trace) attachTrace(raw, trace);
+    if (trace) c.set("trace", trace);
     const capture = o.log && o.capture;
     const facts = new RunFacts(capture ? o.captureMaxBytes * CAPTURE_CHARS_PER_BYTE : 0);
-    attachFacts(raw, facts);
+    c.set("facts", facts);
     // Capture keeps the request as the client sent it: a copy taken before the route reads it.
     const copy = capture && raw.body ? raw.clone() : undefined;
 

@@ -2,14 +2,12 @@
 // signal and waitUntil, taken from the context the middleware filled.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
-import { requestTraceOf } from "../observability/request-trace.ts";
-import { runFactsOf } from "../observability/run-facts.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import type { RequestScope } from "../routing/request-scope.ts";
 
 export function requestScope(c: Context<AppEnv>): RequestScope {
-  const trace = requestTraceOf(c.req.raw);
-  const facts = runFactsOf(c.req.raw);
+  const trace = c.get("trace");
+  const facts = c.get("facts");
   return {
     ...(trace ? { trace } : {}),
     ...(facts ? { facts } : {}),
@@ -28,6 +26,6 @@ export function requestScope(c: Context<AppEnv>): RequestScope {
  */
 export async function readRequestBody(c: Context<AppEnv>, maxBytes: number): Promise<unknown> {
   const body = await readJsonBody(c.req.raw, maxBytes);
-  runFactsOf(c.req.raw)?.sent(body);
+  c.get("facts")?.sent(body);
   return body;
 }

@@ -418,3 +418,29 @@ describe("traces reach the upstream (issue 31: the client's traceparent passed o
     expect(got.find((r) => r.body.includes(marker))?.headers.traceparent).toBeUndefined();
   });
 });
+
+describe("the RequestLog Durable Object (a batch as an isolate sends it)", () => {
+  it("a batch larger than one INSERT's rows keeps every row in order, each capture on its own row, and prunes to maxRecords", async () => {
+    const { env } = await import("cloudflare:test");
+    const log = (env as unknown as { REQUEST_LOG: DurableObjectNamespace<import("../../src/observability/request-log.ts").RequestLog> }).REQUEST_LOG.getByName(`log-${crypto.randomUUID()}`);
+    const now = Date.now();
+    const rowOf = (i: number): import("../../src/observability/request-log.ts").LogRow => [`req_${i}`, now + i, i % 2 ? "key_a" : null, i % 2 ? "alice" : null, "m", i % 5 === 0 ? 1 : 0, JSON.stringify({ id: `req_${i}`, n: i })];
+    const retention = { maxRecords: 40, maxAgeMs: 86_400_000, captureMaxRecords: 3 };
+    // 31 rows: two full statements and a partial one; captures on rows 0, 13 and 30.
+    await log.add(Array.from({ length: 31 }, (_, i) => rowOf(i)), [0, 13, 30].map((index) => ({ index, capture: `{"c":${index}}` })), retention);
+    const listed = (await log.list({ limit: 100 }, retention.maxAgeMs)).map((r) => JSON.parse(r).n);
+    expect(listed).toEqual(Array.from({ length: 31 }, (_, i) => 30 - i));
+    expect((await log.list({ limit: 100, key: "alice" }, retention.maxAgeMs)).length).toBe(15);
+    expect((await log.list({ limit: 100, errorsOnly: true }, retention.maxAgeMs)).map((r) => JSON.parse(r).n)).toEqual([30, 25, 20, 15, 10, 5, 0]);
+    for (const i of [0, 13, 30]) expect((await log.get(`req_${i}`, retention.maxAgeMs))?.capture).toBe(`{"c":${i}}`);
+    expect((await log.get("req_12", retention.maxAgeMs))?.capture).toBeNull();
+    // A second batch: the newest 40 kept (16–55); captures only on rows still kept (30 and 55).
+    await log.add(Array.from({ length: 25 }, (_, i) => rowOf(31 + i)), [{ index: 24, capture: '{"c":55}' }], retention);
+    expect(await log.counts()).toEqual({ requests: 40, captures: 2 });
+    const kept = (await log.list({ limit: 100 }, retention.maxAgeMs)).map((r) => JSON.parse(r).n);
+    expect(kept).toEqual(Array.from({ length: 40 }, (_, i) => 55 - i));
+    expect(await log.get("req_13", retention.maxAgeMs)).toBeNull();
+    expect((await log.get("req_30", retention.maxAgeMs))?.capture).toBe('{"c":30}');
+    expect((await log.get("req_55", retention.maxAgeMs))?.capture).toBe('{"c":55}');
+  });
+});

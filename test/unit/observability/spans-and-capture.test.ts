@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { boundedText, TRUNCATED_MARKER } from "../../../src/observability/capture.ts";
-import { estimatedAttempts, exportBody, operationOf, requestSpans, serverOf, type OtlpSpan } from "../../../src/observability/otlp-spans.ts";
+import { estimatedAttempts, exportBody, operationOf, requestSpans as madeSpans, serverOf, spanJson, type OtlpSpan } from "../../../src/observability/otlp-spans.ts";
 import { recordOf, type DetailedRecord } from "../../../src/observability/request-record.ts";
 import { RequestTrace } from "../../../src/observability/request-trace.ts";
 import { formatTraceParent, parseTraceParent } from "../../../src/observability/trace-context.ts";
 import { emptyFacts } from "../../../src/observability/answer-facts.ts";
+
+/** The request's spans as their OTLP/JSON text reads back (what a collector receives). */
+const requestSpans = (...args: Parameters<typeof madeSpans>): OtlpSpan[] => madeSpans(...args).map((s) => JSON.parse(spanJson(s)) as OtlpSpan);
 
 const attr = (s: OtlpSpan, key: string) => {
   const v = s.attributes.find((a) => a.key === key)?.value as Record<string, unknown> | undefined;
@@ -119,8 +122,38 @@ describe("spans with the GenAI semantic conventions", () => {
     expect(serverOf("x", "https://[::1]:9000/v1")).toEqual({ address: "::1", port: 9000 });
   });
 
+  it("a span's text is the OTLP/JSON of its values, whatever they hold", () => {
+    const text = spanJson({
+      traceId: "a".repeat(32),
+      spanId: "b".repeat(16),
+      name: 'chat "q\\wen"\n\u2028é',
+      kind: 2,
+      startMs: 1.6,
+      endMs: 3,
+      attributes: { s: 'x"y\u0000', i: 42, d: 0.25, inf: Infinity, b: false, arr: ["a", '"b"'], none: null, gone: undefined },
+      status: { code: 2, message: "bad \"thing\"" },
+    });
+    expect(JSON.parse(text)).toEqual({
+      traceId: "a".repeat(32),
+      spanId: "b".repeat(16),
+      name: 'chat "q\\wen"\n\u2028é',
+      kind: 2,
+      startTimeUnixNano: "2000000",
+      endTimeUnixNano: "3000000",
+      attributes: [
+        { key: "s", value: { stringValue: 'x"y\u0000' } },
+        { key: "i", value: { intValue: "42" } },
+        { key: "d", value: { doubleValue: 0.25 } },
+        { key: "inf", value: { stringValue: "Infinity" } },
+        { key: "b", value: { boolValue: false } },
+        { key: "arr", value: { arrayValue: { values: [{ stringValue: "a" }, { stringValue: '"b"' }] } } },
+      ],
+      status: { code: 2, message: 'bad "thing"' },
+    });
+  });
+
   it("the export body is OTLP/JSON's ExportTraceServiceRequest", () => {
-    const body = exportBody(requestSpans(record(), { traceId: "a".repeat(32), spanId: "b".repeat(16) }, 0, [])) as { resourceSpans: Array<{ resource: { attributes: unknown[] }; scopeSpans: Array<{ spans: unknown[] }> }> };
+    const body = JSON.parse(exportBody(madeSpans(record(), { traceId: "a".repeat(32), spanId: "b".repeat(16) }, 0, []).map(spanJson))) as { resourceSpans: Array<{ resource: { attributes: unknown[] }; scopeSpans: Array<{ spans: unknown[] }> }> };
     expect(body.resourceSpans[0]!.resource.attributes).toContainEqual({ key: "service.name", value: { stringValue: "switchyard" } });
     expect(body.resourceSpans[0]!.scopeSpans[0]!.spans).toHaveLength(3);
   });
