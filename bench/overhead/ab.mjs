@@ -8,7 +8,10 @@
 //             batches alternate and the workerd process's CPU time (its threads' schedstat, Linux) per
 //             batch gives the cost per request, client and upstream excluded. `--a passthrough` puts the
 //             bare pass-through Worker (bench/passthrough-worker) in A's place: the runtime's floor.
-//             Two identical builds (`--b HEAD`) differ by up to 2 % at 400 rounds: that is the resolution.
+//             A workerd process keeps its own offset for its whole life (its layout, what its JIT did):
+//             two identical builds differed by up to 2 % at 400 rounds on a quiet machine, by −8 to +5 %
+//             per run on a busy one (3 Dec 2026). `--runs N` starts both afresh N times and gives the
+//             median of the runs' ratios: 8 runs of identical builds gave 0.995 (all rounds 1.004).
 //   latency   added latency, both apps bundled behind one entry that picks the app per request by the
 //             x-ab header, under one Miniflare; every round sends one request straight to the upstream,
 //             one to A and one to B, in an order cycling through all six permutations (a fixed order
