@@ -63,13 +63,21 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
 
     await next();
 
-    const res = c.res;
+    let res = c.res;
     const defer = deferrer(c);
     const principal = c.get("principal");
     const unauthenticated = !principal && (res.status === 401 || res.status === 429);
     const capture = facts.capturing && !unauthenticated;
-    // The key holder is told, on the response itself, that this request's body and answer are kept.
-    if (capture) res.headers.set(CAPTURE_HEADER, "on");
+    // The key holder is told, on the response itself, that this request's body and answer are kept
+    // (a response whose headers are immutable, one passed on as fetched, is re-wrapped first).
+    if (capture) {
+      try {
+        res.headers.set(CAPTURE_HEADER, "on");
+      } catch {
+        c.res = res = new Response(res.body, res);
+        res.headers.set(CAPTURE_HEADER, "on");
+      }
+    }
     // Read now, while the response is whole: an error envelope's code (no run told it), a captured non-stream body.
     const errorBody = !facts.ran && res.status >= 400 && res.body && Number(res.headers.get("content-length") ?? 0) <= ERROR_BODY_BYTES ? res.clone().text() : undefined;
     const sse = (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
