@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run keys -- <command>`: manage a Switchyard's team keys over its admin API (/v1/admin/*).
 //   create --name alice --scopes chat,serve [--models m1,m2] [--rpm 60] [--concurrency 4] [--tokens-per-day 200000]
-//          [--default-max-tokens 2048] [--browser allow|deny] [--serves alice,bob] [--priority N]
-//   update <id> [--browser allow|deny|default] [--serves alice,bob|'*'] [--priority N|default]
+//          [--default-max-tokens 2048] [--browser allow|deny] [--serves alice,bob] [--priority N] [--capture on|off]
+//   update <id> [--browser allow|deny|default] [--serves alice,bob|'*'] [--priority N|default] [--capture on|off]
 //   list · revoke <id> · usage [<id>] [--since YYYY-MM-DD]
 //   --json prints machine-readable output (use `npm run -s keys -- …` to keep npm's banner out of it).
 // Reads SWITCHYARD_URL (default http://127.0.0.1:8787) and SWITCHYARD_ADMIN_TOKEN. Against a local
@@ -12,8 +12,8 @@ import { parseArgs } from "node:util";
 
 const USAGE = `usage: npm run keys -- <command> [options]
   create --name <name> --scopes chat,serve,admin [--models m1,m2] [--rpm N] [--concurrency N] [--tokens-per-day N]
-         [--default-max-tokens N] [--browser allow|deny] [--serves <key names or ids>] [--priority N]
-  update <id> [--browser allow|deny|default] [--serves <key names or ids>|'*'] [--priority N|default]
+         [--default-max-tokens N] [--browser allow|deny] [--serves <key names or ids>] [--priority N] [--capture on|off]
+  update <id> [--browser allow|deny|default] [--serves <key names or ids>|'*'] [--priority N|default] [--capture on|off]
   list
   revoke <id>
   usage [<id>] [--since YYYY-MM-DD]
@@ -23,12 +23,14 @@ options: --json (machine-readable output)
   --browser   may the key's requests be served by a teammate's browser tab (default: the deployment's browser.default)
   --serves    a serve key: only these keys' requests reach its tabs ('*': every key's, the default)
   --priority  when requests wait for a free slot, higher levels are served first (-1000…1000; default 0)
+  --capture   on: the request log keeps the key's request bodies and answers, secrets redacted (admins read
+              them; the key's responses carry x-switchyard-capture: on; needs the log on); default off
 environment: SWITCHYARD_URL (default http://127.0.0.1:8787), SWITCHYARD_ADMIN_TOKEN`;
 
 /**
  * The admin API's wire shapes (publicRecord and summarize in src/routes/admin.ts).
  * @typedef {{ rpm?: number, concurrency?: number, tokensPerDay?: number, defaultMaxTokens?: number }} KeyLimits
- * @typedef {{ id: string, name: string, scopes: string[], models: string[] | null, limits: KeyLimits, browser: "allow" | "deny" | null, serves: string[] | null, priority: number, created_at: string, revoked_at: string | null }} PublicKey
+ * @typedef {{ id: string, name: string, scopes: string[], models: string[] | null, limits: KeyLimits, browser: "allow" | "deny" | null, serves: string[] | null, priority: number, capture: boolean, created_at: string, revoked_at: string | null }} PublicKey
  * @typedef {{ day: string, model: string, backend: string, kind: "llama" | "browser" | "none", requests: number, prompt_tokens: number, completion_tokens: number, errors: number }} UsageRow
  */
 
@@ -52,6 +54,7 @@ function parseCommandLine(argv) {
         browser: { type: "string" },
         serves: { type: "string" },
         priority: { type: "string" },
+        capture: { type: "string" },
         since: { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean" },
@@ -107,6 +110,17 @@ function priorityFlag(value, allowDefault) {
   const n = Number(value);
   if (Number.isInteger(n) && n >= -1000 && n <= 1000) return n;
   fail(`--priority must be an integer from -1000 to 1000${allowDefault ? " (or default: 0)" : ""}`);
+}
+
+/**
+ * `--capture`: on or off (the request log keeps the key's request bodies and answers).
+ * @param {string | undefined} value
+ * @returns {boolean | undefined}
+ */
+function captureFlag(value) {
+  if (value === undefined) return undefined;
+  if (value === "on" || value === "off") return value === "on";
+  fail("--capture must be on or off");
 }
 
 /**
@@ -174,7 +188,7 @@ const pad = (rows) => {
   return rows.map((r) => r.map((v, i) => String(v).padEnd(widths[i])).join("  ").trimEnd()).join("\n");
 };
 /** @param {PublicKey} k */
-const policyText = (k) => `${k.browser ? `; browser ${k.browser}` : ""}${k.serves ? `; serves ${k.serves.join(",")}` : ""}${k.priority ? `; priority ${k.priority}` : ""}`;
+const policyText = (k) => `${k.browser ? `; browser ${k.browser}` : ""}${k.serves ? `; serves ${k.serves.join(",")}` : ""}${k.priority ? `; priority ${k.priority}` : ""}${k.capture ? "; capture on" : ""}`;
 /**
  * A serve key's `serves` by name (ids the list does not know stay ids); `-` for other keys.
  * @param {PublicKey} k
@@ -214,6 +228,7 @@ async function main() {
       const browser = browserFlag(flags.browser, false);
       const serves = servesFlag(flags.serves);
       const priority = priorityFlag(flags.priority, false);
+      const capture = captureFlag(flags.capture);
       /** @type {PublicKey & { key: string }} */
       const created = await api(base, token, "POST", "/v1/admin/keys", {
         name,
@@ -223,10 +238,11 @@ async function main() {
         ...(browser ? { browser } : {}),
         ...(serves ? { serves } : {}),
         ...(priority ? { priority } : {}),
+        ...(capture ? { capture } : {}),
       });
       out(
         `created key ${created.id} "${created.name}" (${created.scopes.join(", ")}${policyText(created)})\n\n  ${created.key}\n\nThis is the only time the key is shown: hand it to ${created.name} now. Use it as Authorization: Bearer <key> (or x-api-key) against ${base}/v1.`,
-        { id: created.id, key: created.key, name: created.name, scopes: created.scopes, models: created.models, limits: created.limits, browser: created.browser, serves: created.serves, priority: created.priority },
+        { id: created.id, key: created.key, name: created.name, scopes: created.scopes, models: created.models, limits: created.limits, browser: created.browser, serves: created.serves, priority: created.priority, capture: created.capture },
       );
       return;
     }
@@ -235,14 +251,16 @@ async function main() {
       const browser = browserFlag(flags.browser, true);
       const serves = servesFlag(flags.serves);
       const priority = priorityFlag(flags.priority, true);
-      if (browser === undefined && serves === undefined && priority === undefined) fail("update needs --browser, --serves and/or --priority");
+      const capture = captureFlag(flags.capture);
+      if (browser === undefined && serves === undefined && priority === undefined && capture === undefined) fail("update needs --browser, --serves, --priority and/or --capture");
       /** @type {PublicKey} */
       const k = await api(base, token, "PATCH", `/v1/admin/keys/${encodeURIComponent(arg)}`, {
         ...(browser !== undefined ? { browser } : {}),
         ...(serves !== undefined ? { serves } : {}),
         ...(priority !== undefined ? { priority } : {}),
+        ...(capture !== undefined ? { capture } : {}),
       });
-      out(`updated ${k.id} "${k.name}": browser ${k.browser ?? "default"}${k.serves ? `, serves ${k.serves.join(",")}` : ""}, priority ${k.priority ?? 0}`, k);
+      out(`updated ${k.id} "${k.name}": browser ${k.browser ?? "default"}${k.serves ? `, serves ${k.serves.join(",")}` : ""}, priority ${k.priority ?? 0}, capture ${k.capture ? "on" : "off"}`, k);
       return;
     }
     case "list": {
@@ -251,7 +269,7 @@ async function main() {
       out(
         data.length
           ? pad([
-              ["ID", "NAME", "SCOPES", "MODELS", "LIMITS", "BROWSER", "SERVES", "CREATED", "STATUS"],
+              ["ID", "NAME", "SCOPES", "MODELS", "LIMITS", "BROWSER", "SERVES", "CAPTURE", "CREATED", "STATUS"],
               ...data.map((k) => [
                 k.id,
                 k.name,
@@ -260,6 +278,7 @@ async function main() {
                 limitsText(k.limits),
                 k.browser ?? "default",
                 servesText(k, data),
+                k.capture ? "on" : "off",
                 k.created_at.slice(0, 10),
                 k.revoked_at ? "revoked" : "active",
               ]),

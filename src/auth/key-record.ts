@@ -17,6 +17,11 @@ export interface KeyRecord {
   serves: string[] | null;
   /** Its requests' level in the admission queue: higher is served first when they wait; 0 by default. */
   priority: number;
+  /**
+   * The request log keeps its requests' bodies and answers, as `observability.capture` does for every
+   * request (while the log is on); its responses say so (`x-switchyard-capture: on`). Set by an admin only; false by default.
+   */
+  capture: boolean;
   createdAt: number;
   revokedAt: number | null;
 }

@@ -16,6 +16,7 @@ interface KeyRow extends Record<string, SqlStorageValue> {
   browser: string | null;
   serves: string | null;
   priority: number | null;
+  capture: number | null;
   created_at: number;
   revoked_at: number | null;
 }
@@ -30,19 +31,21 @@ export class KeyStore extends DurableObject<Env> {
     ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS keys (
       id TEXT PRIMARY KEY, name TEXT NOT NULL, hash TEXT NOT NULL UNIQUE, scopes TEXT NOT NULL, models TEXT,
       rpm INTEGER, concurrency INTEGER, tokens_per_day INTEGER, created_at INTEGER NOT NULL, revoked_at INTEGER,
-      browser TEXT, serves TEXT, priority INTEGER, default_max_tokens INTEGER)`);
+      browser TEXT, serves TEXT, priority INTEGER, default_max_tokens INTEGER, capture INTEGER)`);
     // Stores made before the browser data policy lack its columns: their keys follow browser.default;
     // stores made before the admission queue lack priority: their keys wait at level 0; stores made
-    // before reservations lack default_max_tokens: their keys take the deployment's default.
+    // before reservations lack default_max_tokens: their keys take the deployment's default; stores
+    // made before per-key capture lack capture: their keys are not captured.
     const columns = ctx.storage.sql.exec("SELECT * FROM keys LIMIT 0").columnNames;
     for (const column of ["browser", "serves"]) if (!columns.includes(column)) ctx.storage.sql.exec(`ALTER TABLE keys ADD COLUMN ${column} TEXT`);
     if (!columns.includes("priority")) ctx.storage.sql.exec("ALTER TABLE keys ADD COLUMN priority INTEGER");
     if (!columns.includes("default_max_tokens")) ctx.storage.sql.exec("ALTER TABLE keys ADD COLUMN default_max_tokens INTEGER");
+    if (!columns.includes("capture")) ctx.storage.sql.exec("ALTER TABLE keys ADD COLUMN capture INTEGER");
   }
 
   create(record: KeyRecord, hash: string): KeyRecord {
     this.ctx.storage.sql.exec(
-      "INSERT INTO keys (id, name, hash, scopes, models, rpm, concurrency, tokens_per_day, default_max_tokens, browser, serves, priority, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+      "INSERT INTO keys (id, name, hash, scopes, models, rpm, concurrency, tokens_per_day, default_max_tokens, browser, serves, priority, capture, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
       record.id,
       record.name,
       hash,
@@ -55,18 +58,20 @@ export class KeyStore extends DurableObject<Env> {
       record.browser,
       record.serves ? JSON.stringify(record.serves) : null,
       record.priority || null,
+      record.capture ? 1 : null,
       record.createdAt,
     );
     return record;
   }
 
   /**
-   * Changes a key's data policy (`browser`, `serves`) or its queue `priority` (an absent field stays
-   * as it is); returns the record and its hash so the caller can drop it from caches, or null if unknown.
+   * Changes a key's data policy (`browser`, `serves`), its queue `priority` or its `capture` (an absent
+   * field stays as it is); returns the record and its hash so the caller can drop it from caches, or null if unknown.
    */
-  update(id: string, change: { browser?: BrowserPolicy | null; serves?: string[] | null; priority?: number | null }): { record: KeyRecord; hash: string } | null {
+  update(id: string, change: { browser?: BrowserPolicy | null; serves?: string[] | null; priority?: number | null; capture?: boolean }): { record: KeyRecord; hash: string } | null {
     const sql = this.ctx.storage.sql;
     if ("priority" in change) sql.exec("UPDATE keys SET priority = ? WHERE id = ?", change.priority || null, id);
+    if ("capture" in change) sql.exec("UPDATE keys SET capture = ? WHERE id = ?", change.capture ? 1 : null, id);
     if ("browser" in change) sql.exec("UPDATE keys SET browser = ? WHERE id = ?", change.browser ?? null, id);
     if ("serves" in change) sql.exec("UPDATE keys SET serves = ? WHERE id = ?", change.serves ? JSON.stringify(change.serves) : null, id);
     const row = sql.exec<KeyRow & { hash: string }>("SELECT * FROM keys WHERE id = ?", id).toArray()[0];
@@ -116,6 +121,7 @@ function toRecord(row: KeyRow): KeyRecord {
     browser: row.browser === "allow" || row.browser === "deny" ? row.browser : null,
     serves: row.serves ? (JSON.parse(row.serves) as string[]) : null,
     priority: row.priority ?? 0,
+    capture: row.capture === 1,
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
   };

@@ -1,6 +1,6 @@
-// Capture (opt-in): a request's body and its answer as the request log keeps them, every configured
-// secret redacted and each part cut at a bound with a marker (pure; a stream's answer is assembled
-// from its events in run-facts.ts).
+// Capture (opt-in, for the deployment or for one key): a request's body and its answer as the request
+// log keeps them, every configured secret redacted and each part cut at a bound with a marker (pure; a
+// stream's answer is assembled from its events in run-facts.ts).
 import { redactSecrets } from "../errors/redact-secrets.ts";
 
 /** What `GET /v1/admin/requests/{id}` shows under `capture`. */
@@ -11,6 +11,14 @@ export interface Capture {
   response: string;
   /** Some part was cut at `captureMaxBytes`, or the stream was longer than what was kept. */
   truncated: boolean;
+}
+
+/** The response header that tells a client its request is being captured (deployment-wide, or for its key): `on`. */
+export const CAPTURE_HEADER = "x-switchyard-capture";
+
+/** Whether requests made with `key` are captured: the log on, and capture on for the deployment or for the key. */
+export function capturedFor(o: { log: boolean; capture: boolean }, key: { capture: boolean } | undefined): boolean {
+  return o.log && (o.capture || key?.capture === true);
 }
 
 /** The marker that ends a part cut at the bound. */

@@ -26,8 +26,9 @@ interface RunStart {
 /**
  * One request's facts, filled by the pipeline (runChat: `asked`, `follow`; the responder delivering
  * the answer calls `event` and `end`) or the embeddings route (`answered`), and read by the request
- * log once `done` resolves. Capture (`captureBytes` > 0) also assembles the answer and the
- * model's raw text, each up to that many characters.
+ * log once `done` resolves. Capture also assembles the answer and the model's raw text, each up to
+ * `captureBytes` characters: on from the start (`observability.capture`), or turned on by
+ * `captureKeyed` once the caller's key is known (a key with `capture`, up to `keyCaptureBytes`).
  */
 export class RunFacts implements AnswerObserver {
   model?: string;
@@ -51,13 +52,47 @@ export class RunFacts implements AnswerObserver {
   cut = false;
   private raw?: { text: string };
   private calls?: Map<number, { name: string; arguments: string }>;
+  /** The request body as the route parsed it (JSON text), when capture was turned on by `captureKeyed`. */
+  keyedRequest?: string;
 
-  constructor(private readonly captureBytes = 0) {
+  /**
+   * @param captureBytes capture on from the start, each part up to this many characters (0: off)
+   * @param keyCaptureBytes the bound a key's capture takes when `captureKeyed` turns it on (0: a key
+   *   cannot turn it on, the request log being off)
+   */
+  constructor(
+    private captureBytes = 0,
+    private readonly keyCaptureBytes = 0,
+  ) {
     this.done = new Promise((r) => (this.resolve = r));
-    if (captureBytes > 0) {
-      this.answer = { text: "", reasoning: "", tool_calls: [] };
-      this.calls = new Map();
-    }
+    if (captureBytes > 0) this.startCapture();
+  }
+
+  /** The answer is being captured (from the start, or since `captureKeyed`). */
+  get capturing(): boolean {
+    return this.answer !== undefined;
+  }
+
+  /** A key could still turn capture on: the log is on and capture is not on already (one boolean for the route to check before it looks at the key). */
+  get keyCapturable(): boolean {
+    return this.keyCaptureBytes > 0 && this.answer === undefined;
+  }
+
+  /**
+   * Capture turned on for a key that asks for it, known only once it was authenticated: `body` is the
+   * request as its route parsed it (the raw body was not copied: the middleware did not know the key).
+   * Called before the run starts, so every answer event is assembled.
+   */
+  captureKeyed(body: unknown): void {
+    if (!this.keyCapturable) return;
+    this.captureBytes = this.keyCaptureBytes;
+    this.startCapture();
+    this.keyedRequest = JSON.stringify(body);
+  }
+
+  private startCapture(): void {
+    this.answer = { text: "", reasoning: "", tool_calls: [] };
+    this.calls = new Map();
   }
 
   /** The body as the client sent it, before validation: its model (up to 256 characters) and stream flag, when they are what they should be. */

@@ -32,6 +32,8 @@ const CreateKeySchema = z.strictObject({
   serves: z.optional(z.nullable(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
   /** When its requests wait for a slot: higher levels are served first. Default 0. */
   priority: z.optional(priority),
+  /** The request log captures its requests' bodies and answers (while the log is on; docs/security.md). Default false. */
+  capture: z.optional(z.boolean()),
 });
 
 const UpdateKeySchema = z.strictObject({
@@ -39,6 +41,7 @@ const UpdateKeySchema = z.strictObject({
   serves: z.optional(z.nullable(z.array(z.string().check(z.minLength(1))).check(z.minLength(1)))),
   /** null: back to 0. */
   priority: z.optional(z.nullable(priority)),
+  capture: z.optional(z.boolean()),
 });
 
 function servesNeedsServeScope(scopes: readonly string[]): ProxyError {
@@ -56,7 +59,7 @@ export async function createKey(c: Context<AppEnv>): Promise<Response> {
   const body = await readJsonBody(c.req.raw, 64 * 1024);
   const input = parseBody(CreateKeySchema, body, {
     subject: "key",
-    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?, defaultMaxTokens?}, browser?: "allow"|"deny", serves?: [key ids or names], priority?: integer}.',
+    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?, defaultMaxTokens?}, browser?: "allow"|"deny", serves?: [key ids or names], priority?: integer, capture?: boolean}.',
   });
   const scopes = [...new Set(input.scopes)];
   if (input.serves && !scopes.includes("serve")) throw servesNeedsServeScope(scopes);
@@ -72,6 +75,7 @@ export async function createKey(c: Context<AppEnv>): Promise<Response> {
     browser: input.browser ?? null,
     serves,
     priority: input.priority ?? 0,
+    capture: input.capture ?? false,
     createdAt: Date.now(),
     revokedAt: null,
   };
@@ -88,8 +92,8 @@ export async function listKeys(c: Context<AppEnv>): Promise<Response> {
 }
 
 /**
- * `PATCH /v1/admin/keys/:id`: changes a key's data policy, `browser` and `serves`, and its queue
- * `priority` (null: back to the default). Applies at once in this isolate and to the key's live browser sessions, and within the
+ * `PATCH /v1/admin/keys/:id`: changes a key's data policy, `browser` and `serves`, its queue
+ * `priority` (null: back to the default) and its `capture`. Applies at once in this isolate and to the key's live browser sessions, and within the
  * key cache's 5 s in other isolates.
  */
 export async function updateKey(c: Context<AppEnv>): Promise<Response> {
@@ -97,7 +101,7 @@ export async function updateKey(c: Context<AppEnv>): Promise<Response> {
   const id = c.req.param("id") ?? "";
   const input = parseBody(UpdateKeySchema, await readJsonBody(c.req.raw, 64 * 1024), {
     subject: "key change",
-    send: 'Send {browser?: "allow"|"deny"|null, serves?: [key ids or names]|null, priority?: integer|null}.',
+    send: 'Send {browser?: "allow"|"deny"|null, serves?: [key ids or names]|null, priority?: integer|null, capture?: boolean}.',
   });
   const store = keyStore(c.env);
   const notFound = () => new ProxyError({ status: 404, code: "key_not_found", param: "id", message: `No key with id "${id}". GET /v1/admin/keys lists them.` });
@@ -109,6 +113,7 @@ export async function updateKey(c: Context<AppEnv>): Promise<Response> {
     ...(input.browser !== undefined ? { browser: input.browser } : {}),
     ...(input.serves !== undefined ? { serves: input.serves ? resolveServes(input.serves, await store.list()) : null } : {}),
     ...(input.priority !== undefined ? { priority: input.priority } : {}),
+    ...(input.capture !== undefined ? { capture: input.capture } : {}),
   };
   const updated = await store.update(id, change);
   if (!updated) throw notFound();
@@ -226,6 +231,7 @@ export function publicRecord(k: KeyRecord) {
     browser: k.browser,
     serves: k.serves,
     priority: k.priority,
+    capture: k.capture,
     created_at: new Date(k.createdAt).toISOString(),
     revoked_at: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
   };

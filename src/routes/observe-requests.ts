@@ -9,7 +9,7 @@ import { loadConfig } from "../config/load-config.ts";
 import { secretNames } from "../errors/redact-secrets.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { absorbJsonBody, emptyFacts, parseOutcomesHeader, type AnswerFacts } from "../observability/answer-facts.ts";
-import { boundedText, secretValues, type Capture } from "../observability/capture.ts";
+import { boundedText, CAPTURE_HEADER, secretValues, type Capture } from "../observability/capture.ts";
 import { queueLogEntry } from "../observability/log-outbox.ts";
 import { queueSpans } from "../observability/otlp-export.ts";
 import { requestSpans } from "../observability/otlp-spans.ts";
@@ -37,6 +37,8 @@ const ERROR_BODY_BYTES = 64 * 1024;
  * answer was (usage, finish, first token, end, Switchyard's extension) comes from the pipeline as its
  * events pass (RunFacts, RequestScope.facts); the body the client gets is not read again, except an
  * error envelope answered without a run (its code), and with capture on, a non-stream body.
+ * Capture is on from the start with `observability.capture`, or turned on by the route once it knows
+ * the caller's key has `capture` (readRequestBody); either way the response says so (`x-switchyard-capture: on`).
  */
 export function observeRequests(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -50,18 +52,32 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
     const raw = c.req.raw;
     const trace = o.otlp ? new RequestTrace(parseTraceParent(raw.headers.get("traceparent"))) : undefined;
     if (trace) c.set("trace", trace);
-    const capture = o.log && o.capture;
-    const facts = new RunFacts(capture ? o.captureMaxBytes * CAPTURE_CHARS_PER_BYTE : 0);
+    const bound = o.log ? o.captureMaxBytes * CAPTURE_CHARS_PER_BYTE : 0;
+    const everyRequest = o.log && o.capture;
+    const facts = new RunFacts(everyRequest ? bound : 0, bound);
     c.set("facts", facts);
-    // Capture keeps the request as the client sent it: a copy taken before the route reads it.
-    const copy = capture && raw.body ? raw.clone() : undefined;
+    // Capture of every request keeps it as the client sent it: a copy taken before the route reads it
+    // (a request refused before its route read the body is captured too). A key's capture, decided
+    // once the key is known, keeps the body its route parsed instead (RunFacts.captureKeyed).
+    const copy = everyRequest && raw.body ? raw.clone() : undefined;
 
     await next();
 
-    const res = c.res;
+    let res = c.res;
     const defer = deferrer(c);
     const principal = c.get("principal");
     const unauthenticated = !principal && (res.status === 401 || res.status === 429);
+    const capture = facts.capturing && !unauthenticated;
+    // The key holder is told, on the response itself, that this request's body and answer are kept
+    // (a response whose headers are immutable, one passed on as fetched, is re-wrapped first).
+    if (capture) {
+      try {
+        res.headers.set(CAPTURE_HEADER, "on");
+      } catch {
+        c.res = res = new Response(res.body, res);
+        res.headers.set(CAPTURE_HEADER, "on");
+      }
+    }
     // Read now, while the response is whole: an error envelope's code (no run told it), a captured non-stream body.
     const errorBody = !facts.ran && res.status >= 400 && res.body && Number(res.headers.get("content-length") ?? 0) <= ERROR_BODY_BYTES ? res.clone().text() : undefined;
     const sse = (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
@@ -107,7 +123,7 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
         if (facts.ran) await facts.done;
         let told: AnswerFacts | undefined;
         if (errorBody) absorbJsonBody((told = emptyFacts()), await errorBody.catch(() => ""));
-        finish(told, capture && !unauthenticated ? await captureOf(c, config, copy, facts, capturedBody) : undefined);
+        finish(told, capture ? await captureOf(c, config, copy ? readRequest(copy, config) : facts.keyedRequest, facts, capturedBody) : undefined);
       })().catch(failed),
     );
   };
@@ -153,12 +169,12 @@ async function readRequest(copy: Request, config: Config): Promise<string | unde
 }
 
 /** The request and its answer as captured: redacted, bounded; a stream's answer assembled from its events. */
-async function captureOf(c: Context<AppEnv>, config: Config, copy: Request | undefined, facts: RunFacts, body: Promise<string> | undefined): Promise<Capture> {
+async function captureOf(c: Context<AppEnv>, config: Config, sent: Promise<string | undefined> | string | undefined, facts: RunFacts, body: Promise<string> | undefined): Promise<Capture> {
   const o = config.observability;
   const credential = readCredential(c.req.raw.headers);
   const names = [...secretNames(config), ...(o.otlp?.apiKeySecret ? [o.otlp.apiKeySecret] : [])];
   const secrets = secretValues(c.env, names, credential.kind === "key" ? credential.value : undefined);
-  const requestText = copy ? await readRequest(copy, config) : undefined;
+  const requestText = await sent;
   const request = boundedText(requestText ?? "", secrets, o.captureMaxBytes);
   const assembled = facts.assembled();
   const answer = body ? (await body.catch(() => "")).trim() : assembled ? JSON.stringify(assembled) : "";

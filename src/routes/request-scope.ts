@@ -22,10 +22,15 @@ export function requestScope(c: Context<AppEnv>): RequestScope {
 
 /**
  * A generating endpoint's JSON body (at most `maxBytes`), its model and stream flag told to the
- * request log before the body is validated: a request refused as invalid is logged with them.
+ * request log before the body is validated: a request refused as invalid is logged with them. A key
+ * with `capture` turns capture on here, the first point where both its key and its body are known.
  */
 export async function readRequestBody(c: Context<AppEnv>, maxBytes: number): Promise<unknown> {
   const body = await readJsonBody(c.req.raw, maxBytes);
-  c.get("facts")?.sent(body);
+  const facts = c.get("facts");
+  if (facts) {
+    facts.sent(body);
+    if (facts.keyCapturable && c.get("principal")?.capture) facts.captureKeyed(body);
+  }
   return body;
 }

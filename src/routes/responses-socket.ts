@@ -5,6 +5,7 @@ import { createParser } from "eventsource-parser";
 import type { AppEnv } from "../auth/app-env.ts";
 import { chainAfter, chainedBody, readSocketMessage, type SocketChain } from "../api/responses/socket-turn.ts";
 import { loadConfig } from "../config/load-config.ts";
+import { CAPTURE_HEADER, capturedFor } from "../observability/capture.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { randomId } from "../lib/ids.ts";
 
@@ -30,7 +31,8 @@ export function responsesSocket(c: Context<AppEnv>, dispatch: Dispatch): Respons
     // 426 makes Codex fall back to HTTP at once (405, 404 and 501 cost it seven retries).
     throw new ProxyError({ status: 426, code: "upgrade_required", message: "GET /v1/responses is the Responses API over a WebSocket; for HTTP, POST /v1/responses." });
   }
-  const maxBytes = loadConfig(c.env).limits.maxBodyBytes;
+  const config = loadConfig(c.env);
+  const maxBytes = config.limits.maxBodyBytes;
   const headers = new Headers();
   for (const [name, value] of c.req.raw.headers) if (!SOCKET_HEADERS.has(name) && !name.startsWith("sec-websocket-")) headers.set(name, value);
   headers.set("content-type", "application/json");
@@ -39,7 +41,10 @@ export function responsesSocket(c: Context<AppEnv>, dispatch: Dispatch): Respons
   const server = pair[1];
   server.accept();
   new ResponsesSocket(server, (body) => dispatch(new Request(target, { method: "POST", headers, body })), maxBytes);
-  return new Response(null, { status: 101, webSocket: pair[0] });
+  // Each response sent over the socket is captured or not as its own request is; its headers never
+  // reach the client, so the upgrade tells the key holder instead (as things stand when it opens).
+  const told = capturedFor(config.observability, c.get("principal")) ? { [CAPTURE_HEADER]: "on" } : undefined;
+  return new Response(null, { status: 101, webSocket: pair[0], ...(told ? { headers: told } : {}) });
 }
 
 class ResponsesSocket {

@@ -189,6 +189,6 @@ describe("keys on every route", () => {
     // A browser app can read who served, every target's outcome and whether a count is an estimate.
     const unauthed = await call("/v1/models", { headers: { origin: "https://app.example.com" } }, cors);
     const exposed = unauthed.res.headers.get("access-control-expose-headers") ?? "";
-    for (const h of ["x-request-id", "x-switchyard-target", "x-switchyard-attempts", "x-switchyard-outcomes", "x-switchyard-estimate", "retry-after"]) expect(exposed, h).toContain(h);
+    for (const h of ["x-request-id", "x-switchyard-target", "x-switchyard-attempts", "x-switchyard-outcomes", "x-switchyard-estimate", "x-switchyard-capture", "retry-after"]) expect(exposed, h).toContain(h);
   });
 });

@@ -295,6 +295,7 @@ describe("capture (opt-in)", () => {
     const alice = await createKey(vars, { name: "alice", scopes: ["chat"] });
     const content = `tokens: ${secrets.ADMIN_TOKEN} ${secrets.SERVE_TOKEN} ${secrets.UPSTREAM_KEY} and mine ${alice.key}`;
     const { res } = await call("/v1/chat/completions", { json: chatBody({ stream: true, messages: [{ role: "user", content }] }), headers: { authorization: `Bearer ${alice.key}` } }, vars);
+    expect(res.headers.get("x-switchyard-capture")).toBe("on");
     const { frames } = parseSse(await res.text());
     const said = frames.map((f) => f.choices?.[0]?.delta?.content ?? "").join("");
     const row = await logged(vars, res.headers.get("x-request-id")!);
@@ -348,9 +349,136 @@ describe("capture (opt-in)", () => {
     const prompt = `a prompt ${crypto.randomUUID()}`;
     const { res } = await call("/v1/chat/completions", { json: chatBody({ messages: [{ role: "user", content: prompt }] }) }, vars);
     await res.arrayBuffer();
+    expect(res.headers.get("x-switchyard-capture")).toBeNull();
     const row = await logged(vars, res.headers.get("x-request-id")!);
     expect(row.capture).toBeUndefined();
     expect(JSON.stringify(row)).not.toContain(prompt);
+  });
+});
+
+describe("capture for one key (the key's capture flag)", () => {
+  const secrets = { ADMIN_TOKEN: `adm-${crypto.randomUUID()}`, SERVE_TOKEN: `srv-${crypto.randomUUID()}`, UPSTREAM_KEY: `up-${crypto.randomUUID()}` };
+  /** A keyed deployment whose observability is `observability` (no deployment-wide capture unless it says so). */
+  const keyed = (observability: Record<string, unknown> = {}) =>
+    ({ ...deployment([{ ...llama(fx(`behave/say/${encodeURIComponent(SAY)}`)), apiKeySecret: "UPSTREAM_KEY" }], { observability }), ...secrets }) as Vars;
+  const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+  const patch = (vars: Vars, id: string, json: unknown) => call(`/v1/admin/keys/${id}`, { method: "PATCH", json, headers: admin(vars) }, vars);
+
+  it("its requests are captured, stream and not, its own key redacted, and its responses say so; another key's are not", async () => {
+    const vars = keyed();
+    const alice = (await createKey(vars, { name: "alice", scopes: ["chat"], capture: true })) as Awaited<ReturnType<typeof createKey>> & { capture: boolean };
+    const bob = await createKey(vars, { name: "bob", scopes: ["chat"] });
+    expect(alice.capture).toBe(true);
+    const { res: listed } = await call("/v1/admin/keys", { headers: admin(vars) }, vars);
+    expect(((await listed.json()) as { data: Row[] }).data.map((k) => [k.name, k.capture])).toEqual([["alice", true], ["bob", false]]);
+
+    for (const stream of [true, false]) {
+      const content = `mine ${alice.key} and ${secrets.ADMIN_TOKEN}`;
+      const { res } = await call("/v1/chat/completions", { json: chatBody({ stream, messages: [{ role: "user", content }] }), headers: bearer(alice.key) }, vars);
+      expect(res.headers.get("x-switchyard-capture")).toBe("on");
+      const text = await res.text();
+      const row = await logged(vars, res.headers.get("x-request-id")!);
+      expect(row.key).toBe(alice.id);
+      const { request, response, truncated } = row.capture;
+      expect(truncated).toBe(false);
+      expect(request).not.toContain(alice.key);
+      expect(JSON.parse(request)).toMatchObject({ model: "m", messages: [{ role: "user", content: "mine [redacted] and [redacted]" }] });
+      if (stream) expect(JSON.parse(response)).toEqual({ text: parseSse(text).frames.map((f) => f.choices?.[0]?.delta?.content ?? "").join(""), reasoning: "", tool_calls: [] });
+      else expect(JSON.parse(response).choices[0].message.content).toBe(JSON.parse(text).choices[0].message.content);
+    }
+
+    // A request its route refuses as invalid is captured too, with the error it got.
+    const invalid = await call("/v1/chat/completions", { json: { model: "m" }, headers: bearer(alice.key) }, vars);
+    expect(invalid.res.status).toBe(400);
+    expect(invalid.res.headers.get("x-switchyard-capture")).toBe("on");
+    const refused = await logged(vars, invalid.res.headers.get("x-request-id")!);
+    expect(JSON.parse(refused.capture.request)).toEqual({ model: "m" });
+    expect(JSON.parse(refused.capture.response).error.code).toBeDefined();
+
+    const prompt = `bob's prompt ${crypto.randomUUID()}`;
+    for (const stream of [true, false]) {
+      const { res } = await call("/v1/chat/completions", { json: chatBody({ stream, messages: [{ role: "user", content: prompt }] }), headers: bearer(bob.key) }, vars);
+      await res.arrayBuffer();
+      expect(res.headers.get("x-switchyard-capture")).toBeNull();
+      const row = await logged(vars, res.headers.get("x-request-id")!);
+      expect(row.key).toBe(bob.id);
+      expect(row.capture).toBeUndefined();
+      expect(JSON.stringify(row)).not.toContain(prompt);
+    }
+  });
+
+  it("turned off through the admin API, capture stops at once; the field must be a boolean", async () => {
+    const vars = keyed();
+    const alice = await createKey(vars, { name: "alice", scopes: ["chat"], capture: true });
+    const ask = async () => {
+      const { res } = await call("/v1/chat/completions", { json: chatBody(), headers: bearer(alice.key) }, vars);
+      await res.arrayBuffer();
+      return { told: res.headers.get("x-switchyard-capture"), row: await logged(vars, res.headers.get("x-request-id")!) };
+    };
+    const before = await ask();
+    expect(before.told).toBe("on");
+    expect(before.row.capture).toBeDefined();
+
+    const off = await patch(vars, alice.id, { capture: false });
+    expect(off.res.status).toBe(200);
+    expect(await off.res.json()).toMatchObject({ id: alice.id, capture: false });
+    const after = await ask();
+    expect(after.told).toBeNull();
+    expect(after.row.capture).toBeUndefined();
+
+    for (const capture of ["yes", 1, null]) {
+      const bad = await patch(vars, alice.id, { capture });
+      expect(bad.res.status).toBe(400);
+      expect(((await bad.res.json()) as Row).error.param).toBe("capture");
+    }
+    const create = await call("/v1/admin/keys", { json: { name: "carol", scopes: ["chat"], capture: "on" }, headers: admin(vars) }, vars);
+    expect(create.res.status).toBe(400);
+    // Only an admin sets it: a key cannot turn its own capture on or off.
+    const own = await call(`/v1/admin/keys/${alice.id}`, { method: "PATCH", json: { capture: true }, headers: bearer(alice.key) }, vars);
+    expect(own.res.status).toBe(403);
+  });
+
+  it('with "log": false a key\'s capture keeps nothing and its responses say nothing', async () => {
+    const vars = keyed({ log: false });
+    const alice = await createKey(vars, { name: "alice", scopes: ["chat"], capture: true });
+    for (const stream of [true, false]) {
+      const { res } = await call("/v1/chat/completions", { json: chatBody({ stream }), headers: bearer(alice.key) }, vars);
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      expect(res.headers.get("x-switchyard-capture")).toBeNull();
+    }
+    const { res: listed } = await call("/v1/admin/requests", { headers: admin(vars) }, vars);
+    expect(listed.status).toBe(404);
+  });
+
+  it("over the Responses WebSocket: the upgrade says so, and each response.create is captured", async () => {
+    const { createExecutionContext, env } = await import("cloudflare:test");
+    const { createApp } = await import("../../src/app.ts");
+    const vars = keyed();
+    const alice = await createKey(vars, { name: "alice", scopes: ["chat"], capture: true });
+    const res = await createApp().fetch(new Request("http://switchyard.test/v1/responses", { headers: { upgrade: "websocket", ...bearer(alice.key) } }), { ...env, ...vars }, createExecutionContext());
+    expect(res.status).toBe(101);
+    expect(res.headers.get("x-switchyard-capture")).toBe("on");
+    const ws = res.webSocket!;
+    ws.accept();
+    const completed = new Promise<Row>((resolve) =>
+      ws.addEventListener("message", (e) => {
+        const m = JSON.parse(e.data as string);
+        if (m.type === "response.completed" || m.type === "error") resolve(m);
+      }),
+    );
+    ws.send(JSON.stringify({ type: "response.create", model: "m", store: false, input: "hi from the socket" }));
+    expect((await completed).type).toBe("response.completed");
+    ws.close();
+    let rows: Row[] = [];
+    for (let i = 0; i < 40 && rows.length === 0; i++) {
+      rows = await list(vars);
+      if (!rows.length) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(rows).toHaveLength(1);
+    const row = await logged(vars, rows[0]!.id);
+    expect(JSON.parse(row.capture.request)).toMatchObject({ model: "m", input: "hi from the socket", stream: true });
+    expect(JSON.parse(row.capture.response).text).toBe(SAY);
   });
 });
 

@@ -11,6 +11,7 @@ const record = (id: string, name: string, revoked = false): KeyRecord => ({
   browser: null,
   serves: null,
   priority: 0,
+  capture: false,
   createdAt: 0,
   revokedAt: revoked ? 1 : null,
 });

@@ -125,6 +125,32 @@ describe("RunFacts", () => {
     expect(f.cut).toBe(true);
   });
 
+  it("capture turned on for a key once it is known: the body as its route parsed it, and the answer", () => {
+    const f = new RunFacts(0, 8);
+    expect(f.capturing).toBe(false);
+    expect(f.keyCapturable).toBe(true);
+    f.captureKeyed({ model: "m", messages: [{ role: "user", content: "hi" }] });
+    expect(f.capturing).toBe(true);
+    expect(f.keyCapturable).toBe(false);
+    expect(f.keyedRequest).toBe('{"model":"m","messages":[{"role":"user","content":"hi"}]}');
+    f.event({ type: "text", delta: "0123456789" });
+    expect(f.assembled()).toEqual({ text: "01234567", reasoning: "", tool_calls: [] });
+    expect(f.cut).toBe(true);
+  });
+
+  it("a key cannot turn capture on with the log off, nor again when it is on from the start", () => {
+    const off = new RunFacts(0, 0);
+    expect(off.keyCapturable).toBe(false);
+    off.captureKeyed({ model: "m" });
+    expect(off.capturing).toBe(false);
+    expect(off.keyedRequest).toBeUndefined();
+    const everyRequest = new RunFacts(100, 100);
+    expect(everyRequest.capturing).toBe(true);
+    expect(everyRequest.keyCapturable).toBe(false);
+    everyRequest.captureKeyed({ model: "m" });
+    expect(everyRequest.keyedRequest).toBeUndefined();
+  });
+
   it("the body a client sent: its model and stream flag when they are what they should be", () => {
     const f = new RunFacts();
     f.sent({ model: "m".repeat(300), stream: "yes" });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { boundedText, TRUNCATED_MARKER } from "../../../src/observability/capture.ts";
+import { boundedText, capturedFor, TRUNCATED_MARKER } from "../../../src/observability/capture.ts";
 import { estimatedAttempts, exportBody, operationOf, requestSpans as madeSpans, serverOf, spanJson, type OtlpSpan } from "../../../src/observability/otlp-spans.ts";
 import { recordOf, type DetailedRecord } from "../../../src/observability/request-record.ts";
 import { RequestTrace } from "../../../src/observability/request-trace.ts";
@@ -174,5 +174,17 @@ describe("capture bounds and redaction", () => {
     expect(out.text.endsWith(TRUNCATED_MARKER)).toBe(true);
     expect(new TextEncoder().encode(out.text).length).toBeLessThanOrEqual(1024);
     expect(out.text).not.toContain("\uFFFD");
+  });
+
+  it("a request is captured while the log is on, for the deployment or for its key", () => {
+    const on = { capture: true };
+    const off = { capture: false };
+    expect(capturedFor({ log: true, capture: true }, undefined)).toBe(true);
+    expect(capturedFor({ log: true, capture: true }, off)).toBe(true);
+    expect(capturedFor({ log: true, capture: false }, on)).toBe(true);
+    expect(capturedFor({ log: true, capture: false }, off)).toBe(false);
+    expect(capturedFor({ log: true, capture: false }, undefined)).toBe(false);
+    expect(capturedFor({ log: false, capture: true }, on)).toBe(false);
+    expect(capturedFor({ log: false, capture: false }, on)).toBe(false);
   });
 });

@@ -21,6 +21,7 @@ const key = (browser: KeyRecord["browser"]): KeyRecord => ({
   browser,
   serves: null,
   priority: 0,
+  capture: false,
   createdAt: 0,
   revokedAt: null,
 });
