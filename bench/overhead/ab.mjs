@@ -112,12 +112,12 @@ function build(rev) {
  * `--otlp` the export to the bench upstream's OTLP receiver. By default A has none: a revision from
  * before the section would refuse it.
  * @param {"A" | "B"} k
- * @param {string} base the bench upstream
+ * @param {string | undefined} receiver the OTLP receiver's endpoint (with --otlp)
  */
-function observabilityOf(k, base) {
+function observabilityOf(k, receiver) {
   const given = flags[k === "A" ? "a-observability" : "b-observability"];
   const o = given ? JSON.parse(given) : {};
-  return k === "B" && flags.otlp ? { ...o, otlp: { endpoint: `${base}/otlp` } } : o;
+  return k === "B" && flags.otlp && receiver ? { ...o, otlp: { endpoint: receiver } } : o;
 }
 
 /**
@@ -156,6 +156,10 @@ async function start({ script, dir, passthrough, compat }, upstream, observabili
 async function cpu() {
   const up = await startBenchUpstream();
   const base = `http://127.0.0.1:${up.port}`;
+  // The OTLP receiver is a server of its own, as a collector is: an export of half a megabyte to the
+  // upstream's own server held one of the connections workerd pools for it (B then opened others).
+  const collector = flags.otlp ? await startBenchUpstream() : undefined;
+  const receiver = collector ? `http://127.0.0.1:${collector.port}/otlp` : undefined;
   const body = { model: "fast", messages: [{ role: "user", content: "hi" }], stream, ...(tools ? { tools: TOOLS } : {}) };
   // `--a worktree`: A is the working tree too (with its own observability, say): one build for both.
   const B = build(flags.b);
@@ -176,7 +180,7 @@ async function cpu() {
       /** @type {Partial<Record<"A" | "B", Run>>} */
       const runs = {};
       try {
-        for (const k of run % 2 ? AB.toReversed() : AB) runs[k] = await start(builds[k], `${base}${path}`, observabilityOf(k, base));
+        for (const k of run % 2 ? AB.toReversed() : AB) runs[k] = await start(builds[k], `${base}${path}`, observabilityOf(k, receiver));
         const started = /** @type {Record<"A" | "B", Run>} */ (runs);
         for (const k of AB) {
           const probe = await post(started[k].url, body);
@@ -206,9 +210,10 @@ async function cpu() {
       const all = ratios.map((r) => r.all);
       console.log(`  over ${RUNS} runs: B/A median ${median(m).toFixed(3)} (runs ${Math.min(...m).toFixed(3)}–${Math.max(...m).toFixed(3)}); all rounds ${median(all).toFixed(3)} (runs ${Math.min(...all).toFixed(3)}–${Math.max(...all).toFixed(3)})`);
     }
-    if (flags.otlp) console.log(`  B exported ${up.spans.count} spans to the bench's OTLP receiver`);
+    if (collector) console.log(`  B exported ${collector.spans.count} spans to the bench's OTLP receiver`);
   } finally {
     await up.close();
+    await collector?.close();
   }
 }
 
