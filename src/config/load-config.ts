@@ -6,25 +6,27 @@ import { parseConfig, type Config, type ConfigEnv } from "./config.ts";
 import { configErrorMessages } from "./config-error-message.ts";
 
 // A Worker has no startup hook, so the configuration is validated on first use and the result kept
-// for the life of the isolate, keyed by the raw inputs (tests and `--var` may change them).
-let cached: { key: string; config: Config | ProxyError } | undefined;
+// for the life of the isolate, keyed by the raw inputs (tests and `--var` may change them). Every
+// route and the request log's middleware load it per request: the check is three comparisons.
+let cached: { raw: unknown; llamaUrl: unknown; mode: unknown; config: Config | ProxyError; secrets: string[] } | undefined;
 
 export function loadConfig(env: ConfigEnv): Config {
-  const key = `${String(env.SWITCHYARD_CONFIG ?? "")}\u0000${String(env.LLAMA_URL ?? "")}\u0000${String(env.SWITCHYARD_ENV ?? "")}`;
-  if (cached?.key !== key) {
+  if (!cached || cached.raw !== env.SWITCHYARD_CONFIG || cached.llamaUrl !== env.LLAMA_URL || cached.mode !== env.SWITCHYARD_ENV) {
     const result = parseConfig(env);
-    if (result.ok) cached = { key, config: result.config };
+    let config: Config | ProxyError;
+    if (result.ok) config = result.config;
     else {
       // The answer goes to anyone (it comes before the key is checked): it names the fields, not the
       // values; the log has everything.
       const told = configErrorMessages(result.problems, env);
       console.error(told.log);
-      cached = { key, config: new ProxyError({ status: 500, type: "server_error", code: "config_error", param: result.problems[0]?.field ?? null, message: told.public }) };
+      config = new ProxyError({ status: 500, type: "server_error", code: "config_error", param: result.problems[0]?.field ?? null, message: told.public });
     }
+    cached = { raw: env.SWITCHYARD_CONFIG, llamaUrl: env.LLAMA_URL, mode: env.SWITCHYARD_ENV, config, secrets: secretNames(config instanceof ProxyError ? null : config) };
   }
   // Every route loads the configuration before it reaches an upstream: the secrets it names are known
   // from here on, so upstream text quoting them is redacted (src/errors/redact-secrets.ts).
-  rememberSecrets(env, secretNames(cached.config instanceof ProxyError ? null : cached.config));
+  rememberSecrets(env, cached.secrets);
   if (cached.config instanceof ProxyError) throw cached.config;
   return cached.config;
 }

@@ -3,12 +3,11 @@
 
 const ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
-// Ids are drawn from a pool of random bytes, refilled 4096 at a time: a call to
-// crypto.getRandomValues costs far more than the bytes it fills (a request uses about 60: its id, its
-// completion's id, with traces on its trace and span ids). For alphanumerics a byte ≥ 248 is
-// redrawn: 248 is 4 × 62, so `b % 62` is uniform on the rest (taking every byte would make the
+// Ids are drawn from one pool of random bytes, refilled 256 at a time (a request uses about 60: its
+// id, its completion's id, with traces on its trace and span ids). For alphanumerics a byte ≥ 248
+// is redrawn: 248 is 4 × 62, so `b % 62` is uniform on the rest (taking every byte would make the
 // first eight characters of the alphabet likelier than the others).
-const pool = new Uint8Array(4096);
+const pool = new Uint8Array(256);
 let next = pool.length;
 
 /** The pool's next random byte. */

@@ -132,19 +132,13 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
 /** The assembled answer is kept up to this many characters per part before the byte bound cuts the whole (a character is at most 4 bytes; most are 1). */
 const CAPTURE_CHARS_PER_BYTE = 1;
 
-// The configuration this middleware last loaded, by its inputs: the route loads it again, and each
-// load costs a key string and the secrets' names, per request.
-let memo: { raw: unknown; llamaUrl: unknown; mode: unknown; config: Config | null } | undefined;
-
-/** The configuration, or null while it is invalid. */
+/** The configuration, or null while it is invalid (the route then answers its config_error). */
 function configOf(env: Env): Config | null {
-  if (memo && memo.raw === env.SWITCHYARD_CONFIG && memo.llamaUrl === env.LLAMA_URL && memo.mode === env.SWITCHYARD_ENV) return memo.config;
-  let config: Config | null = null;
   try {
-    config = loadConfig(env);
-  } catch {}
-  memo = { raw: env.SWITCHYARD_CONFIG, llamaUrl: env.LLAMA_URL, mode: env.SWITCHYARD_ENV, config };
-  return config;
+    return loadConfig(env);
+  } catch {
+    return null;
+  }
 }
 
 /** ctx.waitUntil, where the runtime gives one (every request in the Worker; a test may call the app without). */
