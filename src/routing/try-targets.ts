@@ -19,10 +19,11 @@ import type { Target } from "./target.ts";
 import { QueuePlace, slotReleased } from "./admission/queue-place.ts";
 import { learnSlotCounts } from "./admission/slot-counts.ts";
 import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-hints.ts";
-import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
+import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { TrackedServer } from "../upstreams/adapter.ts";
 import { discoverPools, pool, poolStale } from "./placement/isolate-pool.ts";
 import type { ModelView, PoolAttempt } from "./placement/model-pool.ts";
+import { putBackEvicted } from "./placement/put-back-evicted.ts";
 import type { PoolEstimate } from "./placement/rank-pool.ts";
 
 export interface TryOptions {
@@ -388,7 +389,7 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
         if (inPool && err.code === "model_load_failed") {
           inPool.loadFailed(Date.now());
           // The router evicted a model for this load before it failed: put it back (in the background).
-          for (const model of inPool.evicted) defer(adapterOf(target).loadPooledModel?.(target, model, opts.env, 5000) ?? Promise.resolve(), opts.waitUntil);
+          if (inPool.evicted.length) defer(putBackEvicted(target, inPool.evicted, opts.env), opts.waitUntil);
         }
         if (inPool) poolStale(server!);
         end?.(false, Date.now());

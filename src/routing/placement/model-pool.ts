@@ -16,8 +16,13 @@ interface ModelEntry {
   loadStartedAt?: number;
   /** When a load of it last failed here: not tried here again for FAILED_MS. */
   failedAt?: number;
-  /** When this isolate last changed it: a `/models` read begun before that is older news for it. */
-  changedAt: number;
+  /**
+   * When this isolate last changed it (absent: only reads have): a `/models` read begun before that,
+   * or at the same instant, is older news for it. Same instant: workerd's clock stands still between
+   * I/O, so a read a request starts and the attempt it then begins carry one time, and the read's
+   * answer may predate the attempt's load.
+   */
+  changedAt?: number;
 }
 
 interface PoolServer {
@@ -128,10 +133,10 @@ export class ModelPool {
       const status: ModelStatus = m.status === "loaded" || m.status === "sleeping" ? "loaded" : m.status === "loading" || m.status === "downloading" ? "loading" : "unloaded";
       const e = s.models.get(m.id);
       if (!e) {
-        s.models.set(m.id, { status, inflight: 0, lastUsedAt: 0, changedAt: 0, ...(status === "loading" ? { loadStartedAt: readStartedAt } : {}), ...(m.failed ? { failedAt: readStartedAt } : {}) });
+        s.models.set(m.id, { status, inflight: 0, lastUsedAt: 0, ...(status === "loading" ? { loadStartedAt: readStartedAt } : {}), ...(m.failed ? { failedAt: readStartedAt } : {}) });
         continue;
       }
-      if (e.changedAt > readStartedAt) continue;
+      if (e.changedAt !== undefined && e.changedAt >= readStartedAt) continue;
       if (status === "loading" && e.status !== "loading") e.loadStartedAt = readStartedAt;
       e.status = status;
       if (status === "loaded") delete e.failedAt;

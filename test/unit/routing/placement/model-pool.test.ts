@@ -69,6 +69,20 @@ describe("ModelPool", () => {
     expect(p.view("A", "alpha", 1300)!.status).toBe("loaded");
   });
 
+  it("a read begun at the very instant of the isolate's own change does not undo it (workerd's clock stands still between I/O)", () => {
+    const p = pool({ A: ["alpha"] }, 1);
+    p.absorb("A", { modelsMax: 1, models: models(["alpha"]) }, 1000);
+    const g = p.begin("A", "gamma", 1000);
+    expect(g.evicted).toEqual(["alpha"]);
+    // The read started with the request, before its attempt loaded gamma: it still lists alpha.
+    p.absorb("A", { modelsMax: 1, models: models(["alpha"]) }, 1000);
+    g.served(1500);
+    g.end(1600);
+    expect(p.loaded("A")).toEqual(["gamma"]);
+    // The next load evicts gamma, the one the router holds.
+    expect(p.begin("A", "beta", 2000).evicted).toEqual(["gamma"]);
+  });
+
   it("a load time measured on one router stands for the others until they measure their own", () => {
     const p = pool({ A: [], B: [] });
     const a = p.begin("A", "alpha", 0);
