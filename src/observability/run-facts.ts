@@ -80,14 +80,15 @@ export class RunFacts implements AnswerObserver {
 
   /**
    * Capture turned on for a key that asks for it, known only once it was authenticated: `body` is the
-   * request as its route parsed it (the raw body was not copied: the middleware did not know the key).
+   * request as its route parsed it (the raw body was not copied: the middleware did not know the key),
+   * absent for a request refused before its route read it (the middleware reads it then).
    * Called before the run starts, so every answer event is assembled.
    */
-  captureKeyed(body: unknown): void {
+  captureKeyed(body?: unknown): void {
     if (!this.keyCapturable) return;
     this.captureBytes = this.keyCaptureBytes;
     this.startCapture();
-    this.keyedRequest = JSON.stringify(body);
+    if (body !== undefined) this.keyedRequest = JSON.stringify(body);
   }
 
   private startCapture(): void {

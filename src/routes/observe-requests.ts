@@ -58,7 +58,8 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
     c.set("facts", facts);
     // Capture of every request keeps it as the client sent it: a copy taken before the route reads it
     // (a request refused before its route read the body is captured too). A key's capture, decided
-    // once the key is known, keeps the body its route parsed instead (RunFacts.captureKeyed).
+    // once the key is known, keeps the body its route parsed instead (RunFacts.captureKeyed), or the
+    // body read after the response when its route never read it.
     const copy = everyRequest && raw.body ? raw.clone() : undefined;
 
     await next();
@@ -66,6 +67,10 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
     let res = c.res;
     const defer = deferrer(c);
     const principal = c.get("principal");
+    // A key's request refused before its route read the body (its limits' 429) has it still unread:
+    // captured as sent, like the requests its route read.
+    const unread = principal?.capture === true && facts.keyCapturable && !raw.bodyUsed;
+    if (unread) facts.captureKeyed();
     const unauthenticated = !principal && (res.status === 401 || res.status === 429);
     const capture = facts.capturing && !unauthenticated;
     // The key holder is told, on the response itself, that this request's body and answer are kept
@@ -123,7 +128,7 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
         if (facts.ran) await facts.done;
         let told: AnswerFacts | undefined;
         if (errorBody) absorbJsonBody((told = emptyFacts()), await errorBody.catch(() => ""));
-        finish(told, capture ? await captureOf(c, config, copy ? readRequest(copy, config) : facts.keyedRequest, facts, capturedBody) : undefined);
+        finish(told, capture ? await captureOf(c, config, copy ? readRequest(copy, config) : unread ? readRequest(raw, config) : facts.keyedRequest, facts, capturedBody) : undefined);
       })().catch(failed),
     );
   };

@@ -407,6 +407,23 @@ describe("capture for one key (the key's capture flag)", () => {
     }
   });
 
+  it("a request its key's limits refuse before the route reads the body (429) is captured too, as sent", async () => {
+    const vars = keyed();
+    const alice = await createKey(vars, { name: "alice", scopes: ["chat"], capture: true, limits: { rpm: 1 } });
+    const first = await call("/v1/chat/completions", { json: chatBody(), headers: bearer(alice.key) }, vars);
+    await first.res.arrayBuffer();
+    expect(first.res.status).toBe(200);
+    const content = `over the limit, ${alice.key}`;
+    const { res } = await call("/v1/chat/completions", { json: chatBody({ messages: [{ role: "user", content }] }), headers: bearer(alice.key) }, vars);
+    expect(res.status).toBe(429);
+    expect(res.headers.get("x-switchyard-capture")).toBe("on");
+    const sent = await res.text();
+    const row = await logged(vars, res.headers.get("x-request-id")!);
+    expect(row).toMatchObject({ key: alice.id, status: 429, error: "rate_limit_exceeded" });
+    expect(JSON.parse(row.capture.request)).toMatchObject({ model: "m", messages: [{ role: "user", content: "over the limit, [redacted]" }] });
+    expect(JSON.parse(row.capture.response)).toEqual(JSON.parse(sent));
+  });
+
   it("turned off through the admin API, capture stops at once; the field must be a boolean", async () => {
     const vars = keyed();
     const alice = await createKey(vars, { name: "alice", scopes: ["chat"], capture: true });
