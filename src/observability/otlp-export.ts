@@ -1,7 +1,8 @@
 // The isolate's span exporter: finished requests' spans gathered and POSTed to the collector as
 // OTLP/HTTP JSON in batches, from ctx.waitUntil, each export under a timeout. A collector that is
 // down or hangs costs the client nothing: spans past a bounded buffer are dropped and counted.
-import { exportBody, spanJson, type SpanData } from "./otlp-spans.ts";
+import { spanJson, type SpanData } from "./otlp-spans.ts";
+import { SpanBatch } from "./span-batch.ts";
 
 export interface OtlpTarget {
   /** `<endpoint>/v1/traces` is where spans go. */
@@ -13,13 +14,17 @@ export interface OtlpTarget {
 /** A batch leaves when it holds this many spans, or this long after its first. */
 export const SPAN_BATCH_MAX = 512;
 export const SPAN_BATCH_MS = 1000;
+/** A batch's body is at most this many bytes (a collector's default request bound is larger). */
+export const SPAN_BATCH_BYTES = 2 * 1024 * 1024;
 /** Spans waiting beyond this (the collector slow or down) are dropped. */
 export const SPAN_BUFFER_MAX = 4096;
 
 interface Exporter {
   target: OtlpTarget;
-  /** Each span's OTLP/JSON text (written when queued: a queued span holds one string, not its objects). */
-  spans: string[];
+  /** The spans waiting, in batches encoded as they come (every batch but the last is full). */
+  batches: SpanBatch[];
+  /** How many spans the batches hold. */
+  queued: number;
   /**
    * When an export was scheduled (null: none is): requests then only add to the queue. One older
    * than an export can take counts as lost (the request whose waitUntil held it was cut short).
@@ -45,14 +50,30 @@ const scheduled = (ex: Exporter): boolean => ex.scheduledAt !== null && Date.now
 export function queueSpans(target: OtlpTarget, spans: readonly SpanData[], defer: (p: Promise<unknown>) => void, fetcher: typeof fetch = fetch): void {
   const id = `${target.endpoint}\n${JSON.stringify(target.headers)}`;
   let ex = exporters.get(id);
-  if (!ex) exporters.set(id, (ex = { target, spans: [], scheduledAt: null, busySince: null }));
+  if (!ex) exporters.set(id, (ex = { target, batches: [], queued: 0, scheduledAt: null, busySince: null }));
   ex.target = target;
-  const room = SPAN_BUFFER_MAX - ex.spans.length;
-  if (room < spans.length) otlpStats.dropped += spans.length - Math.max(room, 0);
-  for (let i = 0; i < Math.min(room, spans.length); i++) ex.spans.push(spanJson(spans[i]!));
+  for (const span of spans) {
+    if (ex.queued >= SPAN_BUFFER_MAX) {
+      otlpStats.dropped++;
+      continue;
+    }
+    const text = spanJson(span);
+    const last = ex.batches.at(-1);
+    if (last && last.count < SPAN_BATCH_MAX && last.add(text)) {
+      ex.queued++;
+      continue;
+    }
+    const next = new SpanBatch(SPAN_BATCH_BYTES);
+    if (!next.add(text)) {
+      otlpStats.dropped++; // one span over the body's bound (its attributes are bounded far below it)
+      continue;
+    }
+    ex.batches.push(next);
+    ex.queued++;
+  }
   if (scheduled(ex)) return;
   ex.scheduledAt = Date.now();
-  const wait = ex.spans.length >= SPAN_BATCH_MAX ? 0 : SPAN_BATCH_MS;
+  const wait = ex.batches.length > 1 || (ex.batches[0]?.count ?? 0) >= SPAN_BATCH_MAX ? 0 : SPAN_BATCH_MS;
   defer(sleep(wait).then(() => exportNow(ex, fetcher)));
 }
 
@@ -78,35 +99,38 @@ async function exportNow(ex: Exporter, fetcher: typeof fetch, followUp = false):
     // the runtime a request's worth of CPU (`ab.mjs cpu --otlp`: ×1.07 a 16-token request).
     do {
       ex.busySince = Date.now();
-      await post(ex.target, ex.spans.splice(0, SPAN_BATCH_MAX), fetcher);
-    } while (ex.spans.length >= SPAN_BATCH_MAX);
+      const batch = ex.batches.shift();
+      if (!batch) break;
+      ex.queued -= batch.count;
+      await post(ex.target, batch, fetcher);
+    } while (ex.batches.length > 1 || (ex.batches[0]?.count ?? 0) >= SPAN_BATCH_MAX);
   } finally {
     ex.busySince = null;
   }
   // The rest goes with the next export, within a second: one a request scheduled meanwhile (any that
   // ended while the POST was on its way did), or else this one's follow-up. After the follow-up none
   // is left that no request scheduled: spans come only with requests, and each schedules when none is.
-  if (ex.spans.length && !scheduled(ex) && !followUp) {
+  if (ex.queued && !scheduled(ex) && !followUp) {
     ex.scheduledAt = Date.now();
     await sleep(SPAN_BATCH_MS);
     return exportNow(ex, fetcher, true);
   }
 }
 
-async function post(target: OtlpTarget, spans: string[], fetcher: typeof fetch): Promise<void> {
+async function post(target: OtlpTarget, batch: SpanBatch, fetcher: typeof fetch): Promise<void> {
   try {
     const res = await fetcher(`${target.endpoint}/v1/traces`, {
       method: "POST",
       headers: { ...target.headers, "content-type": "application/json" },
-      body: exportBody(spans),
+      body: batch.body(),
       signal: AbortSignal.timeout(target.timeoutMs),
     });
     await res.body?.cancel();
     if (!res.ok) throw new Error(`the collector answered ${res.status}`);
-    otlpStats.exported += spans.length;
+    otlpStats.exported += batch.count;
   } catch (e) {
     otlpStats.failedExports++;
-    otlpStats.dropped += spans.length;
+    otlpStats.dropped += batch.count;
     otlpStats.lastError = String(e instanceof Error ? e.message : e).slice(0, 200);
   }
 }

@@ -205,8 +205,14 @@ export function estimatedAttempts(r: DetailedRecord, arrivedAt: number, endedAt:
   return spans;
 }
 
-/** One OTLP/HTTP JSON export body (ExportTraceServiceRequest) of spans written by spanJson. */
-export function exportBody(spans: readonly string[], service = { name: "switchyard", version: "0.1.0" }): string {
+/** What an OTLP/HTTP JSON export body (ExportTraceServiceRequest) holds around its spans, comma-separated. */
+export function exportEnvelope(service = { name: "switchyard", version: "0.1.0" }): { head: string; tail: string } {
   const resource = attributesJson({ "service.name": service.name, "service.version": service.version, "telemetry.sdk.name": "switchyard", "telemetry.sdk.language": "javascript" });
-  return `{"resourceSpans":[{"resource":{"attributes":${resource}},"scopeSpans":[{"scope":{"name":"switchyard","version":${str(service.version)}},"spans":[${spans.join(",")}]}]}]}`;
+  return { head: `{"resourceSpans":[{"resource":{"attributes":${resource}},"scopeSpans":[{"scope":{"name":"switchyard","version":${str(service.version)}},"spans":[`, tail: "]}]}]}" };
+}
+
+/** One OTLP/HTTP JSON export body of spans written by spanJson. */
+export function exportBody(spans: readonly string[], service?: { name: string; version: string }): string {
+  const { head, tail } = exportEnvelope(service);
+  return `${head}${spans.join(",")}${tail}`;
 }

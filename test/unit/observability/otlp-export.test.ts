@@ -12,7 +12,7 @@ function collector(ms: number) {
   const posts: number[] = [];
   const fetcher = (async (_url: string, init: RequestInit) => {
     await new Promise((r) => setTimeout(r, ms));
-    posts.push((JSON.parse(String(init.body)) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: unknown[] }> }> }).resourceSpans[0]!.scopeSpans[0]!.spans.length);
+    posts.push((JSON.parse(new TextDecoder().decode(init.body as Uint8Array)) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: unknown[] }> }> }).resourceSpans[0]!.scopeSpans[0]!.spans.length);
     return new Response("{}");
   }) as unknown as typeof fetch;
   return { posts, fetcher };
