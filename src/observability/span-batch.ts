@@ -15,11 +15,12 @@ const FIRST_BYTES = 16 * 1024;
 export class SpanBatch {
   /** The spans in the batch. */
   count = 0;
-  private buf = new Uint8Array(FIRST_BYTES);
+  private buf: Uint8Array;
   private used = HEAD.length;
 
   /** @param maxBytes the body's bound: a span that would take it past is refused (the next batch takes it). */
   constructor(private readonly maxBytes: number) {
+    this.buf = new Uint8Array(Math.max(HEAD.length + TAIL.length, Math.min(FIRST_BYTES, maxBytes)));
     this.buf.set(HEAD);
   }
 
