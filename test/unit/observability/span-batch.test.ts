@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { SpanBatch } from "../../../src/observability/span-batch.ts";
 import { exportBody } from "../../../src/observability/otlp-spans.ts";
 
-const decode = (b: Uint8Array) => new TextDecoder("utf-8", { fatal: true }).decode(b);
+const decode = (b: Uint8Array) => new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(b);
 const spanText = (i: number, name = `chat m${i}`) => JSON.stringify({ spanId: i.toString(16).padStart(16, "0"), name });
 
 describe("SpanBatch", () => {
