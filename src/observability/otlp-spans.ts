@@ -210,9 +210,3 @@ export function exportEnvelope(service = { name: "switchyard", version: "0.1.0" 
   const resource = attributesJson({ "service.name": service.name, "service.version": service.version, "telemetry.sdk.name": "switchyard", "telemetry.sdk.language": "javascript" });
   return { head: `{"resourceSpans":[{"resource":{"attributes":${resource}},"scopeSpans":[{"scope":{"name":"switchyard","version":${str(service.version)}},"spans":[`, tail: "]}]}]}" };
 }
-
-/** One OTLP/HTTP JSON export body of spans written by spanJson. */
-export function exportBody(spans: readonly string[], service?: { name: string; version: string }): string {
-  const { head, tail } = exportEnvelope(service);
-  return `${head}${spans.join(",")}${tail}`;
-}

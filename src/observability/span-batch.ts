@@ -26,13 +26,20 @@ export class SpanBatch {
 
   /** Adds a span's OTLP/JSON text; false when it does not fit within the bound. */
   add(text: string): boolean {
-    // UTF-8 takes at most 3 bytes per UTF-16 unit: room for that is enough for any text.
-    const worst = this.used + 1 + text.length * 3 + TAIL.length;
-    if (worst > this.buf.length && !this.grow(worst)) return this.addExact(text);
-    if (this.count) this.buf[this.used++] = COMMA;
-    this.used += encoder.encodeInto(text, this.buf.subarray(this.used)).written;
-    this.count++;
-    return true;
+    const at = this.used + (this.count ? 1 : 0);
+    // Encoded into the room left before the envelope's tail; what did not all fit is tried again
+    // in a buffer twice the size (a few times per batch), up to the bound.
+    for (;;) {
+      const end = this.buf.length - TAIL.length;
+      const { read, written } = encoder.encodeInto(text, this.buf.subarray(at, end));
+      if (read === text.length && at <= end) {
+        if (this.count) this.buf[this.used] = COMMA;
+        this.used = at + written;
+        this.count++;
+        return true;
+      }
+      if (!this.grow()) return false;
+    }
   }
 
   /** The export body: the envelope around the spans. */
@@ -42,26 +49,12 @@ export class SpanBatch {
     return out;
   }
 
-  private addExact(text: string): boolean {
-    const start = this.used + (this.count ? 1 : 0);
-    const room = this.buf.length - TAIL.length - start;
-    if (room <= 0) return false;
-    const { read, written } = encoder.encodeInto(text, this.buf.subarray(start, start + room));
-    if (read !== text.length) return false;
-    if (this.count) this.buf[this.used] = COMMA;
-    this.used = start + written;
-    this.count++;
-    return true;
-  }
-
-  /** Grows the buffer to hold `need` bytes, within the bound; false when the bound is reached. */
-  private grow(need: number): boolean {
+  /** Doubles the buffer, within the bound; false when it is there already. */
+  private grow(): boolean {
     if (this.buf.length >= this.maxBytes) return false;
-    let size = this.buf.length;
-    while (size < need && size < this.maxBytes) size *= 2;
-    const next = new Uint8Array(Math.min(size, this.maxBytes));
+    const next = new Uint8Array(Math.min(this.buf.length * 2, this.maxBytes));
     next.set(this.buf.subarray(0, this.used));
     this.buf = next;
-    return next.length >= need;
+    return true;
   }
 }

@@ -2,8 +2,10 @@
 // span added, in order, whatever their characters; a span past the bound is refused, not cut.
 import { describe, expect, it } from "vitest";
 import { SpanBatch } from "../../../src/observability/span-batch.ts";
-import { exportBody } from "../../../src/observability/otlp-spans.ts";
+import { exportEnvelope } from "../../../src/observability/otlp-spans.ts";
 
+/** The body expected: the envelope around the spans, comma-separated. */
+const exportBody = (spans: readonly string[]) => `${exportEnvelope().head}${spans.join(",")}${exportEnvelope().tail}`;
 const decode = (b: Uint8Array) => new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(b);
 const spanText = (i: number, name = `chat m${i}`) => JSON.stringify({ spanId: i.toString(16).padStart(16, "0"), name });
 

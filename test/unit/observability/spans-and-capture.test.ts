@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { boundedText, capturedFor, TRUNCATED_MARKER } from "../../../src/observability/capture.ts";
-import { estimatedAttempts, exportBody, operationOf, requestSpans as madeSpans, serverOf, spanJson, type OtlpSpan } from "../../../src/observability/otlp-spans.ts";
+import { estimatedAttempts, operationOf, requestSpans as madeSpans, serverOf, spanJson, type OtlpSpan } from "../../../src/observability/otlp-spans.ts";
+import { SpanBatch } from "../../../src/observability/span-batch.ts";
 import { recordOf, type DetailedRecord } from "../../../src/observability/request-record.ts";
 import { RequestTrace } from "../../../src/observability/request-trace.ts";
 import { formatTraceParent, parseTraceParent } from "../../../src/observability/trace-context.ts";
@@ -153,7 +154,9 @@ describe("spans with the GenAI semantic conventions", () => {
   });
 
   it("the export body is OTLP/JSON's ExportTraceServiceRequest", () => {
-    const body = JSON.parse(exportBody(madeSpans(record(), { traceId: "a".repeat(32), spanId: "b".repeat(16) }, 0, []).map(spanJson))) as { resourceSpans: Array<{ resource: { attributes: unknown[] }; scopeSpans: Array<{ spans: unknown[] }> }> };
+    const batch = new SpanBatch(1 << 20);
+    for (const s of madeSpans(record(), { traceId: "a".repeat(32), spanId: "b".repeat(16) }, 0, [])) batch.add(spanJson(s));
+    const body = JSON.parse(new TextDecoder().decode(batch.body())) as { resourceSpans: Array<{ resource: { attributes: unknown[] }; scopeSpans: Array<{ spans: unknown[] }> }> };
     expect(body.resourceSpans[0]!.resource.attributes).toContainEqual({ key: "service.name", value: { stringValue: "switchyard" } });
     expect(body.resourceSpans[0]!.scopeSpans[0]!.spans).toHaveLength(3);
   });
