@@ -55,6 +55,11 @@ export interface ModelView {
   victim: null | "busy" | { model: string; lastUsedAt: number; loadMs: number; loadedElsewhere: boolean };
 }
 
+/** A router's status for a model (`/models`' `status.value`) as the pool counts it: a sleeping model is loaded, a downloading one loading. */
+export function poolStatusOf(status: RouterModel["status"]): ModelStatus {
+  return status === "loaded" || status === "sleeping" ? "loaded" : status === "loading" || status === "downloading" ? "loading" : "unloaded";
+}
+
 /** Before any load of a model was measured: real weights take tens of seconds to load. */
 export const DEFAULT_LOAD_MS = 20_000;
 /** A model that failed to load on a router is not tried there again for this long (the operator may replace the file). */
@@ -130,7 +135,7 @@ export class ModelPool {
     const listed = new Set<string>();
     for (const m of read.models) {
       listed.add(m.id);
-      const status: ModelStatus = m.status === "loaded" || m.status === "sleeping" ? "loaded" : m.status === "loading" || m.status === "downloading" ? "loading" : "unloaded";
+      const status = poolStatusOf(m.status);
       const e = s.models.get(m.id);
       if (!e) {
         s.models.set(m.id, { status, inflight: 0, lastUsedAt: 0, ...(status === "loading" ? { loadStartedAt: readStartedAt } : {}), ...(m.failed ? { failedAt: readStartedAt } : {}) });

@@ -4,8 +4,7 @@
 import type { EnvVars } from "../../config/env-vars.ts";
 import type { ModelPoolRead, NamedTarget } from "../../upstreams/adapter.ts";
 import { adapterOf } from "../../upstreams/registry/adapters.ts";
-
-const LOADED = new Set(["loaded", "loading", "sleeping", "downloading"]);
+import { poolStatusOf } from "./model-pool.ts";
 
 /**
  * The models to load again, most recently used first. `evicted` is this isolate's guess, least
@@ -16,7 +15,7 @@ const LOADED = new Set(["loaded", "loading", "sleeping", "downloading"]);
 export function modelsToPutBack(evicted: readonly string[], now: ModelPoolRead | null): string[] {
   const recentFirst = [...evicted].reverse();
   if (!now) return recentFirst.slice(0, 1);
-  const held = new Set(now.models.filter((m) => LOADED.has(m.status)).map((m) => m.id));
+  const held = new Set(now.models.filter((m) => poolStatusOf(m.status) !== "unloaded").map((m) => m.id));
   const listed = new Set(now.models.map((m) => m.id));
   const room = Math.max(0, now.modelsMax - held.size);
   return recentFirst.filter((m) => listed.has(m) && !held.has(m)).slice(0, room);
