@@ -58,8 +58,6 @@ export interface RequestFacts {
   target: string | null;
   attempts: number | null;
   outcomes: Array<{ target: string; code: string }>;
-  /** The answer as the client got it. */
-  answer: AnswerFacts;
   /** The body was a stream of SSE frames. */
   sse: boolean;
   /** When the answer's first token (text, reasoning or a tool call) passed on its way to the client. */
@@ -69,29 +67,29 @@ export interface RequestFacts {
   cancelled: boolean;
 }
 
-/** The log entry of a finished request (pure). */
-export function recordOf(f: RequestFacts): DetailedRecord {
-  const x = f.answer.extension;
+/** The log entry of a finished request, `answer` being its answer as the client got it (pure). */
+export function recordOf(f: RequestFacts, answer: AnswerFacts): DetailedRecord {
+  const x = answer.extension;
   const duration = Math.max(0, f.endedAt - f.arrivedAt);
   const ttft = f.firstTokenAt !== undefined ? Math.max(0, f.firstTokenAt - f.arrivedAt) : null;
-  const error = f.answer.error ?? (f.cancelled ? "client_closed_request" : f.status >= 400 ? `http_${f.status}` : null);
+  const error = answer.error ?? (f.cancelled ? "client_closed_request" : f.status >= 400 ? `http_${f.status}` : null);
   return {
     id: f.id,
     time: new Date(f.arrivedAt).toISOString(),
     key: f.key?.id ?? null,
     endpoint: f.endpoint,
-    model: f.answer.model ?? f.model ?? null,
+    model: answer.model ?? f.model ?? null,
     stream: f.stream ?? (f.sse ? true : f.status < 400 ? false : null),
     status: f.status,
     error,
     target: x?.target ?? (f.target || null),
     attempts: x?.attempts ?? f.attempts,
-    prompt_tokens: f.answer.promptTokens ?? null,
-    completion_tokens: f.answer.completionTokens ?? null,
+    prompt_tokens: answer.promptTokens ?? null,
+    completion_tokens: answer.completionTokens ?? null,
     ttft_ms: ttft,
     duration_ms: duration,
     key_name: f.key?.name ?? null,
-    finish_reasons: f.answer.finishReasons,
+    finish_reasons: answer.finishReasons,
     outcomes: x?.outcomes?.length ? x.outcomes : f.outcomes,
     resumes: (x?.resumes ?? []).map(({ from, to, code }) => ({ from, to, code })),
     timings: x?.timings ?? null,

@@ -20,20 +20,32 @@ export interface AttemptTracer {
   attemptStarted(target: string, url?: string): { traceparent: string; ended(outcome: string): void };
 }
 
+/**
+ * The ids are made when first asked for (the trace's at the first attempt, our span's when the
+ * spans are built, in the outbox's batch): a request's own path makes as few as it can.
+ */
 export class RequestTrace implements AttemptTracer {
-  readonly traceId: string;
-  /** Our server span. */
-  readonly spanId = newSpanId();
   /** The client's span, when it sent a traceparent. */
   readonly parentSpanId: string | undefined;
   readonly sampled: boolean;
   /** The attempts routing reported (none until the hook is wired: spans are then derived from the answer). */
   readonly attempts: AttemptSpan[] = [];
+  private trace: string | undefined;
+  private span: string | undefined;
 
   constructor(parent: TraceParent | null) {
-    this.traceId = parent?.traceId ?? newTraceId();
+    this.trace = parent?.traceId;
     this.parentSpanId = parent?.spanId;
     this.sampled = parent?.sampled ?? true;
+  }
+
+  get traceId(): string {
+    return (this.trace ??= newTraceId());
+  }
+
+  /** Our server span. */
+  get spanId(): string {
+    return (this.span ??= newSpanId());
   }
 
   attemptStarted(target: string, url?: string): { traceparent: string; ended(outcome: string): void } {

@@ -26,7 +26,7 @@ interface RunStart {
 /**
  * One request's facts, filled by the pipeline (runChat: `asked`, `follow`; the responder delivering
  * the answer calls `event` and `end`) or the embeddings route (`answered`), and read by the request
- * log once `done` resolves. Capture also assembles the answer and the model's raw text, each up to
+ * log once the answer ended (`whenEnded`). Capture also assembles the answer and the model's raw text, each up to
  * `captureBytes` characters: on from the start (`observability.capture`), or turned on by
  * `captureKeyed` once the caller's key is known (a key with `capture`, up to `keyCaptureBytes`).
  */
@@ -42,10 +42,10 @@ export class RunFacts implements AnswerObserver {
   endedAt?: number;
   cancelled = false;
   extension?: SwitchyardExtension;
-  /** A run started (the log then waits for `done`); false: the route answered without one. */
+  /** A run started (the log then waits for its end: `whenEnded`); false: the route answered without one. */
   ran = false;
-  readonly done: Promise<void>;
-  private resolve!: () => void;
+  /** Who is told when the answer ends (the request log's middleware). */
+  private ended?: () => void;
   private answer?: AssembledAnswer;
   private extensionOf?: () => SwitchyardExtension;
   /** Some part of the assembled answer or raw text reached the capture bound. */
@@ -64,7 +64,6 @@ export class RunFacts implements AnswerObserver {
     private captureBytes = 0,
     private readonly keyCaptureBytes = 0,
   ) {
-    this.done = new Promise((r) => (this.resolve = r));
     if (captureBytes > 0) this.startCapture();
   }
 
@@ -140,7 +139,20 @@ export class RunFacts implements AnswerObserver {
         this.extension = this.extensionOf?.();
       } catch {}
     }
-    this.resolve();
+    this.extensionOf = undefined;
+    this.tell();
+  }
+
+  /** Calls `f` once the answer has ended, at once if it has (one follower; `f` must not throw). */
+  whenEnded(f: () => void): void {
+    if (this.endedAt !== undefined) f();
+    else this.ended = f;
+  }
+
+  private tell(): void {
+    const f = this.ended;
+    this.ended = undefined;
+    f?.();
   }
 
   /** An answer read whole by its route (embeddings): its usage, and the end. */
@@ -151,7 +163,7 @@ export class RunFacts implements AnswerObserver {
     this.extension = extension;
     this.firstTokenAt ??= Date.now();
     this.endedAt ??= Date.now();
-    this.resolve();
+    this.tell();
   }
 
   /**

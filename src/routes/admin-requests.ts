@@ -5,7 +5,7 @@ import type { AppEnv } from "../auth/app-env.ts";
 import { requireAdmin } from "../auth/principal.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
-import { logStats, requestLog, requestLogName, send } from "../observability/log-outbox.ts";
+import { flush, logStats, requestLog, requestLogName } from "../observability/request-outbox.ts";
 import { otlpStats } from "../observability/otlp-export.ts";
 import { listItem, type DetailedRecord } from "../observability/request-record.ts";
 import type { Capture } from "../observability/capture.ts";
@@ -25,7 +25,7 @@ async function openLog(c: Context<AppEnv>) {
   }
   const log = requestLog(c.env);
   if (!log) throw new ProxyError({ status: 500, type: "server_error", code: "config_error", message: "The REQUEST_LOG Durable Object binding is missing from wrangler.toml." });
-  await send(requestLogName(c.env));
+  await flush(requestLogName(c.env), (p) => c.executionCtx.waitUntil(p));
   return { log, maxAgeMs: config.observability.maxAgeMs };
 }
 

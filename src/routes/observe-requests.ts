@@ -10,10 +10,7 @@ import { secretNames } from "../errors/redact-secrets.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { absorbJsonBody, emptyFacts, parseOutcomesHeader, type AnswerFacts } from "../observability/answer-facts.ts";
 import { boundedText, CAPTURE_HEADER, secretValues, type Capture } from "../observability/capture.ts";
-import { queueLogEntry } from "../observability/log-outbox.ts";
-import { queueSpans } from "../observability/otlp-export.ts";
-import { requestSpans } from "../observability/otlp-spans.ts";
-import { recordOf, type DetailedRecord } from "../observability/request-record.ts";
+import { queueFinished, type Destinations } from "../observability/request-outbox.ts";
 import { RequestTrace } from "../observability/request-trace.ts";
 import { RunFacts } from "../observability/run-facts.ts";
 import { parseTraceParent } from "../observability/trace-context.ts";
@@ -88,47 +85,64 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
     const sse = (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
     const capturedBody = capture && !sse && res.body ? res.clone().text() : undefined;
 
-    /** The record, once the answer has ended (`told`: what an error body said). */
-    const finish = (told?: AnswerFacts, captured?: Capture) => {
-      const answer = facts.facts();
-      if (told?.error !== undefined) answer.error = told.error;
+    /**
+     * The request handed to the outbox once its answer has ended (`toldError`: what an error body
+     * said): only what the response's end tells is read here; its record and spans are built in the
+     * outbox's batch.
+     */
+    const finish = (toldError?: string, captured?: Capture) => {
       // A delivered answer's extension names its target and attempts; otherwise the headers do.
-      const x = answer.extension;
-      const record = recordOf({
-        id: c.get("requestId"),
-        arrivedAt,
-        key: principal ? { id: principal.id, name: principal.name } : null,
-        endpoint,
-        ...(facts.model !== undefined && !unauthenticated ? { model: facts.model } : {}),
-        ...(facts.stream !== undefined ? { stream: facts.stream } : {}),
-        status: res.status,
-        target: x ? x.target ?? null : res.headers.get("x-switchyard-target"),
-        attempts: x ? x.attempts ?? null : numberOr(res.headers.get("x-switchyard-attempts")),
-        outcomes: x ? [] : parseOutcomesHeader(res.headers.get("x-switchyard-outcomes")),
-        answer,
-        sse,
-        firstTokenAt: facts.firstTokenAt,
-        endedAt: facts.endedAt ?? Date.now(),
-        cancelled: facts.cancelled,
-      });
-      if (o.log) queueLogEntry(c.env, { record, ...(captured ? { capture: captured } : {}) }, { maxRecords: o.maxRecords, maxAgeMs: o.maxAgeMs, captureMaxRecords: o.captureMaxRecords }, defer);
-      if (o.otlp && trace?.sampled) exportTrace(c, config, record, trace, arrivedAt, defer);
+      const x = facts.extension;
+      queueFinished(
+        c.env,
+        {
+          request: {
+            id: c.get("requestId"),
+            arrivedAt,
+            key: principal ? { id: principal.id, name: principal.name } : null,
+            endpoint,
+            model: unauthenticated ? undefined : facts.model,
+            stream: facts.stream,
+            status: res.status,
+            target: x ? x.target ?? null : res.headers.get("x-switchyard-target"),
+            attempts: x ? x.attempts ?? null : numberOr(res.headers.get("x-switchyard-attempts")),
+            outcomes: x ? [] : parseOutcomesHeader(res.headers.get("x-switchyard-outcomes")),
+            sse,
+            firstTokenAt: facts.firstTokenAt,
+            endedAt: facts.endedAt ?? Date.now(),
+            cancelled: facts.cancelled,
+          },
+          answer: facts,
+          ...(toldError !== undefined ? { toldError } : {}),
+          ...(captured ? { capture: captured } : {}),
+          ...(trace?.sampled ? { trace } : {}),
+          to: destinationsOf(c.env, config),
+        },
+        defer,
+      );
     };
     const failed = (e: unknown) => console.error(`[request-log] ${c.get("requestId")}: ${String(e instanceof Error ? e.stack : e).slice(0, 500)}`);
 
     if (!errorBody && !capture) {
       // The common case: nothing to read. The answer's end comes from its responder, whose own work
       // (the stream's pump) keeps the request alive until then: no waitUntil of our own.
-      if (facts.ran) void facts.done.then(() => finish()).catch(failed);
-      else finish();
+      const finished = () => {
+        try {
+          finish();
+        } catch (e) {
+          failed(e);
+        }
+      };
+      if (facts.ran) facts.whenEnded(finished);
+      else finished();
       return;
     }
     defer(
       (async () => {
-        if (facts.ran) await facts.done;
+        if (facts.ran) await new Promise<void>((r) => facts.whenEnded(r));
         let told: AnswerFacts | undefined;
         if (errorBody) absorbJsonBody((told = emptyFacts()), await errorBody.catch(() => ""));
-        finish(told, capture ? await captureOf(c, config, copy ? readRequest(copy, config) : unread ? readRequest(raw, config) : facts.keyedRequest, facts, capturedBody) : undefined);
+        finish(told?.error, capture ? await captureOf(c, config, copy ? readRequest(copy, config) : unread ? readRequest(raw, config) : facts.keyedRequest, facts, capturedBody) : undefined);
       })().catch(failed),
     );
   };
@@ -181,11 +195,18 @@ async function captureOf(c: Context<AppEnv>, config: Config, sent: Promise<strin
   return { request: request.text, response: response.text, truncated: request.truncated || response.truncated || (!body && facts.cut) };
 }
 
-/** The request's spans to the collector, with the collector's key from its secret. */
-function exportTrace(c: Context<AppEnv>, config: Config, record: DetailedRecord, trace: RequestTrace, arrivedAt: number, defer: (p: Promise<unknown>) => void): void {
-  const otlp = config.observability.otlp!;
-  const key = otlp.apiKeySecret ? c.env[otlp.apiKeySecret] : undefined;
-  const headers = typeof key === "string" && key !== "" ? { ...otlp.headers, authorization: `Bearer ${key}` } : otlp.headers;
-  const spans = requestSpans(record, { traceId: trace.traceId, spanId: trace.spanId, ...(trace.parentSpanId ? { parentSpanId: trace.parentSpanId } : {}) }, arrivedAt, trace.attempts);
-  queueSpans({ endpoint: otlp.endpoint, headers, timeoutMs: otlp.timeoutMs }, spans, defer);
+/** Where a configuration's finished requests go, made once per configuration (the collector's key from its secret). */
+const destinations = new WeakMap<Config, { key: unknown; to: Destinations }>();
+function destinationsOf(env: Env, config: Config): Destinations {
+  const o = config.observability;
+  const key = o.otlp?.apiKeySecret ? env[o.otlp.apiKeySecret] : undefined;
+  const known = destinations.get(config);
+  if (known && known.key === key) return known.to;
+  const headers = o.otlp && typeof key === "string" && key !== "" ? { ...o.otlp.headers, authorization: `Bearer ${key}` } : o.otlp?.headers;
+  const to: Destinations = {
+    log: o.log ? { maxRecords: o.maxRecords, maxAgeMs: o.maxAgeMs, captureMaxRecords: o.captureMaxRecords } : null,
+    otlp: o.otlp ? { endpoint: o.otlp.endpoint, headers: headers ?? {}, timeoutMs: o.otlp.timeoutMs } : null,
+  };
+  destinations.set(config, { key, to });
+  return to;
 }

@@ -49,6 +49,9 @@ const common = (start: Promise<{ first: UpstreamEvent; events: EventPull; header
 });
 const meta = { id: "chatcmpl-1", created: 1, model: "qwen", includeUsage: true };
 
+/** Resolves once `f`'s answer has ended. */
+const ended = (f: RunFacts) => new Promise<void>((r) => f.whenEnded(r));
+
 describe("RunFacts", () => {
   it("an answer's facts from what the responders encode, stream and not, the extension read at the end", async () => {
     for (const stream of [true, false]) {
@@ -63,7 +66,7 @@ describe("RunFacts", () => {
           ? await sseResponse({ ...common(start, f), encoder: chatSseEncoder(new ChunkEncoder(meta, () => ext)) })
           : await jsonResponse({ ...common(start, f), aggregator: new CompletionAggregator(), result: () => ({}) });
         await res.text();
-        await f.done;
+        await ended(f);
         expect(extensionRead).toBe(1);
         expect(f.facts()).toEqual({ model: "qwen", promptTokens: 17, completionTokens: 5, finishReasons: ["tool_calls"], extension: ext });
         expect(f.firstTokenAt).toBeDefined();
@@ -83,7 +86,7 @@ describe("RunFacts", () => {
         ? await sseResponse({ ...common(start, f), encoder: chatSseEncoder(new ChunkEncoder(meta, () => ext)) })
         : await jsonResponse({ ...common(start, f), aggregator: new CompletionAggregator(), result: () => ({}) });
       expect(res.status).toBe(502);
-      await f.done;
+      await ended(f);
       expect(f.ran).toBe(true);
       expect(f.error).toBe("upstream_unreachable");
       expect(f.firstTokenAt).toBeUndefined();
@@ -96,13 +99,33 @@ describe("RunFacts", () => {
     f.event({ type: "error", error: { status: 502, type: "server_error", code: "upstream_error", message: "x" } });
     f.end("done");
     f.end("client_gone");
-    await f.done;
+    await ended(f);
     expect(f.error).toBe("upstream_error");
     expect(f.cancelled).toBe(false);
     const g = new RunFacts();
     g.end("client_gone");
-    await g.done;
+    await ended(g);
     expect(g.cancelled).toBe(true);
+  });
+
+  it("whenEnded: its follower is told once, when the answer ends, or at once when it has", () => {
+    const f = new RunFacts();
+    let told = 0;
+    f.whenEnded(() => told++);
+    f.event({ type: "text", delta: "Hi" });
+    expect(told).toBe(0);
+    f.end("done");
+    f.end("client_gone");
+    expect(told).toBe(1);
+    let late = 0;
+    f.whenEnded(() => late++);
+    expect(late).toBe(1);
+    const g = new RunFacts();
+    let answered = 0;
+    g.whenEnded(() => answered++);
+    g.answered({ promptTokens: 3 }, ext);
+    expect(answered).toBe(1);
+    expect(g.promptTokens).toBe(3);
   });
 
   it("capture: the answer assembled, and the model's raw text when the rewriter changed it", async () => {
@@ -112,7 +135,7 @@ describe("RunFacts", () => {
     while (raw.events.nextNow?.() ?? (await raw.events.next())); // the rewriter reads it
     for (const e of answer) f.event(e);
     f.end("done");
-    await f.done;
+    await ended(f);
     expect(f.assembled()).toEqual({ text: "Hello", reasoning: "think", tool_calls: [{ name: "get_weather", arguments: '{"city":"Paris"}' }], raw_text: 'Hello <tool_call>{"name":"get_weather"}</tool_call>' });
     expect(f.cut).toBe(false);
   });

@@ -30,12 +30,11 @@ function record(over: Partial<DetailedRecord> = {}): DetailedRecord {
     target: "llama:10.0.0.2:8080",
     attempts: 2,
     outcomes: [],
-    answer: { ...emptyFacts(), promptTokens: 30, completionTokens: 7, finishReasons: ["stop"], extension: { target: "llama:10.0.0.2:8080", attempts: 2, timings: { first_event_ms: 50, total_ms: 400 } } },
     sse: true,
     firstTokenAt: 1_000_300,
     endedAt: 1_001_000,
     cancelled: false,
-  });
+  }, { ...emptyFacts(), promptTokens: 30, completionTokens: 7, finishReasons: ["stop"], extension: { target: "llama:10.0.0.2:8080", attempts: 2, timings: { first_event_ms: 50, total_ms: 400 } } });
   return { ...base, ...over };
 }
 
