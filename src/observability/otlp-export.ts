@@ -46,8 +46,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** An export is scheduled and still alive: its wait, its turn behind another (up to the timeout) and a follow-up fit within this. */
 const scheduled = (ex: Exporter): boolean => ex.scheduledAt !== null && Date.now() - ex.scheduledAt < ex.target.timeoutMs + 4 * SPAN_BATCH_MS;
 
-/** Queues a request's spans for `target`; `defer` keeps the export alive past the response (ctx.waitUntil). */
-export function queueSpans(target: OtlpTarget, spans: readonly SpanData[], defer: (p: Promise<unknown>) => void, fetcher: typeof fetch = fetch): void {
+/**
+ * Queues spans for `target`; `defer` keeps the export alive past the response (ctx.waitUntil). The
+ * export leaves `waitMs` after the first spans queued (the request outbox, which batches already,
+ * passes 0), at once when a full batch waits, and never while another export to `target` is on its way.
+ */
+export function queueSpans(target: OtlpTarget, spans: readonly SpanData[], defer: (p: Promise<unknown>) => void, { fetcher = fetch, waitMs = SPAN_BATCH_MS }: { fetcher?: typeof fetch; waitMs?: number } = {}): void {
   const id = `${target.endpoint}\n${JSON.stringify(target.headers)}`;
   let ex = exporters.get(id);
   if (!ex) exporters.set(id, (ex = { target, batches: [], queued: 0, scheduledAt: null, busySince: null }));
@@ -73,8 +77,8 @@ export function queueSpans(target: OtlpTarget, spans: readonly SpanData[], defer
   }
   if (scheduled(ex)) return;
   ex.scheduledAt = Date.now();
-  const wait = ex.batches.length > 1 || (ex.batches[0]?.count ?? 0) >= SPAN_BATCH_MAX ? 0 : SPAN_BATCH_MS;
-  defer(sleep(wait).then(() => exportNow(ex, fetcher)));
+  const full = ex.batches.length > 1 || (ex.batches[0]?.count ?? 0) >= SPAN_BATCH_MAX;
+  defer((full || waitMs <= 0 ? Promise.resolve() : sleep(waitMs)).then(() => exportNow(ex, fetcher)));
 }
 
 /**

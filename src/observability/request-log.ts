@@ -18,6 +18,8 @@ export interface LogQuery {
   model?: string;
 }
 
+/** How often rows are pruned by age at most. */
+const AGE_PRUNE_MS = 60_000;
 /** Rows per INSERT: 8 values each, within the 100 bound parameters a statement may have. */
 const ROWS_PER_INSERT = 12;
 const ROW_VALUES = "(?, ?, ?, ?, ?, ?, ?, ?)";
@@ -54,6 +56,11 @@ export class RequestLog extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS captures (seq INTEGER PRIMARY KEY, capture TEXT NOT NULL);`);
   }
 
+  /** The next row's seq, once read (only this object writes the table). */
+  private nextSeq: number | undefined;
+  /** When rows were last pruned by age (reads filter by age anyway: this only frees the space). */
+  private agePrunedAt = 0;
+
   /**
    * Keeps a batch of finished requests (`rows`, in the order they ended), then prunes to
    * `retention`. Rows go in statements of ROWS_PER_INSERT with their columns bound (SQLite parses
@@ -61,8 +68,18 @@ export class RequestLog extends DurableObject<Env> {
    */
   add(rows: LogRow[], captures: Array<{ index: number; capture: string }>, retention: Retention): void {
     const sql = this.ctx.storage.sql;
+    try {
+      this.write(sql, rows, captures, retention);
+    } catch (e) {
+      // Rolled back: the next batch reads where the table ends.
+      this.nextSeq = undefined;
+      throw e;
+    }
+  }
+
+  private write(sql: SqlStorage, rows: LogRow[], captures: Array<{ index: number; capture: string }>, retention: Retention): void {
     this.ctx.storage.transactionSync(() => {
-      const first = sql.exec<{ seq: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM requests").one().seq;
+      const first = (this.nextSeq ??= sql.exec<{ seq: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM requests").one().seq);
       for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
         const chunk = rows.slice(start, start + ROWS_PER_INSERT);
         const values: SqlStorageValue[] = [];
@@ -70,7 +87,8 @@ export class RequestLog extends DurableObject<Env> {
         sql.exec(insertOf(chunk.length), ...values);
       }
       for (const c of captures) sql.exec("INSERT INTO captures (seq, capture) VALUES (?, ?)", first + c.index, c.capture);
-      this.prune(retention, first + rows.length - 1);
+      this.nextSeq = first + rows.length;
+      this.prune(retention, first + rows.length - 1, captures.length > 0);
     });
   }
 
@@ -111,17 +129,25 @@ export class RequestLog extends DurableObject<Env> {
   /**
    * Drops what retention no longer allows, `last` being the newest row's seq. Rows are numbered
    * densely in the order written, so the count bound is a range of the primary key (no scan of the
-   * rows kept); the age bound looks at the oldest rows only.
+   * rows kept). The age bound looks at the oldest rows only, at most once a minute (every read
+   * filters by age: this only frees their space). Captures are looked at only when some were added
+   * or their rows went.
    */
-  private prune(retention: Retention, last: number): void {
+  private prune(retention: Retention, last: number, capturesAdded: boolean): void {
     const sql = this.ctx.storage.sql;
-    sql.exec("DELETE FROM requests WHERE seq <= ?", last - retention.maxRecords);
-    // Rows end roughly in the order they arrived: the oldest by age are among the first rows.
-    sql.exec("DELETE FROM requests WHERE seq IN (SELECT seq FROM requests ORDER BY seq LIMIT 256) AND at < ?", Date.now() - retention.maxAgeMs);
-    const oldest = sql.exec<{ seq: number | null }>("SELECT MIN(seq) AS seq FROM requests").one().seq ?? last + 1;
-    sql.exec("DELETE FROM captures WHERE seq < ?", oldest);
+    let dropped = sql.exec("DELETE FROM requests WHERE seq <= ?", last - retention.maxRecords).rowsWritten;
+    const now = Date.now();
+    if (now - this.agePrunedAt >= AGE_PRUNE_MS) {
+      this.agePrunedAt = now;
+      // Rows end roughly in the order they arrived: the oldest by age are among the first rows.
+      dropped += sql.exec("DELETE FROM requests WHERE seq IN (SELECT seq FROM requests ORDER BY seq LIMIT 256) AND at < ?", now - retention.maxAgeMs).rowsWritten;
+    }
+    if (dropped > 0) {
+      const oldest = sql.exec<{ seq: number | null }>("SELECT MIN(seq) AS seq FROM requests").one().seq ?? last + 1;
+      sql.exec("DELETE FROM captures WHERE seq < ?", oldest);
+    }
     // Captures are kept on the newest captureMaxRecords requests that have one (few: capture is opt-in).
-    if (sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM captures").one().n > retention.captureMaxRecords) {
+    if (capturesAdded && sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM captures").one().n > retention.captureMaxRecords) {
       sql.exec("DELETE FROM captures WHERE seq <= (SELECT seq FROM captures ORDER BY seq DESC LIMIT 1 OFFSET ?)", retention.captureMaxRecords);
     }
   }

@@ -34,8 +34,8 @@ export interface FinishedRequest {
 }
 
 /** A batch is handled when it holds this many requests, or this long after its first. */
-export const BATCH_MAX = 256;
-export const BATCH_MS = 1000;
+export const BATCH_MAX = 512;
+export const BATCH_MS = 2000;
 
 interface Outbox {
   env: EnvVars;
@@ -105,7 +105,8 @@ export async function flush(name: string, defer: (p: Promise<unknown>) => void):
       list.push(...requestSpans(record, { traceId: t.traceId, spanId: t.spanId, ...(t.parentSpanId ? { parentSpanId: t.parentSpanId } : {}) }, f.request.arrivedAt, t.attempts));
     }
   }
-  for (const [collector, list] of spans) queueSpans(collector, list, defer);
+  // The batch is the export's pacing: its spans leave at once (one export at a time per collector).
+  for (const [collector, list] of spans) queueSpans(collector, list, defer, { waitMs: 0 });
   if (!retention) return;
   const log = requestLog(box.env);
   if (!log) return;

@@ -29,7 +29,7 @@ describe("OTLP export pacing", () => {
     const t = target();
     const c = collector(3);
     for (let i = 0; i < 1200; i++) {
-      queueSpans(t, [span(), span()], defer, c.fetcher);
+      queueSpans(t, [span(), span()], defer, { fetcher: c.fetcher });
       await vi.advanceTimersByTimeAsync(2.5);
     }
     await vi.advanceTimersByTimeAsync(5 * SPAN_BATCH_MS);
@@ -42,13 +42,26 @@ describe("OTLP export pacing", () => {
   it("a lone request's spans leave within a second; spans that came during an export follow within another", async () => {
     const t = target();
     const c = collector(200);
-    queueSpans(t, [span(), span()], defer, c.fetcher);
+    queueSpans(t, [span(), span()], defer, { fetcher: c.fetcher });
     await vi.advanceTimersByTimeAsync(SPAN_BATCH_MS + 100);
     // The POST is on its way: a request ending now is not lost behind it.
-    queueSpans(t, [span()], defer, c.fetcher);
+    queueSpans(t, [span()], defer, { fetcher: c.fetcher });
     await vi.advanceTimersByTimeAsync(150);
     expect(c.posts).toEqual([2]);
     await vi.advanceTimersByTimeAsync(3 * SPAN_BATCH_MS);
     expect(c.posts).toEqual([2, 1]);
+  });
+
+  it("spans queued already batched (waitMs 0, the request outbox) leave at once, one export at a time", async () => {
+    const t = target();
+    const c = collector(200);
+    queueSpans(t, [span(), span(), span()], defer, { fetcher: c.fetcher, waitMs: 0 });
+    await vi.advanceTimersByTimeAsync(1);
+    // On its way (the collector answers in 200 ms): the next batch waits its turn.
+    queueSpans(t, [span()], defer, { fetcher: c.fetcher, waitMs: 0 });
+    await vi.advanceTimersByTimeAsync(250);
+    expect(c.posts).toEqual([3]);
+    await vi.advanceTimersByTimeAsync(3 * SPAN_BATCH_MS);
+    expect(c.posts).toEqual([3, 1]);
   });
 });
