@@ -32,6 +32,14 @@ function finished(to: Destinations, completionTokens: number, built: { count: nu
   };
 }
 
+/** A log instance of its own, a collector, and a count of the answers read. */
+function setup() {
+  const env = { REQUEST_LOG_NAME: `outbox-${crypto.randomUUID()}` } as unknown as EnvVars;
+  const to: Destinations = { log: null, otlp: { endpoint: `http://collector-${crypto.randomUUID()}.test`, headers: {}, timeoutMs: 5000 } };
+  const defer = (p: Promise<unknown>) => void p.catch(() => {});
+  return { env, to, defer, built: { count: 0 }, posts: collector() };
+}
+
 const tokensOf = (s: Posted["resourceSpans"][number]["scopeSpans"][number]["spans"][number]) => Number(s.attributes.find((a) => a.key === "gen_ai.usage.output_tokens")?.value.intValue);
 
 describe("the request outbox", () => {
@@ -42,11 +50,7 @@ describe("the request outbox", () => {
   });
 
   it("a batch is built when handled, not as its requests end, and its spans leave in one export", async () => {
-    const posts = collector();
-    const env = { REQUEST_LOG_NAME: `outbox-${crypto.randomUUID()}` } as unknown as EnvVars;
-    const to: Destinations = { log: null, otlp: { endpoint: "http://collector.test", headers: {}, timeoutMs: 5000 } };
-    const built = { count: 0 };
-    const defer = (p: Promise<unknown>) => void p.catch(() => {});
+    const { env, to, defer, built, posts } = setup();
     for (const tokens of [5, 6, 7]) queueFinished(env, finished(to, tokens, built), defer);
     await vi.advanceTimersByTimeAsync(BATCH_MS - 10);
     expect(built.count).toBe(0);
@@ -62,11 +66,7 @@ describe("the request outbox", () => {
   });
 
   it("a full batch is handled at once", async () => {
-    const posts = collector();
-    const env = { REQUEST_LOG_NAME: `outbox-${crypto.randomUUID()}` } as unknown as EnvVars;
-    const to: Destinations = { log: null, otlp: { endpoint: "http://collector-full.test", headers: {}, timeoutMs: 5000 } };
-    const built = { count: 0 };
-    const defer = (p: Promise<unknown>) => void p.catch(() => {});
+    const { env, to, defer, built, posts } = setup();
     for (let i = 0; i < BATCH_MAX; i++) queueFinished(env, finished(to, 1, built), defer);
     await vi.advanceTimersByTimeAsync(1);
     expect(built.count).toBe(BATCH_MAX);
