@@ -34,8 +34,8 @@ export interface FinishedRequest {
 }
 
 /** A batch is handled when it holds this many requests, or this long after its first. */
-export const BATCH_MAX = 512;
-export const BATCH_MS = 2000;
+export const BATCH_MAX = 256;
+export const BATCH_MS = 1000;
 
 interface Outbox {
   env: EnvVars;

@@ -1,5 +1,5 @@
 // The request outbox: finished requests wait as they are, and a batch's records and spans are built
-// together when it is handled (two seconds after its first request, or at once when full); its
+// together when it is handled (a second after its first request, or at once when full); its
 // spans then leave in one export, with each request's record made from what the run told.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { emptyFacts } from "../../../src/observability/answer-facts.ts";
