@@ -69,27 +69,23 @@ export class RequestLog extends DurableObject<Env> {
   add(rows: LogRow[], captures: Array<{ index: number; capture: string }>, retention: Retention): void {
     const sql = this.ctx.storage.sql;
     try {
-      this.write(sql, rows, captures, retention);
+      this.ctx.storage.transactionSync(() => {
+        const first = (this.nextSeq ??= sql.exec<{ seq: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM requests").one().seq);
+        for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+          const chunk = rows.slice(start, start + ROWS_PER_INSERT);
+          const values: SqlStorageValue[] = [];
+          chunk.forEach((row, i) => values.push(first + start + i, ...row));
+          sql.exec(insertOf(chunk.length), ...values);
+        }
+        for (const c of captures) sql.exec("INSERT INTO captures (seq, capture) VALUES (?, ?)", first + c.index, c.capture);
+        this.nextSeq = first + rows.length;
+        this.prune(retention, first + rows.length - 1, captures.length > 0);
+      });
     } catch (e) {
       // Rolled back: the next batch reads where the table ends.
       this.nextSeq = undefined;
       throw e;
     }
-  }
-
-  private write(sql: SqlStorage, rows: LogRow[], captures: Array<{ index: number; capture: string }>, retention: Retention): void {
-    this.ctx.storage.transactionSync(() => {
-      const first = (this.nextSeq ??= sql.exec<{ seq: number }>("SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM requests").one().seq);
-      for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-        const chunk = rows.slice(start, start + ROWS_PER_INSERT);
-        const values: SqlStorageValue[] = [];
-        chunk.forEach((row, i) => values.push(first + start + i, ...row));
-        sql.exec(insertOf(chunk.length), ...values);
-      }
-      for (const c of captures) sql.exec("INSERT INTO captures (seq, capture) VALUES (?, ?)", first + c.index, c.capture);
-      this.nextSeq = first + rows.length;
-      this.prune(retention, first + rows.length - 1, captures.length > 0);
-    });
   }
 
   /** The newest requests first (by arrival), filtered; none older than `maxAgeMs`: each record's JSON, as stored. */

@@ -102,7 +102,7 @@ export async function flush(name: string, defer: (p: Promise<unknown>) => void):
     if (t && f.to.otlp) {
       let list = spans.get(f.to.otlp);
       if (!list) spans.set(f.to.otlp, (list = []));
-      list.push(...requestSpans(record, { traceId: t.traceId, spanId: t.spanId, ...(t.parentSpanId ? { parentSpanId: t.parentSpanId } : {}) }, f.request.arrivedAt, t.attempts));
+      list.push(...requestSpans(record, t, f.request.arrivedAt, t.attempts));
     }
   }
   // The batch is the export's pacing: its spans leave at once (one export at a time per collector).
