@@ -2,8 +2,9 @@
 // CPU profile of the Switchyard Worker under Miniflare, through workerd's inspector: N requests to the
 // fast upstream (bench/overhead/upstream.mjs), one at a time, then the functions by self time.
 // The Worker is built unminified (`wrangler deploy --dry-run --minify=false`) so names are readable.
-//   npx node bench/overhead/profile-worker.mjs [--requests 2000] [--stream] [--otlp] [--top 40] [--out file.cpuprofile]
-// (--otlp: traces exported to an OTLP receiver in the bench upstream)
+//   npx node bench/overhead/profile-worker.mjs [--requests 2000] [--stream] [--otlp] [--observability <json>] [--top 40] [--out file.cpuprofile]
+// (--otlp: traces exported to an OTLP receiver in the bench upstream; --observability: the configuration's
+// section, e.g. '{"log":false}')
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -15,7 +16,7 @@ import { startBenchUpstream } from "./upstream.mjs";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const { values: flags } = parseArgs({
-  options: { requests: { type: "string", default: "2000" }, stream: { type: "boolean", default: false }, otlp: { type: "boolean", default: false }, top: { type: "string", default: "40" }, out: { type: "string" } },
+  options: { requests: { type: "string", default: "2000" }, stream: { type: "boolean", default: false }, otlp: { type: "boolean", default: false }, observability: { type: "string" }, top: { type: "string", default: "40" }, out: { type: "string" } },
 });
 const { stream } = flags;
 const N = Number(flags.requests);
@@ -30,6 +31,15 @@ mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
 const dir = mkdtempSync(join(ROOT, ".wrangler", "profile-"));
 execFileSync(process.execPath, [join(ROOT, "node_modules/wrangler/bin/wrangler.js"), "deploy", "--dry-run", "--outdir", dir, "--minify=false"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" } });
 
+/**
+ * The configuration's `observability` section: --observability, with --otlp's export added.
+ * @param {string} upstream
+ */
+function observabilityOf(upstream) {
+  const o = { ...(flags.observability ? JSON.parse(flags.observability) : {}), ...(flags.otlp ? { otlp: { endpoint: `${upstream}/otlp` } } : {}) };
+  return Object.keys(o).length ? { observability: o } : {};
+}
+
 const up = await startBenchUpstream();
 const UP = `http://127.0.0.1:${up.port}`;
 const inspectorPort = await freePort();
@@ -42,7 +52,7 @@ const mf = new Miniflare(
     scriptPath: join(dir, "index.js"),
     ...compatOf(),
     durableObjects: durableObjects(),
-    bindings: { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: `${UP}/fast` }] } }, ...(flags.otlp ? { observability: { otlp: { endpoint: `${UP}/otlp` } } } : {}) }), LLAMA_URL: UP },
+    bindings: { SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: `${UP}/fast` }] } }, ...observabilityOf(UP) }), LLAMA_URL: UP },
   }),
 );
 try {

@@ -56,11 +56,25 @@ export function operationOf(endpoint: string): string {
 
 const str = JSON.stringify;
 
+// An attribute's key as OTLP/JSON text, with what follows it up to its value: made once per key (the
+// keys are a fixed set of the code's) rather than by a JSON.stringify per attribute of every span
+// (bench/overhead/span-encoding.mjs: a batch's spans in 0.82 of the time).
+const keyHeads = new Map<string, string>();
+const KEY_HEADS_MAX = 256;
+function keyHead(k: string): string {
+  let head = keyHeads.get(k);
+  if (head === undefined) {
+    if (keyHeads.size >= KEY_HEADS_MAX) keyHeads.clear();
+    keyHeads.set(k, (head = `{"key":${str(k)},"value":`));
+  }
+  return head;
+}
+
 /** One attribute's OTLP/JSON value (AnyValue): integers as decimal strings, as OTLP/JSON has them. */
 function valueJson(v: AttrValue): string {
   if (typeof v === "string") return `{"stringValue":${str(v)}}`;
   if (typeof v === "number") return Number.isInteger(v) ? `{"intValue":"${v}"}` : Number.isFinite(v) ? `{"doubleValue":${v}}` : `{"stringValue":"${v}"}`;
-  if (typeof v === "boolean") return `{"boolValue":${v}}`;
+  if (typeof v === "boolean") return v ? `{"boolValue":true}` : `{"boolValue":false}`;
   let out = "";
   for (const s of v) out += `${out ? "," : ""}{"stringValue":${str(s)}}`;
   return `{"arrayValue":{"values":[${out}]}}`;
@@ -71,7 +85,7 @@ function attributesJson(attrs: SpanAttributes): string {
   let out = "";
   for (const k in attrs) {
     const v = attrs[k];
-    if (v !== null && v !== undefined) out += `${out ? "," : ""}{"key":${str(k)},"value":${valueJson(v)}}`;
+    if (v !== null && v !== undefined) out += `${out ? "," : ""}${keyHead(k)}${valueJson(v)}}`;
   }
   return `[${out}]`;
 }
