@@ -13,6 +13,14 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
  * decoded bytes; any other coding is refused with 415.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
+  return parseJsonText(await readBodyText(request, maxBytes));
+}
+
+/**
+ * A request body's text, read and decoded as readJsonBody reads it (413, 415, and 400 `invalid_json`
+ * when it is missing or not UTF-8), for a caller that keeps the text as sent when it does not parse.
+ */
+export async function readBodyText(request: Request, maxBytes: number): Promise<string> {
   const tooLarge = () =>
     new ProxyError({
       status: 413,
@@ -31,12 +39,15 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   let bytes = declared >= 0 ? new Uint8Array(await request.arrayBuffer()) : await readCapped(request.body, maxBytes, tooLarge);
   if (bytes.byteLength > maxBytes) throw tooLarge();
   if (encoding.codings.length > 0) bytes = await decodeBody(bytes, encoding.codings, maxBytes, tooLarge);
-  let text: string;
   try {
-    text = utf8.decode(bytes);
+    return utf8.decode(bytes);
   } catch {
     throw invalidJson("The request body is not valid UTF-8.");
   }
+}
+
+/** A request body's JSON (400 `invalid_json` when it is empty or does not parse). */
+export function parseJsonText(text: string): unknown {
   if (text.trim() === "") throw invalidJson("The request body is empty; send a JSON object.");
   try {
     return JSON.parse(text);

@@ -90,6 +90,13 @@ export class RunFacts implements AnswerObserver {
     if (body !== undefined) this.keyedRequest = JSON.stringify(body);
   }
 
+  /** As captureKeyed, for a body that did not parse: `text` is kept as it was sent. */
+  captureKeyedText(text: string): void {
+    if (!this.keyCapturable) return;
+    this.captureKeyed();
+    this.keyedRequest = text;
+  }
+
   private startCapture(): void {
     this.answer = { text: "", reasoning: "", tool_calls: [] };
     this.calls = new Map();

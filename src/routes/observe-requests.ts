@@ -7,7 +7,7 @@ import { readCredential } from "../auth/credential.ts";
 import type { Config } from "../config/config.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { secretNames } from "../errors/redact-secrets.ts";
-import { readJsonBody } from "../http/read-json-body.ts";
+import { parseJsonText, readBodyText } from "../http/read-json-body.ts";
 import { absorbJsonBody, emptyFacts, parseOutcomesHeader, type AnswerFacts } from "../observability/answer-facts.ts";
 import { boundedText, CAPTURE_HEADER, secretValues, type Capture } from "../observability/capture.ts";
 import { queueFinished, type Destinations } from "../observability/request-outbox.ts";
@@ -172,12 +172,21 @@ function deferrer(c: Context<AppEnv>): (p: Promise<unknown>) => void {
 
 const numberOr = (v: string | null): number | null => (v !== null && v !== "" && Number.isFinite(Number(v)) ? Number(v) : null);
 
-/** The request body as sent (bounded like the route's read, decoded), or nothing when it cannot be read. */
+/**
+ * The request body as sent (bounded like the route's read, decoded): its JSON, or its text when it is
+ * not JSON; nothing when it cannot be read (over the bound, an unknown coding, not UTF-8).
+ */
 async function readRequest(copy: Request, config: Config): Promise<string | undefined> {
+  let text: string;
   try {
-    return JSON.stringify(await readJsonBody(copy, config.limits.maxBodyBytes));
+    text = await readBodyText(copy, config.limits.maxBodyBytes);
   } catch {
     return undefined;
+  }
+  try {
+    return JSON.stringify(parseJsonText(text));
+  } catch {
+    return text;
   }
 }
 

@@ -2,7 +2,7 @@
 // signal and waitUntil, taken from the context the middleware filled.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
-import { readJsonBody } from "../http/read-json-body.ts";
+import { parseJsonText, readBodyText } from "../http/read-json-body.ts";
 import type { RequestScope } from "../routing/request-scope.ts";
 
 export function requestScope(c: Context<AppEnv>): RequestScope {
@@ -23,14 +23,23 @@ export function requestScope(c: Context<AppEnv>): RequestScope {
 /**
  * A generating endpoint's JSON body (at most `maxBytes`), its model and stream flag told to the
  * request log before the body is validated: a request refused as invalid is logged with them. A key
- * with `capture` turns capture on here, the first point where both its key and its body are known.
+ * with `capture` turns capture on here, the first point where both its key and its body are known;
+ * a body that is not JSON is captured as the text it was (the commonest question about a 400).
  */
 export async function readRequestBody(c: Context<AppEnv>, maxBytes: number): Promise<unknown> {
-  const body = await readJsonBody(c.req.raw, maxBytes);
+  const text = await readBodyText(c.req.raw, maxBytes);
   const facts = c.get("facts");
+  const keyCaptures = facts?.keyCapturable === true && c.get("principal")?.capture === true;
+  let body: unknown;
+  try {
+    body = parseJsonText(text);
+  } catch (e) {
+    if (keyCaptures) facts?.captureKeyedText(text);
+    throw e;
+  }
   if (facts) {
     facts.sent(body);
-    if (facts.keyCapturable && c.get("principal")?.capture) facts.captureKeyed(body);
+    if (keyCaptures) facts.captureKeyed(body);
   }
   return body;
 }

@@ -407,6 +407,23 @@ describe("capture for one key (the key's capture flag)", () => {
     }
   });
 
+  it("a body that is not JSON is captured as the text it was, for the key and deployment-wide, its secrets redacted", async () => {
+    for (const observability of [{}, { capture: true }]) {
+      const vars = keyed(observability);
+      const alice = await createKey(vars, { name: "alice", scopes: ["chat"], capture: true });
+      const sent = `{"model": "m", "messages": [{"role": "user", "content": "cut short, ${alice.key}"}`;
+      const { res } = await call("/v1/chat/completions", { method: "POST", body: sent, headers: { ...bearer(alice.key), "content-type": "application/json" } }, vars);
+      expect(res.status).toBe(400);
+      expect(res.headers.get("x-switchyard-capture")).toBe("on");
+      const told = await res.text();
+      expect(JSON.parse(told).error.code).toBe("invalid_json");
+      const row = await logged(vars, res.headers.get("x-request-id")!);
+      expect(row).toMatchObject({ key: alice.id, status: 400, error: "invalid_json" });
+      expect(row.capture.request).toBe(sent.replace(alice.key, "[redacted]"));
+      expect(JSON.parse(row.capture.response)).toEqual(JSON.parse(told));
+    }
+  });
+
   it("a request its key's limits refuse before the route reads the body (429) is captured too, as sent", async () => {
     const vars = keyed();
     const alice = await createKey(vars, { name: "alice", scopes: ["chat"], capture: true, limits: { rpm: 1 } });

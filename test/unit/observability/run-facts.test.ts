@@ -161,6 +161,17 @@ describe("RunFacts", () => {
     expect(f.cut).toBe(true);
   });
 
+  it("capture turned on for a key by a body that did not parse keeps its text as sent", () => {
+    const f = new RunFacts(0, 64);
+    f.captureKeyedText('{"model": "m", "messages": [');
+    expect(f.capturing).toBe(true);
+    expect(f.keyedRequest).toBe('{"model": "m", "messages": [');
+    const off = new RunFacts(0, 0);
+    off.captureKeyedText("{");
+    expect(off.capturing).toBe(false);
+    expect(off.keyedRequest).toBeUndefined();
+  });
+
   it("a key cannot turn capture on with the log off, nor again when it is on from the start", () => {
     const off = new RunFacts(0, 0);
     expect(off.keyCapturable).toBe(false);
