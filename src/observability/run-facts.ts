@@ -52,7 +52,7 @@ export class RunFacts implements AnswerObserver {
   cut = false;
   private raw?: { text: string };
   private calls?: Map<number, { name: string; arguments: string }>;
-  /** The request body as the route parsed it (JSON text), when capture was turned on by `captureKeyed`. */
+  /** The request body as the route read it (its JSON, or its text when it was not JSON), when capture was turned on by `captureKeyed`. */
   keyedRequest?: string;
 
   /**
@@ -78,23 +78,17 @@ export class RunFacts implements AnswerObserver {
   }
 
   /**
-   * Capture turned on for a key that asks for it, known only once it was authenticated: `body` is the
-   * request as its route parsed it (the raw body was not copied: the middleware did not know the key),
-   * absent for a request refused before its route read it (the middleware reads it then).
+   * Capture turned on for a key that asks for it, known only once it was authenticated: `requestText`
+   * is the body as its route read it, its JSON or the text that was not JSON (the raw body was not
+   * copied: the middleware did not know the key), absent for a request refused before its route read
+   * it (the middleware reads it then).
    * Called before the run starts, so every answer event is assembled.
    */
-  captureKeyed(body?: unknown): void {
+  captureKeyed(requestText?: string): void {
     if (!this.keyCapturable) return;
     this.captureBytes = this.keyCaptureBytes;
     this.startCapture();
-    if (body !== undefined) this.keyedRequest = JSON.stringify(body);
-  }
-
-  /** As captureKeyed, for a body that did not parse: `text` is kept as it was sent. */
-  captureKeyedText(text: string): void {
-    if (!this.keyCapturable) return;
-    this.captureKeyed();
-    this.keyedRequest = text;
+    if (requestText !== undefined) this.keyedRequest = requestText;
   }
 
   private startCapture(): void {

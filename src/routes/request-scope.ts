@@ -23,8 +23,7 @@ export function requestScope(c: Context<AppEnv>): RequestScope {
 /**
  * A generating endpoint's JSON body (at most `maxBytes`), its model and stream flag told to the
  * request log before the body is validated: a request refused as invalid is logged with them. A key
- * with `capture` turns capture on here, the first point where both its key and its body are known;
- * a body that is not JSON is captured as the text it was (the commonest question about a 400).
+ * with `capture` turns capture on here, the first point where both its key and its body are known.
  */
 export async function readRequestBody(c: Context<AppEnv>, maxBytes: number): Promise<unknown> {
   const text = await readBodyText(c.req.raw, maxBytes);
@@ -34,12 +33,12 @@ export async function readRequestBody(c: Context<AppEnv>, maxBytes: number): Pro
   try {
     body = parseJsonText(text);
   } catch (e) {
-    if (keyCaptures) facts?.captureKeyedText(text);
+    // Not JSON: kept as the text it was (redaction then finds a secret only as it is written).
+    if (keyCaptures) facts?.captureKeyed(text);
     throw e;
   }
-  if (facts) {
-    facts.sent(body);
-    if (keyCaptures) facts.captureKeyed(body);
-  }
+  facts?.sent(body);
+  // Written again as JSON, so each secret in it is spelled one way for redaction (a client's encoder may write `\/` or `\u…`).
+  if (keyCaptures) facts?.captureKeyed(JSON.stringify(body));
   return body;
 }

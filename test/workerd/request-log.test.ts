@@ -424,6 +424,19 @@ describe("capture for one key (the key's capture flag)", () => {
     }
   });
 
+  it("a secret its client's JSON encoder escaped is redacted too (the parsed body is kept written again as JSON)", async () => {
+    const vars = keyed();
+    const alice = await createKey(vars, { name: "alice", scopes: ["chat"], capture: true });
+    // The key with its first character written as a \u escape, as some encoders write characters.
+    const escaped = `\\u${alice.key.charCodeAt(0).toString(16).padStart(4, "0")}${alice.key.slice(1)}`;
+    const sent = `{"model": "m", "messages": [{"role": "user", "content": "mine: ${escaped}"}]}`;
+    expect(JSON.parse(sent).messages[0].content).toBe(`mine: ${alice.key}`);
+    const { res } = await call("/v1/chat/completions", { method: "POST", body: sent, headers: { ...bearer(alice.key), "content-type": "application/json" } }, vars);
+    await res.arrayBuffer();
+    const row = await logged(vars, res.headers.get("x-request-id")!);
+    expect(JSON.parse(row.capture.request).messages[0].content).toBe("mine: [redacted]");
+  });
+
   it("a request its key's limits refuse before the route reads the body (429) is captured too, as sent", async () => {
     const vars = keyed();
     const alice = await createKey(vars, { name: "alice", scopes: ["chat"], capture: true, limits: { rpm: 1 } });

@@ -148,11 +148,11 @@ describe("RunFacts", () => {
     expect(f.cut).toBe(true);
   });
 
-  it("capture turned on for a key once it is known: the body as its route parsed it, and the answer", () => {
+  it("capture turned on for a key once it is known: the body as its route read it, and the answer", () => {
     const f = new RunFacts(0, 8);
     expect(f.capturing).toBe(false);
     expect(f.keyCapturable).toBe(true);
-    f.captureKeyed({ model: "m", messages: [{ role: "user", content: "hi" }] });
+    f.captureKeyed('{"model":"m","messages":[{"role":"user","content":"hi"}]}');
     expect(f.capturing).toBe(true);
     expect(f.keyCapturable).toBe(false);
     expect(f.keyedRequest).toBe('{"model":"m","messages":[{"role":"user","content":"hi"}]}');
@@ -163,11 +163,11 @@ describe("RunFacts", () => {
 
   it("capture turned on for a key by a body that did not parse keeps its text as sent", () => {
     const f = new RunFacts(0, 64);
-    f.captureKeyedText('{"model": "m", "messages": [');
+    f.captureKeyed('{"model": "m", "messages": [');
     expect(f.capturing).toBe(true);
     expect(f.keyedRequest).toBe('{"model": "m", "messages": [');
     const off = new RunFacts(0, 0);
-    off.captureKeyedText("{");
+    off.captureKeyed("{");
     expect(off.capturing).toBe(false);
     expect(off.keyedRequest).toBeUndefined();
   });
@@ -175,13 +175,13 @@ describe("RunFacts", () => {
   it("a key cannot turn capture on with the log off, nor again when it is on from the start", () => {
     const off = new RunFacts(0, 0);
     expect(off.keyCapturable).toBe(false);
-    off.captureKeyed({ model: "m" });
+    off.captureKeyed('{"model":"m"}');
     expect(off.capturing).toBe(false);
     expect(off.keyedRequest).toBeUndefined();
     const everyRequest = new RunFacts(100, 100);
     expect(everyRequest.capturing).toBe(true);
     expect(everyRequest.keyCapturable).toBe(false);
-    everyRequest.captureKeyed({ model: "m" });
+    everyRequest.captureKeyed('{"model":"m"}');
     expect(everyRequest.keyedRequest).toBeUndefined();
   });
 
