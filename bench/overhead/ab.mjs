@@ -24,9 +24,11 @@
 //             answer, with and without tools) in one Node process, both bundles warmed up.
 //
 //   npx node bench/overhead/ab.mjs cpu [--a HEAD|passthrough] [--b <rev>] [--runtime miniflare|dev] [--stream] [--tools] [--rounds 400] [--batch 20] [--runs 1] [--warmup 200]
-//                                      [--otlp] [--a-observability <json>] [--b-observability <json>]
-//             (each build's request log and traces; --otlp: B exports to a receiver in the bench; --a worktree:
-//             A is the working tree too, so the two differ by configuration alone)
+//                                      [--otlp] [--a-otlp] [--a-observability <json>] [--b-observability <json>] [--settle 2500]
+//             (each build's request log and traces; --otlp: B exports to a receiver in the bench, --a-otlp: A
+//             does too (two builds compared with both exporting); --a worktree: A is the working tree too,
+//             so the two differ by configuration alone; --settle: the wait for the last batches before
+//             the whole run's CPU is read, longer for a build that batches less often)
 //   npx node bench/overhead/ab.mjs latency [--a HEAD] [--b <rev>] [--stream] [--rounds 1000]
 //   npx node bench/overhead/ab.mjs pipeline [--a HEAD] [--b <rev>] [--rounds 30] [--batch 100]
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -49,11 +51,13 @@ const { values: flags, positionals } = parseArgs({
     stream: { type: "boolean", default: false },
     tools: { type: "boolean", default: false },
     otlp: { type: "boolean", default: false },
+    "a-otlp": { type: "boolean", default: false },
     "a-observability": { type: "string" },
     "b-observability": { type: "string" },
     rounds: { type: "string" },
     runs: { type: "string", default: "1" },
     warmup: { type: "string", default: "200" },
+    settle: { type: "string", default: "2500" },
     batch: { type: "string" },
   },
 });
@@ -72,8 +76,8 @@ const RUNS = Number(flags.runs);
 const WARMUP = Number(flags.warmup);
 /** @type {Array<"A" | "B">} */
 const AB = ["A", "B"];
-/** cpu: the wait after a run's rounds before its whole-run CPU is read: a request log's batch (1 s) and its export end within it. */
-const SETTLE_MS = 2500;
+/** cpu: the wait after a run's rounds before its whole-run CPU is read (`--settle`): a request log's batch (1 s) and its export end within it. */
+const SETTLE_MS = Number(flags.settle);
 
 /** @type {Array<() => void>} */
 const cleanups = [];
@@ -123,7 +127,7 @@ function build(rev) {
 function observabilityOf(k, receiver) {
   const given = flags[k === "A" ? "a-observability" : "b-observability"];
   const o = given ? JSON.parse(given) : {};
-  return k === "B" && flags.otlp && receiver ? { ...o, otlp: { endpoint: receiver } } : o;
+  return (k === "B" ? flags.otlp : flags["a-otlp"]) && receiver ? { ...o, otlp: { endpoint: receiver } } : o;
 }
 
 /**
@@ -164,7 +168,7 @@ async function cpu() {
   const base = `http://127.0.0.1:${up.port}`;
   // The OTLP receiver is a server of its own, as a collector is: an export of half a megabyte to the
   // upstream's own server held one of the connections workerd pools for it (B then opened others).
-  const collector = flags.otlp ? await startBenchUpstream() : undefined;
+  const collector = flags.otlp || flags["a-otlp"] ? await startBenchUpstream() : undefined;
   const receiver = collector ? `http://127.0.0.1:${collector.port}/otlp` : undefined;
   const body = { model: "fast", messages: [{ role: "user", content: "hi" }], stream, ...(tools ? { tools: TOOLS } : {}) };
   // `--a worktree`: A is the working tree too (with its own observability, say): one build for both.
@@ -224,7 +228,7 @@ async function cpu() {
       const range = (/** @type {number[]} */ xs) => `${median(xs).toFixed(3)} (runs ${Math.min(...xs).toFixed(3)}–${Math.max(...xs).toFixed(3)})`;
       console.log(`  over ${RUNS} runs: B/A median ${range(m)}; all rounds ${range(all)}; whole run ${range(whole)}`);
     }
-    if (collector) console.log(`  B exported ${collector.spans.count} spans to the bench's OTLP receiver`);
+    if (collector) console.log(`  ${flags["a-otlp"] ? (flags.otlp ? "A and B" : "A") : "B"} exported ${collector.spans.count} spans to the bench's OTLP receiver`);
   } finally {
     await up.close();
     await collector?.close();

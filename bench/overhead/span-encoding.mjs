@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // CPU of the request outbox's span work for one batch, two revisions side by side in one Node process:
 // 256 finished requests (one attempt each) made into their spans (requestSpans) and written into an
-// export body (spanJson into a SpanBatch), as the outbox does once a second. Rounds alternate A and B;
-// the median per batch of each, and B/A, are printed.
+// export body (spanJson into a SpanBatch, its buffer started at the size the last batch took), as
+// the outbox does once a second. Rounds alternate A and B; the median per batch of each, and B/A,
+// are printed.
 //   npx node bench/overhead/span-encoding.mjs [--a HEAD] [--b <rev>] [--rounds 60] [--batches 10]
 // (B: the working tree unless --b names a revision)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -38,15 +39,20 @@ import { SpanBatch } from ${src("span-batch.ts")};
 import { RequestTrace } from ${src("request-trace.ts")};
 // A 16-token answer served on the first attempt: the bench's smallest request, as the outbox has it.
 const record = { id: "req_0123456789abcdefghijklmn", time: "", key: "k_alice", endpoint: "/v1/chat/completions", model: "fast", stream: false, status: 200, error: null, target: "llama:127.0.0.1:40000", attempts: 1, prompt_tokens: 9, completion_tokens: 16, ttft_ms: 2, duration_ms: 3, key_name: "alice", finish_reasons: ["stop"], outcomes: [], resumes: [], timings: { first_event_ms: 1, total_ms: 2 }, tool_calls: null };
+// The exporter starts each batch's buffer at the size its last one took (a revision before that
+// ignores the second argument).
+let hint = 16 * 1024;
 export function batch(): number {
-  const out = new SpanBatch(2 * 1024 * 1024);
+  const out = new (SpanBatch as new (maxBytes: number, firstBytes?: number) => SpanBatch)(2 * 1024 * 1024, hint);
   const now = Date.now();
   for (let i = 0; i < ${REQUESTS}; i++) {
     const trace = new RequestTrace(null);
     trace.attemptStarted("llama:127.0.0.1:40000", "http://127.0.0.1:40000/fast").ended("ok");
     for (const span of requestSpans(record, trace, now, trace.attempts)) out.add(spanJson(span));
   }
-  return out.body().length;
+  const bytes = out.body().length;
+  hint = Math.ceil(bytes * 1.25);
+  return bytes;
 }
 `,
   );

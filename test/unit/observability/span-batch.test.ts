@@ -57,4 +57,22 @@ describe("SpanBatch", () => {
     expect(b.count).toBe(before + (ok ? 1 : 0));
     expect(new SpanBatch(1024).add("z".repeat(4096))).toBe(false);
   });
+
+  it("a batch started at a size hint (the exporter's last batch) makes the same body, whatever the hint: smaller than the envelope, exact, or past the bound", () => {
+    const texts = Array.from({ length: 300 }, (_, i) => spanText(i, `chat ${"ü".repeat(i % 4)}${"x".repeat(i % 500)}`));
+    const bodyWith = (hint: number, bound = 1 << 20) => {
+      const b = new SpanBatch(bound, hint);
+      for (const t of texts) expect(b.add(t)).toBe(true);
+      expect(b.bytes).toBe(b.body().length);
+      return decode(b.body());
+    };
+    const exact = new TextEncoder().encode(exportBody(texts)).length;
+    for (const hint of [0, 10, 1024, exact - 1, exact, exact + 1, 4 << 20]) expect(bodyWith(hint)).toBe(exportBody(texts));
+    // The bound still holds when the hint is past it.
+    const b = new SpanBatch(4096, 1 << 20);
+    let taken = 0;
+    while (b.add(spanText(taken, "y".repeat(200)))) taken++;
+    expect(b.body().length).toBeLessThanOrEqual(4096);
+    expect(taken).toBeGreaterThan(0);
+  });
 });
