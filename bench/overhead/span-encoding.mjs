@@ -40,19 +40,18 @@ import { RequestTrace } from ${src("request-trace.ts")};
 // A 16-token answer served on the first attempt: the bench's smallest request, as the outbox has it.
 const record = { id: "req_0123456789abcdefghijklmn", time: "", key: "k_alice", endpoint: "/v1/chat/completions", model: "fast", stream: false, status: 200, error: null, target: "llama:127.0.0.1:40000", attempts: 1, prompt_tokens: 9, completion_tokens: 16, ttft_ms: 2, duration_ms: 3, key_name: "alice", finish_reasons: ["stop"], outcomes: [], resumes: [], timings: { first_event_ms: 1, total_ms: 2 }, tool_calls: null };
 // The exporter starts each batch's buffer at the size its last one took (a revision before that
-// ignores the second argument).
-let hint = 16 * 1024;
+// ignores the second argument and has no nextBatchBytes).
+let hint: number | undefined;
 export function batch(): number {
-  const out = new (SpanBatch as new (maxBytes: number, firstBytes?: number) => SpanBatch)(2 * 1024 * 1024, hint);
+  const out = new SpanBatch(2 * 1024 * 1024, hint);
   const now = Date.now();
   for (let i = 0; i < ${REQUESTS}; i++) {
     const trace = new RequestTrace(null);
     trace.attemptStarted("llama:127.0.0.1:40000", "http://127.0.0.1:40000/fast").ended("ok");
     for (const span of requestSpans(record, trace, now, trace.attempts)) out.add(spanJson(span));
   }
-  const bytes = out.body().length;
-  hint = Math.ceil(bytes * 1.25);
-  return bytes;
+  hint = out.nextBatchBytes?.();
+  return out.body().length;
 }
 `,
   );

@@ -16,8 +16,6 @@ export const SPAN_BATCH_MAX = 512;
 export const SPAN_BATCH_MS = 1000;
 /** A batch's body is at most this many bytes (a collector's default request bound is larger). */
 export const SPAN_BATCH_BYTES = 2 * 1024 * 1024;
-/** A new exporter's first buffer (a span is about 1 KB). */
-const FIRST_HINT = 16 * 1024;
 /** Spans waiting beyond this (the collector slow or down) are dropped. */
 export const SPAN_BUFFER_MAX = 4096;
 
@@ -37,8 +35,8 @@ interface Exporter {
    * An export older than its timeout counts as over (its request may have been cut short).
    */
   busySince: number | null;
-  /** What the last full-sized batch's body took, with a margin: the next batch's buffer starts there. */
-  sizeHint: number;
+  /** Where the next batch's buffer starts: the last batch sent's `nextBatchBytes` (none yet: SpanBatch's own start). */
+  sizeHint?: number;
 }
 
 const exporters = new Map<string, Exporter>();
@@ -58,7 +56,7 @@ const scheduled = (ex: Exporter): boolean => ex.scheduledAt !== null && Date.now
 export function queueSpans(target: OtlpTarget, spans: readonly SpanData[], defer: (p: Promise<unknown>) => void, { fetcher = fetch, waitMs = SPAN_BATCH_MS }: { fetcher?: typeof fetch; waitMs?: number } = {}): void {
   const id = `${target.endpoint}\n${JSON.stringify(target.headers)}`;
   let ex = exporters.get(id);
-  if (!ex) exporters.set(id, (ex = { target, batches: [], queued: 0, scheduledAt: null, busySince: null, sizeHint: FIRST_HINT }));
+  if (!ex) exporters.set(id, (ex = { target, batches: [], queued: 0, scheduledAt: null, busySince: null }));
   ex.target = target;
   for (const span of spans) {
     if (ex.queued >= SPAN_BUFFER_MAX) {
@@ -110,7 +108,7 @@ async function exportNow(ex: Exporter, fetcher: typeof fetch, followUp = false):
       const batch = ex.batches.shift();
       if (!batch) break;
       ex.queued -= batch.count;
-      ex.sizeHint = Math.max(FIRST_HINT, Math.ceil(batch.bytes * 1.25));
+      ex.sizeHint = batch.nextBatchBytes();
       await post(ex.target, batch, fetcher);
     } while (ex.batches.length > 1 || (ex.batches[0]?.count ?? 0) >= SPAN_BATCH_MAX);
   } finally {
