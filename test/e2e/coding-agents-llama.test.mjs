@@ -106,11 +106,26 @@ async function exerciseRefused(t, name, client) {
   const chats = sent.filter((r) => r.path.endsWith("/chat/completions")).length;
   const raws = sent.filter((r) => r.path === "/v1/completions").length;
   t.diagnostic(`chat requests ${chats}, raw completions ${raws}; parser refusals in the server log: ${refusals() - before}`);
-  // Each of the client's turns was answered from one raw completion. A turn's chat request may go out
-  // twice (seen once on a loaded machine: three refusals for two turns, each turn still answered raw).
-  const turns = out.exchanges.filter((e) => e.method === "POST").length;
-  assert.ok(raws >= 2 && raws === turns && chats >= raws, `every chat turn refused and answered raw (client turns ${turns}, chat ${chats}, raw ${raws})`);
+  // Each of the client's turns was answered (200) from exactly one raw completion, found by the
+  // x-request-id Switchyard sends upstream; on failure the message lists both sides in order.
+  const turns = out.exchanges.filter((e) => e.method === "POST");
+  const unanswered = turns.filter((e) => e.status !== 200 || sent.filter((r) => r.headers["x-request-id"] === e.requestId && r.path === "/v1/completions").length !== 1);
+  assert.ok(turns.length >= 2 && unanswered.length === 0 && raws === turns.length && chats >= raws,
+    `every chat turn refused and answered raw (client turns ${turns.length}, chat ${chats}, raw ${raws})\n${account(out.exchanges, sent)}`);
   return out;
+}
+
+/**
+ * What the client and the upstream exchanged, in order, for a failure's message: each client request
+ * with its status, x-request-id and the end of its answer; each request upstream with its status.
+ * @param {import("../support/http-tap.mjs").Exchange[]} exchanges
+ * @param {import("../support/agent-upstream.mjs").Received[]} sent
+ */
+function account(exchanges, sent) {
+  const t0 = Math.min(...exchanges.map((e) => e.at), ...sent.map((r) => r.at));
+  const client = exchanges.map((e) => `  +${e.at - t0} ms client ${e.method} ${e.path} → ${e.status} ${e.requestId ?? "(no id)"}: …${JSON.stringify(e.response.slice(-300))}`);
+  const upstream = sent.map((r) => `  +${r.at - t0} ms upstream ${r.path} → ${r.status ?? "(no answer)"} ${r.headers["x-request-id"] ?? "(no id)"}${r.turn ? ` turn ${r.turn.kind}` : ""}`);
+  return [...client, ...upstream].join("\n");
 }
 
 describe("Codex CLI, real llama-server", () => {

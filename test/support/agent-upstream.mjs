@@ -35,7 +35,12 @@
 // /models), POST /apply-template, /tokenize, /detokenize, /v1/chat/completions/input_tokens; /metrics
 // answers 501 as without --metrics. GET /_requests: everything received (method, path, headers,
 // body), oldest first; POST /_reset forgets it.
-import { createServer, request as httpRequest } from "node:http";
+import { Agent, createServer, request as httpRequest } from "node:http";
+
+// A fresh connection per forwarded request: llama-server (cpp-httplib) closes a connection idle for
+// 5 s, and a pooled socket reused just as it does so fails with "socket hang up" (seen on a loaded
+// machine as a refused /apply-template, which a real client then saw as a failed turn).
+const fresh = new Agent({ keepAlive: false });
 
 export const PROOF_FILE = "agent-proof.txt";
 export const PROOF_TEXT = "switchyard-ok";
@@ -79,7 +84,8 @@ const COMMAND_PROPERTIES = ["command", "cmd"];
  * @typedef {{ messages?: unknown, tools?: DeclaredTool[], grammar?: unknown, stream?: boolean }} ChatBody
  * @typedef {{ name: string, description: string, parameters: JsonSchema | null }} Tool
  * @typedef {{ kind: "call", tool: string, args: Record<string, unknown> } | { kind: "answer" | "side" | "summary", text: string }} Turn
- * @typedef {{ method: string | undefined, path: string, headers: import("node:http").IncomingHttpHeaders, body: string, at: number, turn?: Turn }} Received
+ * @typedef {{ method: string | undefined, path: string, headers: import("node:http").IncomingHttpHeaders, body: string, at: number, turn?: Turn, status?: number }} Received
+ *   `status`: what the real server answered (llama mode), for a failure's report.
  */
 
 /**
@@ -550,7 +556,8 @@ async function forward(req, res, raw, entry, llamaUrl, grammars, compaction) {
   delete headers["transfer-encoding"];
   if (out.length || req.method === "POST") headers["content-length"] = String(out.length);
   await new Promise((resolve, reject) => {
-    const up = httpRequest(target, { method: req.method, headers }, (upRes) => {
+    const up = httpRequest(target, { method: req.method, headers, agent: fresh }, (upRes) => {
+      entry.status = upRes.statusCode;
       res.writeHead(upRes.statusCode ?? 502, upRes.headers);
       upRes.pipe(res);
       upRes.on("end", resolve);

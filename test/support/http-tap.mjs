@@ -4,10 +4,15 @@
 // gives up, the exact request Switchyard refused and what it said are in the failure report.
 //
 //   const tap = await startTap(proxy.url);    // clients use tap.url
-//   tap.exchanges()   // [{ method, path, request, status, response }], oldest first
+//   tap.exchanges()   // [{ method, path, at, request, status, requestId, response }], oldest first
 //   tap.refused()     // those answered with status >= 400
-import { createServer, request as httpRequest } from "node:http";
+import { Agent, createServer, request as httpRequest } from "node:http";
 import zlib from "node:zlib";
+
+// A fresh connection per forwarded request: a pooled socket that the server closes as idle just when
+// it is reused fails with "socket hang up", which the client would see as a failure of the server's
+// (agent-upstream.mjs saw it in front of llama-server on a loaded machine).
+const fresh = new Agent({ keepAlive: false });
 
 const KEEP = 64 * 1024;
 
@@ -28,8 +33,9 @@ function decode(bytes, encoding) {
 }
 
 /**
- * One request through the tap: `request` is its body, `response` the answer's (the first 64 KiB).
- * @typedef {{ method: string | undefined, path: string | undefined, at: number, request: string, status: number, response: string }} Exchange
+ * One request through the tap: `request` is its body, `response` the answer's (the first 64 KiB),
+ * `requestId` the answer's x-request-id (which Switchyard also sends upstream).
+ * @typedef {{ method: string | undefined, path: string | undefined, at: number, request: string, status: number, requestId?: string, response: string }} Exchange
  */
 
 /** @param {string} targetUrl */
@@ -41,12 +47,15 @@ export async function startTap(targetUrl) {
     const chunks = [];
     for await (const part of req) chunks.push(part);
     const body = Buffer.concat(chunks);
+    /** @type {Exchange} */
     const entry = { method: req.method, path: req.url, at: Date.now(), request: body.toString("utf8"), status: 0, response: "" };
     exchanges.push(entry);
     const target = new URL(req.url ?? "/", targetUrl);
     const headers = { ...req.headers, host: target.host };
-    const up = httpRequest(target, { method: req.method, headers }, (upRes) => {
+    const up = httpRequest(target, { method: req.method, headers, agent: fresh }, (upRes) => {
       entry.status = upRes.statusCode ?? 0;
+      const id = upRes.headers["x-request-id"];
+      if (typeof id === "string") entry.requestId = id;
       res.writeHead(entry.status, upRes.headers);
       /** @type {Buffer[]} */
       const kept = [];
@@ -81,7 +90,7 @@ export async function startTap(targetUrl) {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
     const target = new URL(req.url ?? "/", targetUrl);
-    const up = httpRequest(target, { method: req.method, headers: { ...req.headers, host: target.host } });
+    const up = httpRequest(target, { method: req.method, headers: { ...req.headers, host: target.host }, agent: fresh });
     up.on("upgrade", (upRes, upSocket, upHead) => {
       entry.status = upRes.statusCode ?? 0;
       const lines = [`HTTP/1.1 ${upRes.statusCode} ${upRes.statusMessage}`, ...Object.entries(upRes.headers).map(([k, v]) => `${k}: ${v}`)];
