@@ -46,6 +46,8 @@ interface Outbox {
   policy?: HealthReport["policy"];
   /** A delayed send is pending (in some request's waitUntil). */
   scheduled: boolean;
+  /** Ends that send's wait at once (sendHealthNow). */
+  wake?: () => void;
 }
 const OUTBOX_MAX = 256;
 const emptyOutbox = (): Outbox => ({ upstreams: new Map(), attempts: [], outcomes: [], placements: [], scheduled: false });
@@ -149,7 +151,11 @@ export class HealthRecorder {
       const box = outbox;
       box.scheduled = true;
       // Sends this outbox only: if an urgent send took it meanwhile, a later request schedules anew.
-      this.defer(new Promise((r) => setTimeout(r, this.config.health.snapshotTtlMs)).then(() => (outbox === box ? sendOutbox(healthHub(this.env)!) : undefined)));
+      const waited = new Promise<void>((r) => {
+        setTimeout(r, this.config.health.snapshotTtlMs);
+        box.wake = r;
+      });
+      this.defer(waited.then(() => (outbox === box ? sendOutbox(healthHub(this.env)!) : undefined)));
     }
   }
 
@@ -170,6 +176,15 @@ export class HealthRecorder {
     }
     p.catch(() => {});
   }
+}
+
+/**
+ * Tests: the outbox's delayed send now, its wait ended (the request that scheduled it then sends it),
+ * so that a test's wait for a request's deferred work (test/workerd/harness.ts) need not last the
+ * `health.snapshotTtlMs` the send waits in production.
+ */
+export function sendHealthNow(): void {
+  outbox.wake?.();
 }
 
 /** Tests: forget the isolate's copy. */

@@ -42,6 +42,12 @@ interface Outbox {
   waiting: FinishedRequest[];
   /** When a batch's handling was scheduled (in some request's waitUntil); null: none is. One older than STALE_MS counts as lost (its request was cut short). */
   scheduledAt: number | null;
+  /**
+   * Ends the scheduled batch's wait at once: a batch handled early (full, or for the admin list)
+   * releases the waitUntil of the request that scheduled it instead of holding it to the second's
+   * end. Settling that promise from another request works in workerd (it settles in its own request).
+   */
+  wake: (() => void) | null;
 }
 const STALE_MS = 5 * BATCH_MS;
 
@@ -64,14 +70,18 @@ export function requestLog(env: EnvVars): DurableObjectStub<RequestLog> | null {
 export function queueFinished(env: EnvVars, finished: FinishedRequest, defer: (p: Promise<unknown>) => void): void {
   const name = requestLogName(env);
   let box = outboxes.get(name);
-  if (!box) outboxes.set(name, (box = { env, waiting: [], scheduledAt: null }));
+  if (!box) outboxes.set(name, (box = { env, waiting: [], scheduledAt: null, wake: null }));
   box.env = env;
   box.waiting.push(finished);
   if (box.waiting.length >= BATCH_MAX) defer(flush(name, defer));
   else if (box.scheduledAt === null || Date.now() - box.scheduledAt > STALE_MS) {
     // The request that starts a batch holds its timer (in its waitUntil); the others only add to it.
     box.scheduledAt = Date.now();
-    defer(new Promise((r) => setTimeout(r, BATCH_MS)).then(() => flush(name, defer)));
+    const waited = new Promise<void>((r) => {
+      setTimeout(r, BATCH_MS);
+      box.wake = r;
+    });
+    defer(waited.then(() => flush(name, defer)));
   }
 }
 
@@ -83,6 +93,9 @@ export async function flush(name: string, defer: (p: Promise<unknown>) => void):
   const box = outboxes.get(name);
   if (!box) return;
   box.scheduledAt = null;
+  const wake = box.wake;
+  box.wake = null;
+  wake?.();
   if (!box.waiting.length) return;
   const batch = box.waiting;
   box.waiting = [];

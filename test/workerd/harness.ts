@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { createApp } from "../../src/app.ts";
+import { sendHealthNow } from "../../src/health/health-client.ts";
+import { flush, requestLogName } from "../../src/observability/request-outbox.ts";
 
 export const LLAMA_URL = env.LLAMA_URL as string;
 export const FIXTURE_URL = (env as unknown as { FIXTURE_URL: string }).FIXTURE_URL;
@@ -10,7 +12,12 @@ export const HARMONY_URL = (env as unknown as { HARMONY_URL: string }).HARMONY_U
 /** The literal-grammar trick: even a random-weight model then emits exactly `text`. */
 export const grammar = (text: string) => `root ::= ${JSON.stringify(text)}`;
 
-/** Calls the Worker's app inside workerd with extra variables (e.g. a SWITCHYARD_CONFIG). */
+/**
+ * Calls the Worker's app inside workerd with extra variables (e.g. a SWITCHYARD_CONFIG). `done()`
+ * waits for everything the request left running (ctx.waitUntil), its request-log batch handled and
+ * its health report sent at once rather than at the end of their second (the admin list handles the
+ * log's batch the same way), so that a test of many requests in a row does not wait a second for each.
+ */
 export async function call(path: string, init: RequestInit & { json?: unknown } = {}, vars: Record<string, unknown> = {}) {
   const ctx = createExecutionContext();
   const headers = new Headers(init.headers);
@@ -19,8 +26,29 @@ export async function call(path: string, init: RequestInit & { json?: unknown } 
     body = JSON.stringify(init.json);
     headers.set("content-type", "application/json");
   }
-  const res = await createApp().fetch(new Request(`http://switchyard.test${path}`, { method: init.json !== undefined ? "POST" : init.method, ...init, headers, body }), { ...env, ...vars }, ctx);
-  return { res, done: () => waitOnExecutionContext(ctx) };
+  const allEnv = { ...env, ...vars };
+  // What the request defers is seen as well as kept (ctx.waitUntil), to be waited for below.
+  const deferred: Array<Promise<unknown>> = [];
+  const keep = ctx.waitUntil.bind(ctx);
+  const defer = (p: Promise<unknown>) => {
+    deferred.push(p);
+    keep(p);
+  };
+  ctx.waitUntil = defer;
+  const res = await createApp().fetch(new Request(`http://switchyard.test${path}`, { method: init.json !== undefined ? "POST" : init.method, ...init, headers, body }), allEnv, ctx);
+  const done = async () => {
+    // A request may queue its log entry only after some deferred work (reading an error body):
+    // handle the batch and send the health outbox, wait for what was deferred, and again while
+    // that deferred more.
+    for (let known = -1; known !== deferred.length; ) {
+      known = deferred.length;
+      sendHealthNow();
+      await flush(requestLogName(allEnv as Env), defer);
+      await Promise.allSettled(deferred);
+    }
+    await waitOnExecutionContext(ctx);
+  };
+  return { res, done };
 }
 
 export function configWith(models: Record<string, unknown>, extra: Record<string, unknown> = {}) {

@@ -73,6 +73,30 @@ describe("the request outbox", () => {
     expect(posts.flat()).toHaveLength(2 * BATCH_MAX);
   });
 
+  it("a batch handled early ends the wait its first request holds: that request's waitUntil does not last the second", async () => {
+    const { env, to, built, posts } = setup();
+    const held: Array<{ settled: boolean }> = [];
+    const defer = (p: Promise<unknown>) => {
+      const h = { settled: false };
+      held.push(h);
+      void p.finally(() => (h.settled = true)).catch(() => {});
+    };
+    queueFinished(env, finished(to, 1, built), defer);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(held).toHaveLength(1);
+    expect(held[0]!.settled).toBe(false);
+    for (let i = 1; i < BATCH_MAX; i++) queueFinished(env, finished(to, 1, built), defer);
+    // The full batch was handled without any time passing, and the first request's wait with it.
+    await vi.advanceTimersByTimeAsync(0);
+    expect(built.count).toBe(BATCH_MAX);
+    expect(held[0]!.settled).toBe(true);
+    expect(posts).toHaveLength(1);
+    // Its timer, when it fires, finds nothing to handle.
+    await vi.advanceTimersByTimeAsync(BATCH_MS);
+    expect(built.count).toBe(BATCH_MAX);
+    expect(posts).toHaveLength(1);
+  });
+
   it("an error body's code is the record's error", () => {
     const built = { count: 0 };
     const f = { ...finished({ log: null, otlp: null }, 0, built), toldError: "invalid_value" };
