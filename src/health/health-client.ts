@@ -3,6 +3,7 @@
 import type { HealthHub } from "./health-hub.ts";
 import type { Config } from "../config/config.ts";
 import type { EnvVars } from "../config/env-vars.ts";
+import { wakeableDelay } from "../lib/wakeable-delay.ts";
 import { CLOSED, recordFailure, recordSuccess } from "./circuit-breaker.ts";
 import { countsAgainstUpstream, type FailureKind } from "./classify-failure.ts";
 import { EMPTY_SNAPSHOT, upstreamKey, type HealthSnapshot, type UpstreamHealth } from "./upstream-health.ts";
@@ -151,11 +152,9 @@ export class HealthRecorder {
       const box = outbox;
       box.scheduled = true;
       // Sends this outbox only: if an urgent send took it meanwhile, a later request schedules anew.
-      const waited = new Promise<void>((r) => {
-        setTimeout(r, this.config.health.snapshotTtlMs);
-        box.wake = r;
-      });
-      this.defer(waited.then(() => (outbox === box ? sendOutbox(healthHub(this.env)!) : undefined)));
+      const delay = wakeableDelay(this.config.health.snapshotTtlMs);
+      box.wake = delay.wake;
+      this.defer(delay.ended.then(() => (outbox === box ? sendOutbox(healthHub(this.env)!) : undefined)));
     }
   }
 

@@ -5,6 +5,7 @@
 // batch, where that code runs hot (built at the end of each request it cost several times the CPU:
 // docs/benchmarks.md, "4 Dec").
 import type { EnvVars } from "../config/env-vars.ts";
+import { wakeableDelay } from "../lib/wakeable-delay.ts";
 import type { AnswerFacts } from "./answer-facts.ts";
 import type { Capture } from "./capture.ts";
 import { queueSpans, type OtlpTarget } from "./otlp-export.ts";
@@ -42,11 +43,7 @@ interface Outbox {
   waiting: FinishedRequest[];
   /** When a batch's handling was scheduled (in some request's waitUntil); null: none is. One older than STALE_MS counts as lost (its request was cut short). */
   scheduledAt: number | null;
-  /**
-   * Ends the scheduled batch's wait at once: a batch handled early (full, or for the admin list)
-   * releases the waitUntil of the request that scheduled it instead of holding it to the second's
-   * end. Settling that promise from another request works in workerd (it settles in its own request).
-   */
+  /** Ends the scheduled batch's wait: a batch handled early (full, or for the admin list) releases the waitUntil of the request that scheduled it. */
   wake: (() => void) | null;
 }
 const STALE_MS = 5 * BATCH_MS;
@@ -77,11 +74,9 @@ export function queueFinished(env: EnvVars, finished: FinishedRequest, defer: (p
   else if (box.scheduledAt === null || Date.now() - box.scheduledAt > STALE_MS) {
     // The request that starts a batch holds its timer (in its waitUntil); the others only add to it.
     box.scheduledAt = Date.now();
-    const waited = new Promise<void>((r) => {
-      setTimeout(r, BATCH_MS);
-      box.wake = r;
-    });
-    defer(waited.then(() => flush(name, defer)));
+    const delay = wakeableDelay(BATCH_MS);
+    box.wake = delay.wake;
+    defer(delay.ended.then(() => flush(name, defer)));
   }
 }
 
