@@ -16,6 +16,10 @@
 //             ("whole run"): work a build does in the background (the request log's batch, its export)
 //             falls as often as not in the other build's rounds, and a round holding it is above the
 //             median; the whole run counts it (16 runs of identical builds: 1.002, runs 0.941–1.026).
+//             `--warmup` requests go to each build before a run's rounds, then the settling time, so
+//             the warm-up's own batch is not counted. The default, 2,000, is a warm-up for code run a
+//             batch at a time too: 200 (about one batch) left the request log's and the export's code
+//             and heap young, and added some 3 % to their whole-run cost (docs/benchmarks.md, "4 Dec 17:05").
 //   latency   added latency, both apps bundled behind one entry that picks the app per request by the
 //             x-ab header, under one Miniflare; every round sends one request straight to the upstream,
 //             one to A and one to B, in an order cycling through all six permutations (a fixed order
@@ -23,7 +27,7 @@
 //   pipeline  CPU of the pure pipeline (bench/overhead/pipeline-entry.ts runPure: the 1,000-token
 //             answer, with and without tools) in one Node process, both bundles warmed up.
 //
-//   npx node bench/overhead/ab.mjs cpu [--a HEAD|passthrough] [--b <rev>] [--runtime miniflare|dev] [--stream] [--tools] [--rounds 400] [--batch 20] [--runs 1] [--warmup 200]
+//   npx node bench/overhead/ab.mjs cpu [--a HEAD|passthrough] [--b <rev>] [--runtime miniflare|dev] [--stream] [--tools] [--rounds 400] [--batch 20] [--runs 1] [--warmup 2000]
 //                                      [--otlp] [--a-otlp] [--a-observability <json>] [--b-observability <json>] [--settle 2500]
 //             (each build's request log and traces; --otlp: B exports to a receiver in the bench, --a-otlp: A
 //             does too (two builds compared with both exporting); --a worktree: A is the working tree too,
@@ -56,7 +60,7 @@ const { values: flags, positionals } = parseArgs({
     "b-observability": { type: "string" },
     rounds: { type: "string" },
     runs: { type: "string", default: "1" },
-    warmup: { type: "string", default: "200" },
+    warmup: { type: "string", default: "2000" },
     settle: { type: "string", default: "2500" },
     batch: { type: "string" },
   },
@@ -197,6 +201,9 @@ async function cpu() {
           if (probe.status !== 200) throw new Error(`${k} did not answer: ${probe.status} ${probe.text}`);
           for (let i = 0; i < WARMUP; i++) await post(started[k].url, body);
         }
+        // The warm-up's last batch (the request log's rows, the export) is handled a second after it:
+        // waited out here, so it is not counted in the run (it fell in B's measured window when B warmed up last).
+        await new Promise((r) => setTimeout(r, SETTLE_MS));
         /** @type {Record<"A" | "B", number[]>} */
         const ticks = { A: [], B: [] };
         const cpuOf = (/** @type {"A" | "B"} */ k) => started[k].pids.reduce((sum, pid) => sum + cpuNs(pid), 0);
