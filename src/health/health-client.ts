@@ -101,7 +101,7 @@ export class HealthRecorder {
             if (routerListener) for (const [key, h] of Object.entries(upstreams)) if (h.routerModels) routerListener(key, h.routerModels);
             for (const [key, at] of localAt) {
               const mine = cached.snapshot.upstreams[key];
-              if (at >= askedAt && mine) upstreams[key] = { ...(upstreams[key] ?? mine), circuit: mine.circuit };
+              if (at >= askedAt && mine) upstreams[key] = { ...(upstreams[key] ?? mine), circuit: mine.circuit, ...latestReady(upstreams[key], mine) };
             }
             cached = { snapshot: { ...fresh, upstreams }, fetchedAt: Date.now(), refreshing: false };
           })
@@ -121,7 +121,8 @@ export class HealthRecorder {
 
   success(url: string): void {
     this.signals.push({ url, ok: true });
-    this.update(url, (h) => ({ ...h, circuit: recordSuccess(h.circuit) }));
+    // It answered: ready now, whatever the last sample said (a request that finds it gone later may wait for its restart).
+    this.update(url, (h) => ({ ...h, circuit: recordSuccess(h.circuit), readyAt: Date.now() }));
   }
 
   failure(url: string, kind: FailureKind, retryAfterMs?: number): void {
@@ -191,4 +192,10 @@ export function resetHealthCache(): void {
   cached = { snapshot: EMPTY_SNAPSHOT, fetchedAt: 0, refreshing: false };
   outbox = emptyOutbox();
   notesSeq = undefined;
+}
+
+/** The later of two copies' `readyAt` (the hub's samples, this isolate's own answers). */
+function latestReady(a: UpstreamHealth | undefined, b: UpstreamHealth): { readyAt?: number } {
+  const at = Math.max(a?.readyAt ?? -Infinity, b.readyAt ?? -Infinity);
+  return Number.isFinite(at) ? { readyAt: at } : {};
 }

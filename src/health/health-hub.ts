@@ -105,7 +105,7 @@ export class HealthHub extends DurableObject<Env> {
     for (const a of report.attempts) {
       const t = this.upstreams.get(upstreamKey(a.url));
       if (!t) continue;
-      if (a.ok) t.health = { ...t.health, circuit: recordSuccess(t.health.circuit) };
+      if (a.ok) t.health = { ...t.health, circuit: recordSuccess(t.health.circuit), readyAt: now };
       else if ((a.kind && countsAgainstUpstream(a.kind)) || a.retryAfterMs !== undefined) {
         t.health = { ...t.health, circuit: recordFailure(t.health.circuit, now, this.policy.circuit, a.retryAfterMs) };
       }
@@ -241,7 +241,7 @@ export class HealthHub extends DurableObject<Env> {
     // admission queue gates on the slot count, and losing it would let every waiter through at once.
     const previous = t.health;
     const slots = slotsTotal !== undefined ? { slotsTotal, slotsBusy, ...(slotsReadAt ? { slotsReadAt } : {}) } : previous.slotsTotal !== undefined ? { slotsTotal: previous.slotsTotal, slotsBusy: previous.slotsBusy, ...(previous.slotsReadAt ? { slotsReadAt: previous.slotsReadAt } : {}) } : {};
-    t.health = { state, circuit, checkedAt: now, ...slots, ...(contextWindow !== undefined ? { contextWindow } : {}), ...(routerModels ? { routerModels } : {}), ...this.restartedAt(t, state, gone, now) };
+    t.health = { state, circuit, checkedAt: now, ...slots, ...(contextWindow !== undefined ? { contextWindow } : {}), ...(routerModels ? { routerModels } : {}), ...this.restartedAt(t, state, gone, now), ...readyAt(previous, state, now) };
   }
 
   /** A ready llama-server's slots (total, busy, context window): `/slots`, else `/props`, and `/metrics` when on. */
@@ -303,7 +303,7 @@ export class HealthHub extends DurableObject<Env> {
       gone = !timedOut(e);
     }
     const now = Date.now();
-    t.health = { state, circuit: this.probed(t, state, now), checkedAt: now, ...this.restartedAt(t, state, gone, now) };
+    t.health = { state, circuit: this.probed(t, state, now), checkedAt: now, ...this.restartedAt(t, state, gone, now), ...readyAt(t.health, state, now) };
   }
 
   /**
@@ -392,6 +392,12 @@ async function readRouterLoad(base: string, headers: Record<string, string>, tim
     if (windows.length) load.contextWindow = Math.min(...windows);
   }
   return load;
+}
+
+/** When a sample last found the server ready: now, if this one did; else what the last sample said. */
+function readyAt(previous: UpstreamHealth, state: UpstreamHealth["state"], now: number): { readyAt?: number } {
+  if (state === "ready") return { readyAt: now };
+  return previous.readyAt !== undefined ? { readyAt: previous.readyAt } : {};
 }
 
 /** A fetch that gave up on its own timeout (a slow answer), not one the host refused. */

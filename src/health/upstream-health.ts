@@ -20,6 +20,14 @@ export interface UpstreamHealth {
    * that was read (hub clock). Its slots are then its loaded models' (`/slots?model=`).
    */
   routerModels?: { at: number; models: RouterModel[] };
+  /**
+   * When a sample last found it ready, or a request was last answered there (hub clock; an
+   * isolate's copy also its own answers). A server down since less than a while is one
+   * restarting (a crash, an OOM kill, a deploy): a request that finds every server of its model
+   * down waits for it to come back (routing/worth-waiting.ts); one never ready, or down for longer,
+   * is answered at once.
+   */
+  readyAt?: number;
   /** It restarted after this moment (the hub's last sample finding its process gone before it was ready again): its prompt cache holds nothing placed before. */
   restartedAt?: number;
 }

@@ -10,6 +10,7 @@ import type { UpstreamRef } from "../health/health-report.ts";
 import { circuitState } from "../health/circuit-breaker.ts";
 import { classifyFailure, retriesSameTarget, type FailureKind } from "../health/classify-failure.ts";
 import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcome.ts";
+import { waitFor } from "./worth-waiting.ts";
 import { orderTargets } from "./order-targets.ts";
 import { retryDelayMs } from "./retry-delay.ts";
 import { contextFit, type PromptSize } from "../upstreams/context-fit.ts";
@@ -259,9 +260,6 @@ interface TryState {
   tries: { attempts: number; finishTarget: string; wait: "capacity" | "comeback" | null };
 }
 
-/** A server that cannot answer now but may in a moment: dead, restarting, loading its model. */
-const DOWN_KINDS: ReadonlySet<FailureKind> = new Set(["unreachable", "timeout", "loading", "broken"]);
-
 /** How long a request waiting for a server to come back waits between looks (jittered up to a third more). */
 const COMEBACK_MS = 250;
 
@@ -304,7 +302,7 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
   const kinds = new Map<Target, FailureKind>();
   const fail = (err: ProxyError, from?: TargetFailure): ProxyError => {
     tries.attempts = attempts;
-    tries.wait = waitFor([...failures.entries()].filter(([, f]) => !f.skipped), kinds, snapshot ?? health.snapshot());
+    tries.wait = waitFor([...failures.entries()].filter(([, f]) => !f.skipped), kinds, snapshot ?? health.snapshot(), Date.now());
     err.attempts = attempts;
     err.outcomes = targetOutcomes([...failures.values()]);
     tries.finishTarget = from && !from.skipped ? from.target : (lastTarget?.name ?? tries.finishTarget);
@@ -420,29 +418,6 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
   throw fail(chosen?.error ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." }), chosen);
 }
 
-
-/**
- * What a pass that failed everywhere is worth waiting for: "capacity" when a target was there but
- * full (refused for capacity by the admission gate or by the server), "comeback" when every target
- * was down (dead, restarting, loading) and one of them is loading its model (its answer, or the
- * health snapshot), else nothing (no target serves the model, or the request was refused).
- */
-function waitFor(failed: Array<[Target, TargetFailure]>, kinds: ReadonlyMap<Target, FailureKind>, snapshot: HealthSnapshot): "capacity" | "comeback" | null {
-  // A request refused as it is (a client mistake) is answered at once, whoever else was full.
-  if (failed.length === 0 || failed.some(([t]) => kinds.get(t) === "client")) return null;
-  if (failed.some(([, f]) => f.error.busy === true)) return "capacity";
-  // A target refused without an attempt (the gate) has no kind: it was full, seen above.
-  const down = failed.every(([t]) => DOWN_KINDS.has(kinds.get(t) ?? "client"));
-  if (!down) return null;
-  // Loading is the only sign worth a wait: a server refusing connections may be gone for good (a
-  // snapshot that still says ready was taken before it died), and its request is answered at once.
-  const comingBack = failed.some(([t]) => {
-    if (kinds.get(t) === "loading") return true;
-    const server = capabilitiesOf(t).server;
-    return server != null && snapshot.upstreams[server.key]?.state === "loading";
-  });
-  return comingBack ? "comeback" : null;
-}
 
 /**
  * The targets by context fit, keeping their order within each group: those that hold the prompt and
