@@ -243,13 +243,23 @@ describe("llama-server killed mid-stream", () => {
     assert.ok(!frames.some((f) => f !== "[DONE]" && JSON.parse(f).choices?.[0]?.finish_reason));
   });
 
-  it("then answers 502 upstream_unreachable for that model", async () => {
-    const res = await fetch(`${proxy.url}/v1/chat/completions`, {
+  it("then, its only server down moments after it answered, the next request waits in line and the restarted server serves it (a stream on keep-alives)", async () => {
+    const askedAt = Date.now();
+    const pending = fetch(`${proxy.url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify(base({ model: "victim" })),
+      body: JSON.stringify({ ...base({ stream: true, grammar: grammar("restarted") }), model: "victim" }),
     });
-    assert.equal(res.status, 502);
-    assert.equal(/** @type {import("../support/switchyard-dev.mjs").ErrorBody} */ (await res.json()).error.code, "upstream_unreachable");
+    await new Promise((r) => setTimeout(r, 1200));
+    victim = await startLlamaServer({ port: victim.port, parallel: 1, args: ["-t", "1"] });
+    const res = await pending;
+    assert.equal(res.status, 200);
+    const raw = await res.text();
+    const waited = Date.now() - askedAt;
+    const frames = raw.split("\n\n").filter((b) => b.startsWith("data: ")).map((b) => b.slice(6));
+    assert.equal(frames.at(-1), "[DONE]", raw.slice(-500));
+    const text = frames.slice(0, -1).map((f) => JSON.parse(f).choices?.[0]?.delta?.content ?? "").join("");
+    assert.equal(text, "restarted");
+    assert.ok(waited >= 1200, `answered ${waited} ms after it was asked, before the restart`);
   });
 });

@@ -69,6 +69,11 @@ export async function startTap(targetUrl) {
         entry.response = decode(Buffer.concat(kept), upRes.headers["content-encoding"]);
         res.end();
       });
+      // A client done with the answer (Codex at response.completed) may close before its end came
+      // through: the upstream request is then destroyed (below) and never ends; what came is kept.
+      upRes.on("close", () => {
+        if (entry.response === "" && kept.length) entry.response = decode(Buffer.concat(kept), upRes.headers["content-encoding"]);
+      });
       upRes.on("error", () => res.destroy());
     });
     up.on("error", (e) => {
