@@ -34,10 +34,10 @@ export const RESTARTING_MS = 5 * 60_000;
 
 /**
  * A target that failed as down but may answer in a moment: loading its model (its answer, or the
- * health snapshot), or one whose process is gone (the connection refused or reset) that the
- * snapshot still says is ready (it died since) or was ready within RESTARTING_MS. A server that
- * timed out is not waited for (it is there, and slow: asking again would add to its load), nor a
- * browser session or a target without health.
+ * health snapshot), or one whose process is gone (the connection refused or reset) that was ready
+ * within RESTARTING_MS (a snapshot taken before it died says ready, with that sample's `readyAt`).
+ * A server that timed out is not waited for (it is there, and slow: asking again would add to its
+ * load), nor a browser session or a target without health.
  */
 export function comingBack(t: Target, kind: FailureKind | undefined, snapshot: HealthSnapshot, now: number): boolean {
   if (kind === "loading") return true;
@@ -45,5 +45,5 @@ export function comingBack(t: Target, kind: FailureKind | undefined, snapshot: H
   const h = server != null ? snapshot.upstreams[server.key] : undefined;
   if (!h) return false;
   if (h.state === "loading") return true;
-  return kind === "unreachable" && (h.state === "ready" || (h.readyAt !== undefined && now - h.readyAt < RESTARTING_MS));
+  return kind === "unreachable" && h.readyAt !== undefined && now - h.readyAt < RESTARTING_MS;
 }
