@@ -138,4 +138,7 @@ console.log(
     ...lines,
   ].join("\n"),
 );
-console.log(`\nlargest generated-to-charged ratio: ${worst.toFixed(2)} (max_tokens ${MAX}, ignore_eos; prompt processed is less than charged when the slot's cache held the prompt)`);
+// An answer Switchyard resumed (its chat parser refused the random model's text mid-answer, and the
+// same server continued it) is charged what was delivered, not what the refused attempt generated.
+const unresumed = Math.max(...rows.filter((r) => r.resumes === 0).map((r) => ratio(r.generated, r.charged)));
+console.log(`\nlargest generated-to-charged ratio: ${worst.toFixed(2)}; without resumed answers: ${unresumed.toFixed(2)} (max_tokens ${MAX}, ignore_eos; prompt processed is less than charged when the slot's cache held the prompt)`);
