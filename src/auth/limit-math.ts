@@ -120,6 +120,22 @@ export function reservationOf(promptChars: number, maxTokens: number, generation
   return estimateTokens(promptChars) + maxTokens * generations;
 }
 
+/**
+ * An embeddings input's tokens, before the upstream counts them: each string estimated from its
+ * characters (estimateTokens), each token array its length. What the request reserves from its day.
+ */
+export function embeddingInputTokens(input: unknown): number {
+  if (typeof input === "string") return estimateTokens(input.length);
+  if (!Array.isArray(input)) return 0;
+  let tokens = 0;
+  for (const item of input) {
+    if (typeof item === "string") tokens += estimateTokens(item.length);
+    else if (typeof item === "number") tokens += 1;
+    else if (Array.isArray(item)) tokens += item.length;
+  }
+  return tokens;
+}
+
 /** `YYYY-MM-DD` in UTC. */
 export function dayOf(now: number): string {
   return new Date(now).toISOString().slice(0, 10);

@@ -8,7 +8,7 @@ import type { EventPull } from "../events/event-source.ts";
 import type { UpstreamEvent } from "../events/events.ts";
 import type { StreamStart } from "../responders/sse-response.ts";
 import type { KeyRecord, UsageReport } from "./key-record.ts";
-import { chargedTokens, isCount, LEASE_RENEW_MS, requestedMaxTokens, reservationOf, type Observed, type OutputBound } from "./limit-math.ts";
+import { chargedTokens, embeddingInputTokens, isCount, LEASE_RENEW_MS, requestedMaxTokens, reservationOf, type Observed, type OutputBound } from "./limit-math.ts";
 
 /**
  * One keyed request's accounting: its hold on the key's KeyGate (a concurrency slot and the tokens it
@@ -25,6 +25,8 @@ export class Meter {
   private backend = "";
   private renewTimer?: ReturnType<typeof setInterval>;
   private leaseId: string | undefined;
+  /** An embeddings request's input, estimated in tokens (reserveInput): charged when the upstream counted none. */
+  private inputEstimate: number | undefined;
 
   constructor(
     readonly key: KeyRecord,
@@ -72,9 +74,23 @@ export class Meter {
    * nothing is charged.
    */
   async reserve(request: OutputBound, promptChars: number, generations: number): Promise<void> {
+    const { tokensPerDay } = this.key.limits;
+    await this.reserveTokens(tokensPerDay === undefined ? 0 : reservationOf(promptChars, requestedMaxTokens(request) ?? 0, generations));
+  }
+
+  /**
+   * Before an embeddings call: reserves its input's tokens (estimated: embeddingInputTokens), as
+   * reserve() does for a generation, so a key's day holds while embeddings are in flight. What the
+   * upstream counted replaces it when the route ends (routeEnded); without a count, the estimate.
+   */
+  async reserveInput(input: unknown): Promise<void> {
+    this.inputEstimate = embeddingInputTokens(input);
+    await this.reserveTokens(this.key.limits.tokensPerDay === undefined ? 0 : this.inputEstimate);
+  }
+
+  private async reserveTokens(tokens: number): Promise<void> {
     const { concurrency, tokensPerDay } = this.key.limits;
     if (tokensPerDay === undefined && (this.leaseId !== undefined || concurrency === undefined)) return;
-    const tokens = tokensPerDay === undefined ? 0 : reservationOf(promptChars, requestedMaxTokens(request) ?? 0, generations);
     const reserved = await this.gate.reserve(this.leaseId, this.key.limits, tokens);
     if (!reserved.ok) {
       this.settled = true;
@@ -138,7 +154,8 @@ export class Meter {
     if (this.watched) return;
     this.model = extra.model ?? this.model;
     this.backend = res.headers.get("x-switchyard-target") ?? "";
-    this.settle({ promptTokens: extra.promptTokens ?? 0, completionTokens: 0, error: res.status >= 400 });
+    const promptTokens = isCount(extra.promptTokens) ? extra.promptTokens : res.ok ? (this.inputEstimate ?? 0) : 0;
+    this.settle({ promptTokens, completionTokens: 0, error: res.status >= 400 });
   }
 
   private settle(usage: { promptTokens: number; completionTokens: number; error: boolean }): void {

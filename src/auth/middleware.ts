@@ -76,7 +76,8 @@ async function afterRoute(c: Context<AppEnv>, meter: Meter, path: string): Promi
   const res = c.res;
   if (path === "/v1/embeddings" && res.ok) {
     const body = (await res.clone().json().catch(() => null)) as { model?: string; usage?: { prompt_tokens?: number } } | null;
-    meter.routeEnded(res, { model: body?.model ?? "", promptTokens: body?.usage?.prompt_tokens ?? 0 });
+    // The upstream's count replaces the reservation (Meter.reserveInput); without one, the estimate.
+    meter.routeEnded(res, { model: body?.model ?? "", ...(body?.usage?.prompt_tokens !== undefined ? { promptTokens: body.usage.prompt_tokens } : {}) });
     return;
   }
   meter.routeEnded(res);

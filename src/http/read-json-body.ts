@@ -1,6 +1,6 @@
 // Reads a request's JSON body: bounded in size (decoded), decompressed when the client compressed it.
 import { ProxyError } from "../errors/proxy-error.ts";
-import { decodeBody, parseContentEncoding, unsupportedEncoding } from "./decode-body.ts";
+import { decodeBody, parseContentEncoding, refusedEncoding } from "./decode-body.ts";
 import { readCapped } from "./read-capped.ts";
 
 // Decoding a whole body at once keeps no state between calls: one decoder serves every request.
@@ -10,7 +10,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
  * Reads a JSON request body, refusing it with 413 as soon as it passes `maxBytes` (whether or not
  * the client declared a Content-Length), and with 400 `invalid_json` when it does not parse. A body
  * sent with `Content-Encoding` gzip, deflate or zstd is decoded first, and the limit counts the
- * decoded bytes; any other coding is refused with 415.
+ * decoded bytes; any other coding, or more than two codings, is refused with 415 before any decoding.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   return parseJsonText(await readBodyText(request, maxBytes));
@@ -28,7 +28,7 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
       message: `The request body is larger than the ${maxBytes}-byte limit. Send a smaller request, or raise limits.maxBodyBytes in SWITCHYARD_CONFIG.`,
     });
   const encoding = parseContentEncoding(request.headers.get("content-encoding"));
-  if (!encoding.ok) throw unsupportedEncoding(encoding.coding);
+  if (!encoding.ok) throw refusedEncoding(encoding);
   const declared = Number(request.headers.get("content-length") ?? NaN);
   // A compressed body is smaller than its decoded form, so its own size is held to the limit too.
   if (declared > maxBytes) throw tooLarge();

@@ -19,7 +19,6 @@ import { TargetUnableError } from "../upstreams/upstream.ts";
 export async function completions(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
   const request = validateBody(CompletionsRequestSchema, await readRequestBody(c, config.limits.maxBodyBytes));
-  if (request.n != null && request.n !== 1) throw unsupported("n", "Only n=1 is supported; send one request per completion.");
   if (request.best_of != null && request.best_of !== 1) throw unsupported("best_of", "Only best_of=1 is supported.");
   const multi = Array.isArray(request.prompt) && request.prompt.length > 1 && request.prompt.every((p) => typeof p === "string" || Array.isArray(p));
   if (multi) throw unsupported("prompt", "Send one prompt per request (a string, or one token array).");

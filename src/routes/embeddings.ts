@@ -8,7 +8,7 @@ import { Deadlines } from "../lib/deadlines.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { planTargetsFor } from "../routing/plan-targets.ts";
 import { tryTargets } from "../routing/try-targets.ts";
-import { EmbeddingsRequestSchema } from "../schemas/embeddings-request.ts";
+import { embeddingInputCount, EmbeddingsRequestSchema, MAX_EMBEDDING_INPUTS } from "../schemas/embeddings-request.ts";
 import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import { TargetUnableError } from "../upstreams/upstream.ts";
 
@@ -21,7 +21,14 @@ import { TargetUnableError } from "../upstreams/upstream.ts";
 export async function embeddings(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
   const request = validateBody(EmbeddingsRequestSchema, await readRequestBody(c, config.limits.maxBodyBytes));
-  c.get("meter")?.checkModel(request.model);
+  if (embeddingInputCount(request.input) > MAX_EMBEDDING_INPUTS) {
+    throw new ProxyError({ status: 400, code: "invalid_value", param: "input", message: `At most ${MAX_EMBEDDING_INPUTS} inputs per request; send the rest in another request.` });
+  }
+  const meter = c.get("meter");
+  meter?.checkModel(request.model);
+  // The input's tokens reserved from the key's day before any upstream is asked (429 when they do
+  // not fit), as a generation reserves its prompt and max_tokens; settled at the upstream's count.
+  await meter?.reserveInput(request.input);
   // Under the caller's browser policy: a denied request never reaches a session.
   const key = c.get("principal");
   const targets = planTargetsFor(config, request.model, key);

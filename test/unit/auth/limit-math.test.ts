@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chargedTokens, dayOf, decideAdmission, positiveInt, secondsUntilNextDay } from "../../../src/auth/limit-math.ts";
+import { chargedTokens, dayOf, embeddingInputTokens, decideAdmission, positiveInt, secondsUntilNextDay } from "../../../src/auth/limit-math.ts";
 
 const NOW = Date.UTC(2026, 4, 1, 23, 59, 0);
 
@@ -49,4 +49,14 @@ it("reads positive integer limits", () => {
   expect(positiveInt("0")).toBeUndefined();
   expect(positiveInt("1.5")).toBeUndefined();
   expect(positiveInt("")).toBeUndefined();
+});
+
+describe("embeddingInputTokens (what an embeddings request reserves)", () => {
+  it("estimates each string from its characters and counts token arrays exactly", () => {
+    expect(embeddingInputTokens("a".repeat(100))).toBe(25);
+    expect(embeddingInputTokens(["a".repeat(100), "b", ""])).toBe(26);
+    expect(embeddingInputTokens([1, 2, 3])).toBe(3);
+    expect(embeddingInputTokens([[1, 2], [3]])).toBe(3);
+    expect(embeddingInputTokens(null)).toBe(0);
+  });
 });

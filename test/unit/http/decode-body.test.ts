@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeBody, parseContentEncoding, ZSTD_MAX_SLIDE_BYTES } from "../../../src/http/decode-body.ts";
+import { decodeBody, MAX_BODY_CODINGS, parseContentEncoding, ZSTD_MAX_SLIDE_BYTES } from "../../../src/http/decode-body.ts";
 import { readJsonBody } from "../../../src/http/read-json-body.ts";
 import { walkZstdFrames } from "../../../src/http/walk-zstd-frames.ts";
 
@@ -26,6 +26,35 @@ const encoded = (o: unknown) => new TextEncoder().encode(JSON.stringify(o));
 function* zeros(total: number, chunk = 1 << 20) {
   const z = new Uint8Array(chunk);
   for (let left = total; left > 0; left -= chunk) yield left >= chunk ? z : z.subarray(0, left);
+}
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+function crc32(bytes: Uint8Array): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** `bytes` as one gzip member of stored (uncompressed) deflate blocks: a layer that costs a decoder its whole size and saves nothing. */
+function gzipStored(bytes: Uint8Array): Uint8Array {
+  const blocks = Math.max(1, Math.ceil(bytes.length / 65535));
+  const out = new Uint8Array(10 + blocks * 5 + bytes.length + 8);
+  out.set([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+  let at = 10;
+  for (let b = 0; b < blocks; b++) {
+    const part = bytes.subarray(b * 65535, (b + 1) * 65535);
+    out.set([b === blocks - 1 ? 1 : 0, part.length & 0xff, part.length >> 8, ~part.length & 0xff, (~part.length >> 8) & 0xff], at);
+    out.set(part, at + 5);
+    at += 5 + part.length;
+  }
+  const view = new DataView(out.buffer);
+  view.setUint32(at, crc32(bytes), true);
+  view.setUint32(at + 4, bytes.length, true);
+  return out;
 }
 
 /** A zstd frame header (no content size, `windowLog`) followed by `blocks` empty raw blocks, the last flagged. */
@@ -104,6 +133,38 @@ describe("decodeBody", () => {
       await expect(decodeBody(encoded(JSON_BODY), [coding], LIMIT, tooLarge), coding).rejects.toMatchObject({ status: 400, code: "invalid_content_encoding" });
     }
     await expect(decodeBody(ZSTD_BODY.subarray(0, 20), ["zstd"], LIMIT, tooLarge)).rejects.toMatchObject({ code: "invalid_content_encoding" });
+  });
+});
+
+describe("stacked codings (issue 40, finding 3)", () => {
+  // 120 stored gzip layers: each layer is the whole body again, so decoding them all is 120 times its
+  // size (a 3.8 MB body held the isolate 9–14 s). More than MAX_BODY_CODINGS is refused before any
+  // decoding, however large the body.
+  const json = encoded({ ...JSON_BODY, messages: [{ role: "user", content: "a".repeat(60_000) }] });
+  let stacked = json;
+  for (let i = 0; i < 120; i++) stacked = gzipStored(stacked);
+  const header = Array.from({ length: 120 }, () => "gzip").join(", ");
+
+  it("the stored layers are real gzip: one layer decodes to the body", async () => {
+    expect(await decodeBody(gzipStored(json), ["gzip"], LIMIT, tooLarge)).toEqual(json);
+  });
+
+  it("refuses a header of more than MAX_BODY_CODINGS codings with 415 at once, before decoding; two still decode", async () => {
+    expect(MAX_BODY_CODINGS).toBe(2);
+    expect(parseContentEncoding(header)).toEqual({ ok: false, layers: 120 });
+    expect(parseContentEncoding("gzip, gzip, gzip")).toEqual({ ok: false, layers: 3 });
+    expect(parseContentEncoding(Array.from({ length: 5000 }, () => "identity").join(","))).toEqual({ ok: true, codings: [] });
+    const request = new Request("http://x/", { method: "POST", body: stacked, headers: { "content-encoding": header } });
+    const started = Date.now();
+    const refused = await readJsonBody(request, LIMIT).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(Date.now() - started).toBeLessThan(200);
+    expect(refused).toMatchObject({ status: 415, code: "unsupported_content_encoding", param: "Content-Encoding" });
+    expect((refused as Error).message).toContain("at most 2");
+    await expect(decodeBody(stacked, Array(120).fill("gzip"), LIMIT, tooLarge)).rejects.toMatchObject({ status: 415 });
+    expect(await decodeBody(gzipStored(gzipStored(json)), ["gzip", "gzip"], LIMIT, tooLarge)).toEqual(json);
   });
 });
 
