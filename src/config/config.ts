@@ -2,6 +2,7 @@
 // in, and the per-model lookups routing makes in it.
 import { ConfigSchema, type BrowserPolicy, type ConfigInput, type RouterServer, type TargetConfig } from "./config-schema.ts";
 import { describeIssue } from "../schemas/describe-issues.ts";
+import { isPrivateHost } from "./private-host.ts";
 
 export interface ModelConfig {
   targets: TargetConfig[];
@@ -200,16 +201,6 @@ function observabilityOf(o: ConfigInput["observability"]): Config["observability
     captureMaxRecords: o?.captureMaxRecords ?? d.captureMaxRecords,
     otlp: o?.otlp ? { endpoint: o.otlp.endpoint.replace(/\/+$/, ""), headers: { ...o.otlp.headers }, apiKeySecret: o.otlp.apiKeySecret ?? null, timeoutMs: o.otlp.timeoutMs ?? d.otlpTimeoutMs } : null,
   };
-}
-
-export function isPrivateHost(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (h === "localhost" || h.endsWith(".localhost") || h === "::1" || h === "::" || h === "0.0.0.0") return true;
-  if (/^(fc|fd)[0-9a-f]{2}:/.test(h) || h.startsWith("fe80:")) return true;
-  const m = h.match(/^(\d+)\.(\d+)\.(\d+)\.(\d+)$/);
-  if (!m) return false;
-  const [a, b] = [Number(m[1]), Number(m[2])];
-  return a === 127 || a === 10 || a === 0 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127);
 }
 
 /** A copy of `record` without a prototype, so indexing it with any string finds only its own entries. */
