@@ -3,6 +3,7 @@
 import { ConfigSchema, type BrowserPolicy, type ConfigInput, type RouterServer, type TargetConfig } from "./config-schema.ts";
 import { describeIssue } from "../schemas/describe-issues.ts";
 import { isPrivateHost } from "./private-host.ts";
+import { configSecrets, type ConfigSecrets } from "./config-secrets.ts";
 
 export interface ModelConfig {
   targets: TargetConfig[];
@@ -47,6 +48,8 @@ export interface Config {
     /** Key ids whose requests sessions connected with SERVE_TOKEN take; null: every request. */
     serveTokenServes: string[] | null;
   };
+  /** The Worker secrets the configuration names and the secret values it holds (its schema's `secretFields`): what redaction takes out. */
+  secrets: ConfigSecrets;
   /** The request log, capture and traces (docs/observability.md). */
   observability: {
     log: boolean;
@@ -185,6 +188,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
       // teammate's machine, and prompts go there only where the operator allowed it.
       browser: { default: input.browser?.default ?? (dev ? "allow" : "deny"), serveTokenServes: input.browser?.serveTokenServes ?? null },
       observability: observabilityOf(input.observability),
+      secrets: configSecrets(ConfigSchema, input),
     },
   };
 }

@@ -194,8 +194,7 @@ async function readRequest(copy: Request, config: Config): Promise<string | unde
 async function captureOf(c: Context<AppEnv>, config: Config, sent: Promise<string | undefined> | string | undefined, facts: RunFacts, body: Promise<string> | undefined): Promise<Capture> {
   const o = config.observability;
   const credential = readCredential(c.req.raw.headers);
-  const names = [...secretNames(config), ...(o.otlp?.apiKeySecret ? [o.otlp.apiKeySecret] : [])];
-  const secrets = secretValues(c.env, names, credential.kind === "key" ? credential.value : undefined);
+  const secrets = [...secretValues(c.env, secretNames(config), credential.kind === "key" ? credential.value : undefined), ...config.secrets.values];
   const requestText = await sent;
   const request = boundedText(requestText ?? "", secrets, o.captureMaxBytes);
   const assembled = facts.assembled();

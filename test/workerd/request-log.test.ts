@@ -344,6 +344,25 @@ describe("capture (opt-in)", () => {
     }
   });
 
+  it("a routers[] server's key and an openai target's header values are redacted too (issue 40, finding 9)", async () => {
+    const routerKey = `rk-${crypto.randomUUID()}`;
+    const headerKey = `hk-${crypto.randomUUID()}`;
+    const routed = {
+      ...keyedVars({ REQUEST_LOG_NAME: `log-${crypto.randomUUID()}`, SWITCHYARD_CONFIG: JSON.stringify({ routers: [{ url: fx(`behave/say/${encodeURIComponent(SAY)}`), apiKeySecret: "ROUTER_KEY" }], observability: { capture: true } }) }),
+      ROUTER_KEY: routerKey,
+    } as Vars;
+    const gateway = deployment([{ kind: "openai", url: fx(`behave/say/${encodeURIComponent(SAY)}`), headers: { "x-gateway-key": headerKey } }], { observability: { capture: true } });
+    for (const vars of [routed, gateway]) {
+      const content = `the router's key ${routerKey} and the gateway's ${headerKey}`;
+      const { res } = await call("/v1/chat/completions", { json: chatBody({ messages: [{ role: "user", content }] }) }, vars);
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      const row = await logged(vars, res.headers.get("x-request-id")!);
+      const request = JSON.parse(row.capture.request);
+      expect(request.messages[0].content).toBe(vars === routed ? `the router's key [redacted] and the gateway's ${headerKey}` : `the router's key ${routerKey} and the gateway's [redacted]`);
+    }
+  });
+
   it("off by default: no capture kept", async () => {
     const vars = deployment([llama(fx(`behave/say/${encodeURIComponent(SAY)}`))]);
     const prompt = `a prompt ${crypto.randomUUID()}`;
