@@ -33,7 +33,8 @@ export async function readRequestBody(c: Context<AppEnv>, maxBytes: number): Pro
   try {
     body = parseJsonText(text);
   } catch (e) {
-    // Not JSON: kept as the text it was (redaction then finds a secret only as it is written).
+    // Not JSON: kept as the text it was (redaction then finds a secret only as it is written); it asked for no stream.
+    facts?.sent(undefined);
     if (keyCaptures) facts?.captureKeyed(text);
     throw e;
   }

@@ -136,6 +136,17 @@ describe("the request log records what the client got", () => {
     expect(row).toMatchObject({ status: 400, error: body.error.code, model: "m", stream: true, target: null, prompt_tokens: null, ttft_ms: null });
   });
 
+  it("a 400 whose body set no stream, or was not JSON: stream false, as the client asked (issue 40, finding 11)", async () => {
+    const vars = deployment([llama(fx("behave/say/x"))]);
+    for (const init of [{ json: { model: "m", temperature: "hot", messages: [{ role: "user", content: "hi" }] } }, { method: "POST", body: "not json", headers: { "content-type": "application/json" } }]) {
+      const { res } = await call("/v1/chat/completions", init, vars);
+      expect(res.status).toBe(400);
+      await res.arrayBuffer();
+      const row = await logged(vars, res.headers.get("x-request-id")!);
+      expect(row).toMatchObject({ status: 400, stream: false });
+    }
+  });
+
   it("a 502 after every target failed: the attempts and each target's outcome", async () => {
     const vars = deployment([llama("http://127.0.0.1:9"), llama("http://127.0.0.1:7")], { retries: { perTarget: 1 } });
     // A declared length, as HTTP clients send: the route reads the body whole, and the log reads those bytes back.
