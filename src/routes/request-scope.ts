@@ -12,6 +12,7 @@ export function requestScope(c: Context<AppEnv>): RequestScope {
     ...(trace ? { trace } : {}),
     ...(facts ? { facts } : {}),
     requestId: c.get("requestId"),
+    ...(c.get("clientRequestId") !== undefined ? { clientRequestId: c.get("clientRequestId") } : {}),
     env: c.env,
     key: c.get("principal"),
     meter: c.get("meter"),
