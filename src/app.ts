@@ -135,17 +135,27 @@ function matchAllowed(path: string): string[] {
 // Every request asks: the fixed paths (the hot ones among them) are answered from a table made once.
 const STATIC_ALLOWED = new Map(ROUTES.filter(([, path]) => !path.includes(":")).map(([, path]) => [path, matchAllowed(path)] as const));
 
+/** The id a client sent for its request (`x-client-request-id`, else `x-request-id`), when it is 1–128 of `A-Za-z0-9._:-`. */
+function clientRequestId(headers: Headers): string | undefined {
+  const sent = headers.get("x-client-request-id") ?? headers.get("x-request-id");
+  return sent && /^[A-Za-z0-9._:-]{1,128}$/.test(sent) ? sent : undefined;
+}
+
 const isMessagesPath = (path: string) => path === "/v1/messages" || path.startsWith("/v1/messages/");
 
 export function createApp(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
+  // The request's id is always Switchyard's own, so a client cannot name another request's log
+  // record; the id a client sent (OpenAI's clients: x-client-request-id) is kept beside it and echoed.
   app.use(async (c, next) => {
-    const incoming = c.req.header("x-request-id");
-    const id = incoming && /^[A-Za-z0-9._:-]{1,128}$/.test(incoming) ? incoming : randomId("req_", 20);
+    const id = randomId("req_", 20);
     c.set("requestId", id);
+    const client = clientRequestId(c.req.raw.headers);
+    if (client) c.set("clientRequestId", client);
     await next();
     c.res.headers.set("x-request-id", id);
+    if (client) c.res.headers.set("x-client-request-id", client);
   });
 
   app.use(corsMiddleware());

@@ -8,7 +8,10 @@ import type { Meter } from "./meter.ts";
 export interface AppEnv {
   Bindings: Env;
   Variables: {
+    /** Switchyard's id for the request (`x-request-id`). */
     requestId: string;
+    /** The id the client sent (`x-client-request-id` or `x-request-id`), when valid: logged beside `requestId` and echoed. */
+    clientRequestId?: string;
     /** The caller's team key (unset in open mode). */
     principal?: KeyRecord;
     /** Limits and usage of a keyed request (unset in open mode). */

@@ -4,8 +4,8 @@ import { cors } from "hono/cors";
 import type { AppEnv } from "./app-env.ts";
 import { loadConfig } from "../config/load-config.ts";
 
-const ALLOW_HEADERS = ["authorization", "x-api-key", "content-type", "anthropic-version", "anthropic-beta", "x-request-id", "openai-organization", "openai-project"];
-const EXPOSE_HEADERS = ["x-request-id", "x-switchyard-target", "x-switchyard-attempts", "x-switchyard-outcomes", "x-switchyard-estimate", "x-switchyard-capture", "retry-after"];
+const ALLOW_HEADERS = ["authorization", "x-api-key", "content-type", "anthropic-version", "anthropic-beta", "x-request-id", "x-client-request-id", "openai-organization", "openai-project"];
+const EXPOSE_HEADERS = ["x-request-id", "x-client-request-id", "x-switchyard-target", "x-switchyard-attempts", "x-switchyard-outcomes", "x-switchyard-estimate", "x-switchyard-capture", "retry-after"];
 
 /**
  * CORS for browser clients, from SWITCHYARD_CONFIG `cors`. Off by default. Runs before

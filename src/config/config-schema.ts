@@ -8,6 +8,17 @@ import { MODEL_NAME_MAX } from "./model-name.ts";
 
 const positiveMs = z.int().check(z.positive());
 
+/**
+ * Which fields hold secrets, marked where they are declared so that redaction (src/config/config-secrets.ts
+ * walks a parsed configuration by this schema) cannot miss one: "env-name", the name of a Worker secret
+ * whose value is secret; "values", a record whose values are secrets themselves (headers). A new field
+ * that carries a credential is made of one of these two schemas, or registered here.
+ */
+export const secretFields = z.registry<{ secret: "env-name" | "values" }>();
+
+/** The name of a Worker secret (its value is redacted wherever text is logged, captured or shown). */
+const SecretNameSchema = z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).register(secretFields, { secret: "env-name" });
+
 export const LlamaTargetSchema = z.strictObject({
   kind: z.literal("llama"),
   /** Base URL of a llama-server, e.g. https://gpu-1.example.com (no /v1 suffix needed). */
@@ -15,7 +26,7 @@ export const LlamaTargetSchema = z.strictObject({
   /** The model name sent upstream (llama-server router mode); default: the requested name. */
   model: z.optional(z.string().check(z.minLength(1))),
   /** Name of the Worker secret holding this server's `--api-key`. */
-  apiKeySecret: z.optional(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/))),
+  apiKeySecret: z.optional(SecretNameSchema),
   /** Body fields removed before the request goes to this upstream. */
   strip: z.optional(z.array(z.string().check(z.minLength(1)))),
   /** Body fields forced to these values for this upstream. */
@@ -33,7 +44,7 @@ export const RouterServerSchema = z.strictObject({
   /** Base URL of the router, e.g. https://gpu-1.example.com. */
   url: z.string().check(z.url({ protocol: /^https?$/ })),
   /** Name of the Worker secret holding this server's `--api-key`. */
-  apiKeySecret: z.optional(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/))),
+  apiKeySecret: z.optional(SecretNameSchema),
   /** Share of new conversations among the routers holding a model. */
   weight: z.optional(z.number().check(z.positive())),
   tools: z.optional(z.enum(["native", "prompt"])),
@@ -66,7 +77,7 @@ const HeadersSchema = z.record(z.string(), z.string()).check(
       if (message) ctx.addIssue({ code: "custom", path: [name], message, input: value });
     }
   }),
-);
+).register(secretFields, { secret: "values" }); // a gateway's header may carry a credential
 
 export const OpenAiTargetSchema = z.strictObject({
   kind: z.literal("openai"),
@@ -79,7 +90,7 @@ export const OpenAiTargetSchema = z.strictObject({
   /** The model name sent upstream; default: the requested name. */
   model: z.optional(z.string().check(z.minLength(1))),
   /** Name of the Worker secret holding this server's API key, sent as `Authorization: Bearer`. */
-  apiKeySecret: z.optional(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/))),
+  apiKeySecret: z.optional(SecretNameSchema),
   /**
    * Extra headers on every request to this server, health probes included (a gateway's own, such as
    * Portkey's x-portkey-provider): sent as given and never logged. The configuration is not a secret
@@ -215,7 +226,7 @@ export const OtlpSchema = z.strictObject({
   /** Extra headers on every export (a hosted collector's API key header, say). */
   headers: z.optional(HeadersSchema),
   /** The Worker secret holding the collector's key, sent as Authorization: Bearer (like a target's). */
-  apiKeySecret: z.optional(z.string().check(z.regex(/^[A-Za-z_][A-Za-z0-9_]*$/))),
+  apiKeySecret: z.optional(SecretNameSchema),
   /** How long one export may take before it is abandoned and its spans dropped (default 5000). */
   timeoutMs: z.optional(z.int().check(z.positive(), z.lte(30_000))),
 });

@@ -2,6 +2,8 @@
 // in, and the per-model lookups routing makes in it.
 import { ConfigSchema, type BrowserPolicy, type ConfigInput, type RouterServer, type TargetConfig } from "./config-schema.ts";
 import { describeIssue } from "../schemas/describe-issues.ts";
+import { isPrivateHost } from "./private-host.ts";
+import { configSecrets, type ConfigSecrets } from "./config-secrets.ts";
 
 export interface ModelConfig {
   targets: TargetConfig[];
@@ -46,6 +48,8 @@ export interface Config {
     /** Key ids whose requests sessions connected with SERVE_TOKEN take; null: every request. */
     serveTokenServes: string[] | null;
   };
+  /** The Worker secrets the configuration names and the secret values it holds (its schema's `secretFields`): what redaction takes out. */
+  secrets: ConfigSecrets;
   /** The request log, capture and traces (docs/observability.md). */
   observability: {
     log: boolean;
@@ -184,6 +188,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
       // teammate's machine, and prompts go there only where the operator allowed it.
       browser: { default: input.browser?.default ?? (dev ? "allow" : "deny"), serveTokenServes: input.browser?.serveTokenServes ?? null },
       observability: observabilityOf(input.observability),
+      secrets: configSecrets(ConfigSchema, input),
     },
   };
 }
@@ -200,16 +205,6 @@ function observabilityOf(o: ConfigInput["observability"]): Config["observability
     captureMaxRecords: o?.captureMaxRecords ?? d.captureMaxRecords,
     otlp: o?.otlp ? { endpoint: o.otlp.endpoint.replace(/\/+$/, ""), headers: { ...o.otlp.headers }, apiKeySecret: o.otlp.apiKeySecret ?? null, timeoutMs: o.otlp.timeoutMs ?? d.otlpTimeoutMs } : null,
   };
-}
-
-export function isPrivateHost(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  if (h === "localhost" || h.endsWith(".localhost") || h === "::1" || h === "::" || h === "0.0.0.0") return true;
-  if (/^(fc|fd)[0-9a-f]{2}:/.test(h) || h.startsWith("fe80:")) return true;
-  const m = h.match(/^(\d+)\.(\d+)\.(\d+)\.(\d+)$/);
-  if (!m) return false;
-  const [a, b] = [Number(m[1]), Number(m[2])];
-  return a === 127 || a === 10 || a === 0 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254) || (a === 100 && b >= 64 && b <= 127);
 }
 
 /** A copy of `record` without a prototype, so indexing it with any string finds only its own entries. */

@@ -16,13 +16,13 @@ export function redactSecrets(text: string, secrets: Iterable<string>): string {
   return out;
 }
 
-/** Names of the Worker variables that hold secrets: ADMIN_TOKEN, SERVE_TOKEN and each target's `apiKeySecret`. */
-export function secretNames(config: { models: Record<string, { targets: ReadonlyArray<{ kind: string; apiKeySecret?: string | undefined }> }> | null } | null): string[] {
-  const names = ["ADMIN_TOKEN", "SERVE_TOKEN"];
-  for (const model of Object.values(config?.models ?? {})) {
-    for (const t of model.targets) if (t.apiKeySecret) names.push(t.apiKeySecret);
-  }
-  return names;
+/**
+ * Names of the Worker variables that hold secrets: ADMIN_TOKEN, SERVE_TOKEN and every one the
+ * configuration names (each `apiKeySecret`, of targets, routers and the collector alike: found by
+ * its schema's marks, src/config/config-secrets.ts).
+ */
+export function secretNames(config: { secrets: { names: readonly string[] } } | null): string[] {
+  return ["ADMIN_TOKEN", "SERVE_TOKEN", ...(config?.secrets.names ?? [])];
 }
 
 // The secrets this isolate has seen in its environment. A Worker isolate serves one deployment, so in
@@ -33,12 +33,18 @@ const MAX_KNOWN = 256;
 /** Records the values of `names` in `env` as secrets to redact (called where the configuration is loaded). */
 export function rememberSecrets(env: object, names: Iterable<string>): void {
   const vars = env as Record<string, unknown>;
-  for (const name of names) {
-    const value = vars[name];
-    if (typeof value !== "string" || value.length < MIN_SECRET_LENGTH || known.has(value)) continue;
-    known.add(value);
-    if (known.size > MAX_KNOWN) known.delete(known.values().next().value!);
-  }
+  for (const name of names) remember(vars[name]);
+}
+
+/** Records secret values written in the configuration itself (headers) as secrets to redact. */
+export function rememberSecretValues(values: Iterable<string>): void {
+  for (const value of values) remember(value);
+}
+
+function remember(value: unknown): void {
+  if (typeof value !== "string" || value.length < MIN_SECRET_LENGTH || known.has(value)) return;
+  known.add(value);
+  if (known.size > MAX_KNOWN) known.delete(known.values().next().value!);
 }
 
 /** Upstream text with every secret this isolate knows taken out: use it wherever upstream text enters. */

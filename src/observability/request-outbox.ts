@@ -104,10 +104,12 @@ export async function flush(name: string, defer: (p: Promise<unknown>) => void):
     if (f.to.log) {
       retention = f.to.log;
       if (f.capture) captures.push({ index: rows.length, capture: JSON.stringify(f.capture) });
-      rows.push(rowOf(record, f.request.arrivedAt));
+      rows.push(rowOf(record, f.request.arrivedAt, f.request.unauthenticated === true));
     }
     const t = f.trace;
-    if (t && f.to.otlp) {
+    // A request refused before a key was known exports no span: a flood of them would crowd the
+    // keyed requests' spans out of the exporter's buffer (they are counted in /metrics instead).
+    if (t && f.to.otlp && !f.request.unauthenticated) {
       let list = spans.get(f.to.otlp);
       if (!list) spans.set(f.to.otlp, (list = []));
       list.push(...requestSpans(record, t, f.request.arrivedAt, t.attempts));
@@ -137,6 +139,6 @@ export function recordOfFinished(f: FinishedRequest): DetailedRecord {
 }
 
 /** A record as the RequestLog stores it: its columns, then its JSON. */
-function rowOf(r: DetailedRecord, arrivedAt: number): LogRow {
-  return [r.id, arrivedAt, r.key, r.key_name, r.model, r.error !== null || r.status >= 400 ? 1 : 0, JSON.stringify(r)];
+function rowOf(r: DetailedRecord, arrivedAt: number, unauthenticated: boolean): LogRow {
+  return [r.id, arrivedAt, r.key, r.key_name, r.model, r.error !== null || r.status >= 400 ? 1 : 0, JSON.stringify(r), r.client_request_id, unauthenticated ? 1 : 0];
 }

@@ -4,8 +4,10 @@ import type { AnswerFacts } from "./answer-facts.ts";
 
 /** A request log entry: exactly the fields of the contract (docs/api.md, "Request log"). */
 export interface RequestRecord {
-  /** The `x-request-id` the client got. */
+  /** The `x-request-id` the client got: Switchyard's own, always. */
   id: string;
+  /** The id the client sent (`x-client-request-id`, or `x-request-id`), or null. */
+  client_request_id: string | null;
   /** When the request arrived (ISO 8601, UTC). */
   time: string;
   /** The key's id; null without one (open mode, or refused before a key was known). */
@@ -27,7 +29,7 @@ export interface RequestRecord {
   duration_ms: number | null;
 }
 
-export const RECORD_FIELDS = ["id", "time", "key", "endpoint", "model", "stream", "status", "error", "target", "attempts", "prompt_tokens", "completion_tokens", "ttft_ms", "duration_ms"] as const;
+export const RECORD_FIELDS = ["id", "client_request_id", "time", "key", "endpoint", "model", "stream", "status", "error", "target", "attempts", "prompt_tokens", "completion_tokens", "ttft_ms", "duration_ms"] as const;
 
 /** What `GET /v1/admin/requests/{id}` adds to the record. */
 export interface RecordDetail {
@@ -47,6 +49,10 @@ export type DetailedRecord = RequestRecord & RecordDetail;
 /** What the middleware knows of a request besides its answer. */
 export interface RequestFacts {
   id: string;
+  /** The id the client sent, when it sent a valid one. */
+  clientRequestId?: string;
+  /** Refused before a key was known (401, 403, 429 with no key): the log's unauthenticated pool, no spans. */
+  unauthenticated?: boolean;
   arrivedAt: number;
   key: { id: string; name: string } | null;
   endpoint: string;
@@ -75,6 +81,7 @@ export function recordOf(f: RequestFacts, answer: AnswerFacts): DetailedRecord {
   const error = answer.error ?? (f.cancelled ? "client_closed_request" : f.status >= 400 ? `http_${f.status}` : null);
   return {
     id: f.id,
+    client_request_id: f.clientRequestId ?? null,
     time: new Date(f.arrivedAt).toISOString(),
     key: f.key?.id ?? null,
     endpoint: f.endpoint,

@@ -96,12 +96,20 @@ export class RunFacts implements AnswerObserver {
     this.calls = new Map();
   }
 
-  /** The body as the client sent it, before validation: its model (up to 256 characters) and stream flag, when they are what they should be. */
+  /**
+   * The body as the client sent it, before validation: its model (up to 256 characters) and stream
+   * flag. A body that sets no `stream` (or `null`) asked for none, as OpenAI reads it; so did one that
+   * is not a JSON object (`undefined`: not JSON). A `stream` of another type asked nothing the log can say.
+   */
   sent(body: unknown): void {
-    if (typeof body !== "object" || body === null) return;
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      this.stream ??= false;
+      return;
+    }
     const { model, stream } = body as { model?: unknown; stream?: unknown };
     if (typeof model === "string" && model !== "") this.model ??= model.slice(0, 256);
     if (typeof stream === "boolean") this.stream ??= stream;
+    else if (stream === undefined || stream === null) this.stream ??= false;
   }
 
   /** The request as routing sees it (the model asked for; streamed or not). */

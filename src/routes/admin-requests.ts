@@ -10,6 +10,7 @@ import { otlpStats } from "../observability/otlp-export.ts";
 import { listItem, type DetailedRecord } from "../observability/request-record.ts";
 import type { Capture } from "../observability/capture.ts";
 import type { LogQuery } from "../observability/request-log.ts";
+import { unauthenticatedMax } from "../observability/log-retention.ts";
 
 /** How many requests one list answers at most, and by default. */
 export const LIST_MAX = 1000;
@@ -29,7 +30,7 @@ async function openLog(c: Context<AppEnv>) {
   return { log, maxAgeMs: config.observability.maxAgeMs };
 }
 
-/** The list's filters from the query: `limit`, `key` (id or name), `status=error`, `model`. */
+/** The list's filters from the query: `limit`, `key` (id or name), `status=error`, `model`, `client_request_id`, `unauthenticated=true`. */
 export function logQuery(url: URL): LogQuery {
   const q: LogQuery = { limit: LIST_DEFAULT };
   const limit = url.searchParams.get("limit");
@@ -47,6 +48,13 @@ export function logQuery(url: URL): LogQuery {
   }
   const model = url.searchParams.get("model");
   if (model) q.model = model;
+  const clientId = url.searchParams.get("client_request_id");
+  if (clientId) q.clientRequestId = clientId;
+  const pool = url.searchParams.get("unauthenticated");
+  if (pool !== null) {
+    if (pool !== "true" && pool !== "false") throw new ProxyError({ status: 400, code: "invalid_value", param: "unauthenticated", message: `unauthenticated takes "true" (the requests refused before a key was known, kept apart) or "false"; got "${pool.slice(0, 40)}".` });
+    if (pool === "true") q.unauthenticated = true;
+  }
   return q;
 }
 
@@ -77,7 +85,7 @@ export async function observabilityStatus(c: Context<AppEnv>): Promise<Response>
   const stored = o.log ? await requestLog(c.env)?.counts() : undefined;
   return c.json(
     {
-      log: { enabled: o.log, capture: o.capture, max_records: o.maxRecords, max_age_ms: o.maxAgeMs, stored: stored ?? null, written: logStats.written, dropped: logStats.dropped, failed_batches: logStats.failedBatches },
+      log: { enabled: o.log, capture: o.capture, max_records: o.maxRecords, max_unauthenticated: unauthenticatedMax(o.maxRecords), max_age_ms: o.maxAgeMs, stored: stored ?? null, written: logStats.written, dropped: logStats.dropped, failed_batches: logStats.failedBatches },
       otlp: o.otlp ? { endpoint: o.otlp.endpoint, exported: otlpStats.exported, dropped: otlpStats.dropped, failed_exports: otlpStats.failedExports, last_error: otlpStats.lastError } : null,
     },
     200,

@@ -33,6 +33,7 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
   const key = c.get("principal");
   const targets = planTargetsFor(config, request.model, key);
   const requestId = c.get("requestId");
+  const clientRequestId = c.get("clientRequestId");
   const env = c.env;
   // Every attempt's timeouts on the request's one timer.
   const deadlines = new Deadlines();
@@ -54,7 +55,7 @@ export async function embeddings(c: Context<AppEnv>): Promise<Response> {
       if (!embed) throw new TargetUnableError({ status: 503, code: "no_capacity", message: `${target.name} cannot serve embeddings, and no other target for this model could.` });
       // Each attempt a span of the request's trace, when traces are exported.
       const span = trace?.attemptStarted(target.name, capabilitiesOf(target).server?.url);
-      const ctx = { requestId, signal, responseStartMs: config.timeouts.responseStartMs, deadlines, env, ...(key ? { keyId: key.id } : {}), ...(span ? { traceparent: span.traceparent } : {}) };
+      const ctx = { requestId, ...(clientRequestId !== undefined ? { clientRequestId } : {}), signal, responseStartMs: config.timeouts.responseStartMs, deadlines, env, ...(key ? { keyId: key.id } : {}), ...(span ? { traceparent: span.traceparent } : {}) };
       try {
         const body = await embed(target, { ...request }, ctx, config.timeouts.totalMs);
         span?.ended("ok");

@@ -7,6 +7,7 @@ import { readCredential } from "../auth/credential.ts";
 import type { Config } from "../config/config.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { secretNames } from "../errors/redact-secrets.ts";
+import { HealthRecorder } from "../health/health-client.ts";
 import { parseJsonText, readBodyText } from "../http/read-json-body.ts";
 import { absorbJsonBody, emptyFacts, parseOutcomesHeader, type AnswerFacts } from "../observability/answer-facts.ts";
 import { boundedText, CAPTURE_HEADER, secretValues, type Capture } from "../observability/capture.ts";
@@ -68,7 +69,10 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
     // captured as sent, like the requests its route read.
     const unread = principal?.capture === true && facts.keyCapturable && !raw.bodyUsed;
     if (unread) facts.captureKeyed();
-    const unauthenticated = !principal && (res.status === 401 || res.status === 429);
+    // Refused before a key was known (no key, a bad one, the address guard's 429): its row goes to
+    // the log's small pool of its own and it exports no span, so a flood of them cannot evict or
+    // crowd out keyed requests; /metrics counts them.
+    const unauthenticated = !principal && (res.status === 401 || res.status === 403 || res.status === 429);
     const capture = facts.capturing && !unauthenticated;
     // The key holder is told, on the response itself, that this request's body and answer are kept
     // (a response whose headers are immutable, one passed on as fetched, is re-wrapped first).
@@ -91,6 +95,8 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
      * outbox's batch.
      */
     const finish = (toldError?: string, captured?: Capture) => {
+      // Refused before a key was known: counted in /metrics (target "none", by the code the client got), whatever their number.
+      if (unauthenticated) new HealthRecorder(c.env, config, [], defer).finish({ target: "none", code: toldError ?? `http_${res.status}`, totalMs: Date.now() - arrivedAt });
       // A delivered answer's extension names its target and attempts; otherwise the headers do.
       const x = facts.extension;
       queueFinished(
@@ -98,6 +104,8 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
         {
           request: {
             id: c.get("requestId"),
+            ...(c.get("clientRequestId") !== undefined ? { clientRequestId: c.get("clientRequestId") } : {}),
+            ...(unauthenticated ? { unauthenticated } : {}),
             arrivedAt,
             key: principal ? { id: principal.id, name: principal.name } : null,
             endpoint,
@@ -194,8 +202,7 @@ async function readRequest(copy: Request, config: Config): Promise<string | unde
 async function captureOf(c: Context<AppEnv>, config: Config, sent: Promise<string | undefined> | string | undefined, facts: RunFacts, body: Promise<string> | undefined): Promise<Capture> {
   const o = config.observability;
   const credential = readCredential(c.req.raw.headers);
-  const names = [...secretNames(config), ...(o.otlp?.apiKeySecret ? [o.otlp.apiKeySecret] : [])];
-  const secrets = secretValues(c.env, names, credential.kind === "key" ? credential.value : undefined);
+  const secrets = [...secretValues(c.env, secretNames(config), credential.kind === "key" ? credential.value : undefined), ...config.secrets.values];
   const requestText = await sent;
   const request = boundedText(requestText ?? "", secrets, o.captureMaxBytes);
   const assembled = facts.assembled();

@@ -12,6 +12,7 @@ export function requestScope(c: Context<AppEnv>): RequestScope {
     ...(trace ? { trace } : {}),
     ...(facts ? { facts } : {}),
     requestId: c.get("requestId"),
+    ...(c.get("clientRequestId") !== undefined ? { clientRequestId: c.get("clientRequestId") } : {}),
     env: c.env,
     key: c.get("principal"),
     meter: c.get("meter"),
@@ -33,7 +34,8 @@ export async function readRequestBody(c: Context<AppEnv>, maxBytes: number): Pro
   try {
     body = parseJsonText(text);
   } catch (e) {
-    // Not JSON: kept as the text it was (redaction then finds a secret only as it is written).
+    // Not JSON: kept as the text it was (redaction then finds a secret only as it is written); it asked for no stream.
+    facts?.sent(undefined);
     if (keyCaptures) facts?.captureKeyed(text);
     throw e;
   }

@@ -42,6 +42,7 @@ export interface Started {
 export interface AttemptOptions {
   request: ChatRequest;
   requestId: string;
+  clientRequestId?: string;
   config: Config;
   env: EnvVars;
   /** Aborted when the client leaves: stops the current attempt and any further ones. */
@@ -91,7 +92,7 @@ export async function attemptTargets(targets: Target[], opts: AttemptOptions): P
     // and its low token estimate for the engines' windows (tokenizer unknown).
     const byPrompt = capabilitiesOf(target).placesByPrompt ? { promptChain: placementOnce().prefixes.map((p) => p.hash), promptTokens: promptTokensLow(placementOnce().prefixes.at(-1)?.chars ?? 0, undefined) } : {};
     const span = opts.trace?.attemptStarted(target.name, capabilitiesOf(target).server?.url);
-    const ctx: AttemptContext = { requestId: opts.requestId, signal: attempt.signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...byPrompt, ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}), ...(span ? { traceparent: span.traceparent } : {}) };
+    const ctx: AttemptContext = { requestId: opts.requestId, ...(opts.clientRequestId !== undefined ? { clientRequestId: opts.clientRequestId } : {}), signal: attempt.signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...byPrompt, ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}), ...(span ? { traceparent: span.traceparent } : {}) };
     let opened: Opened;
     try {
       opened = await openWithRawFallback(opts.upstreamFor(target), target, ctx, opts, attempt.startedAt);

@@ -91,7 +91,7 @@ class Continuations {
 async function replayRaw(upstream: Upstream, target: Target, opts: AttemptOptions): Promise<Continuation | null> {
   const raw = upstream.withoutChatParser?.();
   if (!raw) return null;
-  const ctx = { requestId: opts.requestId, signal: opts.signal, responseStartMs: opts.config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env };
+  const ctx = { requestId: opts.requestId, ...(opts.clientRequestId !== undefined ? { clientRequestId: opts.clientRequestId } : {}), signal: opts.signal, responseStartMs: opts.config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env };
   const { first, events } = await openAttempt(raw, target, ctx, opts, Date.now());
   const answer = await rewriteAnswer(opts.request, { first, events, raw: { generationPrompt: raw.generationPrompt ?? "" } });
   if (!answer) return null;

@@ -93,6 +93,7 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
   const attemptOptions = (upstream: (t: Target) => Upstream): AttemptOptions => ({
     request,
     requestId: scope.requestId,
+    ...(scope.clientRequestId !== undefined ? { clientRequestId: scope.clientRequestId } : {}),
     config,
     env: scope.env,
     signal: work.signal,

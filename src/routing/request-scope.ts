@@ -9,6 +9,8 @@ import type { AttemptTracer } from "../observability/request-trace.ts";
 
 export interface RequestScope {
   requestId: string;
+  /** The id the client sent for its request, when valid: passed upstream as x-client-request-id. */
+  clientRequestId?: string;
   env: EnvVars;
   /** The request's key (the auth middleware's principal); undefined without one. */
   key: KeyRecord | undefined;

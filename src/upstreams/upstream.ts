@@ -8,6 +8,8 @@ import type { EventStreamReader } from "../events/event-source.ts";
 
 export interface AttemptContext {
   requestId: string;
+  /** The id the client sent for its request, when valid: sent upstream as x-client-request-id beside Switchyard's x-request-id. */
+  clientRequestId?: string;
   /** Aborted when the client leaves or the attempt is abandoned; the upstream work must stop. */
   signal: AbortSignal;
   /** Until upstream headers. */

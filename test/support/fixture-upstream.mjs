@@ -19,7 +19,8 @@
 //   POST …/tokenize           llama-server's answer shape, a token per 3 characters of `content`
 //   GET /_requests            what was received (method, path, headers, body), newest last
 //   GET /_probes              the health probes received
-//   GET /_closed              request ids (x-request-id) whose client connection closed, with times
+//   GET /_closed              request ids whose client connection closed, with times (the client's own,
+//                             x-client-request-id, when it sent one; else Switchyard's x-request-id)
 //   POST /_reset              forget both
 import { createServer } from "node:http";
 import { readFileSync, existsSync } from "node:fs";
@@ -449,7 +450,8 @@ export async function startFixtureUpstream() {
     }
     let body = "";
     for await (const part of req) body += part;
-    const requestId = req.headers["x-request-id"] ?? "";
+    // The id the test's client sent (Switchyard passes it on as x-client-request-id beside its own x-request-id).
+    const requestId = req.headers["x-client-request-id"] ?? req.headers["x-request-id"] ?? "";
     const counter = (counters.get(req.url) ?? 0) + 1;
     counters.set(req.url, counter);
     received.push({ method: req.method, path: url.pathname, headers: req.headers, body, at: Date.now() });

@@ -114,13 +114,11 @@ describe("POST /v1/responses against a real llama-server", () => {
 });
 
 describe("POST /v1/responses: what coding agents send (fixture upstream)", () => {
-  // What llama-server was sent for the request with this x-request-id.
-  const sentFor = async (requestId: string) => JSON.parse((await received()).filter((r) => r.headers["x-request-id"] === requestId).at(-1)!.body);
-  const tagged = (requestId: string) => ({ "x-request-id": `${requestId}-${crypto.randomUUID()}` });
+  // What llama-server was sent for the request with this x-request-id (Switchyard's own, the response's too).
+  const sentFor = async (res: Response) => JSON.parse((await received()).filter((r) => r.headers["x-request-id"] === res.headers.get("x-request-id")).at(-1)!.body);
 
   it("Codex CLI 0.171.0's first request (recorded): accepted, the namespace flattened, web_search dropped and reported", async () => {
-    const headers = tagged("codex");
-    const { res } = await call("/v1/responses", { json: { ...structuredClone(codexFirstRequest), model: "m" }, headers }, fixtureModel("fixture/stream-native-tool-calls"));
+    const { res } = await call("/v1/responses", { json: { ...structuredClone(codexFirstRequest), model: "m" } }, fixtureModel("fixture/stream-native-tool-calls"));
     expect(res.status).toBe(200);
     const { events } = await readEvents(res);
     const completed = events.at(-1)!;
@@ -128,7 +126,7 @@ describe("POST /v1/responses: what coding agents send (fixture upstream)", () =>
     expect(completed.data.response.x_switchyard.dropped_tools).toEqual([{ index: 8, type: "web_search" }]);
     expect(completed.data.response.tools).toEqual(codexFirstRequest.tools);
     expect(completed.data.response.store).toBe(false);
-    const sent = await sentFor(headers["x-request-id"]);
+    const sent = await sentFor(res);
     expect(sent.tools.map((t: any) => t.function.name)).toEqual([
       "exec_command", "write_stdin", "request_user_input", "view_image",
       "close_agent", "resume_agent", "send_input", "spawn_agent", "wait_agent",
@@ -144,11 +142,9 @@ describe("POST /v1/responses: what coding agents send (fixture upstream)", () =>
     expect(first.res.status, JSON.stringify(body)).toBe(200);
     const [reasoning, message] = body.output;
     expect(reasoning).toMatchObject({ type: "reasoning", summary: [], encrypted_content: expect.stringMatching(/^sy1\./) });
-    const headers = tagged("reasoning");
     const next = await call(
       "/v1/responses",
       {
-        headers,
         json: ask({
           model: "m",
           store: false,
@@ -160,7 +156,7 @@ describe("POST /v1/responses: what coding agents send (fixture upstream)", () =>
     );
     expect(next.res.status).toBe(200);
     await next.res.text();
-    const sent = await sentFor(headers["x-request-id"]);
+    const sent = await sentFor(next.res);
     expect(sent.messages[1]).toMatchObject({ role: "assistant", content: "Hello!", reasoning_content: "The user wants a greeting." });
   });
 

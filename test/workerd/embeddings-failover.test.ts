@@ -13,10 +13,11 @@ const nameOf = (url: string) => `llama:${new URL(url).host}`;
 const vars = (targets: unknown[], extra: Record<string, unknown> = {}) => configWith({ "team/embed": { targets } }, extra);
 
 async function embed(v: Record<string, unknown>, input: unknown = "hello", init: RequestInit = {}) {
-  const requestId = `emb-${Date.now()}-${++n}`;
   const started = Date.now();
-  const { res } = await call("/v1/embeddings", { ...init, json: { model: "team/embed", input }, headers: { "x-request-id": requestId } }, v);
+  const { res } = await call("/v1/embeddings", { ...init, json: { model: "team/embed", input } }, v);
   const body = (await res.json()) as any;
+  // Switchyard's id for the request: the response's x-request-id, the one its upstream requests carry.
+  const requestId = res.headers.get("x-request-id")!;
   return { res, body, requestId, elapsed: Date.now() - started, attempts: res.headers.get("x-switchyard-attempts") };
 }
 
@@ -118,11 +119,11 @@ describe("POST /v1/embeddings: retries, failover and health", () => {
   it("a client that leaves during a Retry-After wait: no second request goes upstream", async () => {
     const url = fixture("behave/busy-then-embed/1");
     const ac = new AbortController();
-    const requestId = `emb-leave-${Date.now()}`;
-    const pending = call("/v1/embeddings", { json: { model: "team/embed", input: "x" }, headers: { "x-request-id": requestId }, signal: ac.signal }, vars([llama(url)]));
+    const pending = call("/v1/embeddings", { json: { model: "team/embed", input: "x" }, signal: ac.signal }, vars([llama(url)]));
     await new Promise((r) => setTimeout(r, 300));
     ac.abort();
     const { res } = await pending;
+    const requestId = res.headers.get("x-request-id")!;
     await res.text().catch(() => "");
     await new Promise((r) => setTimeout(r, 1200));
     expect(await sentFor(requestId)).toEqual(["/behave/busy-then-embed/1/v1/embeddings"]);

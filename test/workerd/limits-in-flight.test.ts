@@ -16,7 +16,7 @@ async function send(path: string, init: RequestInit & { json?: unknown }, vars: 
   const { res, done } = await call(path, init, vars);
   const text = await res.text();
   await done();
-  return { status: res.status, body: text ? (JSON.parse(text) as any) : null, retryAfter: res.headers.get("retry-after") };
+  return { status: res.status, body: text ? (JSON.parse(text) as any) : null, retryAfter: res.headers.get("retry-after"), requestId: res.headers.get("x-request-id") };
 }
 
 async function usageTotals(vars: Record<string, unknown>, key: string) {
@@ -141,12 +141,11 @@ describe("tokens per day hold while requests are in flight", () => {
     const own = await createKey(vars, { name: "own-cap", scopes: ["chat"], limits: { tokensPerDay: 10_000, defaultMaxTokens: 20 } });
     const deployment = await createKey(vars, { name: "deployment-cap", scopes: ["chat"], limits: { tokensPerDay: 10_000 } });
     const unlimited = await createKey(vars, { name: "no-day", scopes: ["chat"], limits: { concurrency: 2 } });
-    // What the upstream received for one request, found by its x-request-id.
+    // What the upstream received for one request, found by its x-request-id (Switchyard's, the response's too).
     const sentMaxTokens = async (key: string, path: string, json: Record<string, unknown>) => {
-      const id = `cap-${crypto.randomUUID()}`;
-      const r = await send(path, { json, headers: { ...bearer(key), "x-request-id": id } }, vars);
+      const r = await send(path, { json, headers: bearer(key) }, vars);
       expect(r.status, JSON.stringify(r.body)).toBe(200);
-      const mine = (await received()).filter((q) => q.headers["x-request-id"] === id);
+      const mine = (await received()).filter((q) => q.headers["x-request-id"] === r.requestId);
       expect(mine).toHaveLength(1);
       return JSON.parse(mine[0]!.body).max_tokens as number | undefined;
     };
@@ -158,9 +157,9 @@ describe("tokens per day hold while requests are in flight", () => {
     expect(await sentMaxTokens(unlimited.key, "/v1/chat/completions", { model: "m", messages })).toBeUndefined();
     // llama-server reads n_predict before max_tokens: "no limit" there is given the same bound.
     const sentBody = async (json: Record<string, unknown>) => {
-      const id = `np-${crypto.randomUUID()}`;
-      expect((await send("/v1/chat/completions", { json, headers: { ...bearer(own.key), "x-request-id": id } }, vars)).status).toBe(200);
-      return JSON.parse((await received()).find((q) => q.headers["x-request-id"] === id)!.body);
+      const r = await send("/v1/chat/completions", { json, headers: bearer(own.key) }, vars);
+      expect(r.status).toBe(200);
+      return JSON.parse((await received()).find((q) => q.headers["x-request-id"] === r.requestId)!.body);
     };
     expect(await sentBody({ model: "m", max_tokens: 50, n_predict: -1, messages })).toMatchObject({ max_tokens: 50, n_predict: 50 });
     expect(await sentBody({ model: "m", n_predict: -1, messages })).toMatchObject({ max_tokens: 20, n_predict: 20 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, createKey, FIXTURE_URL, keyedVars, parseSse } from "./harness.ts";
+import { call, createKey, FIXTURE_URL, keyedVars, parseSse, received } from "./harness.ts";
 
 // The request log (GET /v1/admin/requests, /v1/admin/requests/{id}): each field against what the
 // client itself saw, through the whole Worker in workerd against the fixture upstream. Each case has
@@ -75,7 +75,7 @@ describe("the request log records what the client got", () => {
     expect(row.duration_ms).toBeLessThanOrEqual(elapsed + 50);
     // The list answers exactly the contract's fields.
     const [item] = await list(vars);
-    expect(Object.keys(item!)).toEqual(["id", "time", "key", "endpoint", "model", "stream", "status", "error", "target", "attempts", "prompt_tokens", "completion_tokens", "ttft_ms", "duration_ms"]);
+    expect(Object.keys(item!)).toEqual(["id", "client_request_id", "time", "key", "endpoint", "model", "stream", "status", "error", "target", "attempts", "prompt_tokens", "completion_tokens", "ttft_ms", "duration_ms"]);
     expect(item).toMatchObject({ id, status: 200, stream: true });
   });
 
@@ -134,6 +134,17 @@ describe("the request log records what the client got", () => {
     const body = (await res.json()) as Row;
     const row = await logged(vars, res.headers.get("x-request-id")!);
     expect(row).toMatchObject({ status: 400, error: body.error.code, model: "m", stream: true, target: null, prompt_tokens: null, ttft_ms: null });
+  });
+
+  it("a 400 whose body set no stream, or was not JSON: stream false, as the client asked (issue 40, finding 11)", async () => {
+    const vars = deployment([llama(fx("behave/say/x"))]);
+    for (const init of [{ json: { model: "m", temperature: "hot", messages: [{ role: "user", content: "hi" }] } }, { method: "POST", body: "not json", headers: { "content-type": "application/json" } }]) {
+      const { res } = await call("/v1/chat/completions", init, vars);
+      expect(res.status).toBe(400);
+      await res.arrayBuffer();
+      const row = await logged(vars, res.headers.get("x-request-id")!);
+      expect(row).toMatchObject({ status: 400, stream: false });
+    }
   });
 
   it("a 502 after every target failed: the attempts and each target's outcome", async () => {
@@ -269,6 +280,67 @@ describe("the request log's access, filters and bounds", () => {
     expect((await call(`/v1/admin/requests/${ids[0]}`, { headers: admin(vars) }, vars)).res.status).toBe(404);
   });
 
+  it("requests refused before a key was known go to a small pool of their own: a flood of them evicts no keyed record (issue 40, finding 7)", async () => {
+    const vars = deployment([llama(fx(`behave/say/${encodeURIComponent(SAY)}`))], { observability: { maxRecords: 10 } });
+    const alice = await createKey(vars, { name: "alice", scopes: ["chat"] });
+    const { res: keyed } = await call("/v1/chat/completions", { json: chatBody(), headers: { authorization: `Bearer ${alice.key}` } }, vars);
+    expect(keyed.status).toBe(200);
+    await keyed.arrayBuffer();
+    const keyedId = keyed.headers.get("x-request-id")!;
+    await logged(vars, keyedId);
+    /** The requests /metrics counts with no target (those refused before a key was known among them). */
+    const unserved = async () => {
+      const { res } = await call("/metrics", { headers: admin(vars) }, vars);
+      return [...(await res.text()).matchAll(/^switchyard_requests_total\{target="none",code="[^"]*"\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    };
+    const before = await unserved();
+    // maxRecords + 20 requests without a key, and with a wrong one.
+    for (let i = 0; i < 30; i++) {
+      const { res, done } = await call("/v1/chat/completions", { json: chatBody(), headers: i % 10 === 1 ? { authorization: "Bearer sk-wrong-0123456789" } : {} }, vars);
+      expect([401, 429]).toContain(res.status);
+      await res.arrayBuffer();
+      await done();
+    }
+    expect((await logged(vars, keyedId)).key).toBe(alice.id);
+    expect((await list(vars, "?limit=100")).map((r) => r.id)).toEqual([keyedId]);
+    const refused = await list(vars, "?unauthenticated=true&limit=100");
+    expect(refused).toHaveLength(10);
+    expect(refused.every((r) => r.key === null && [401, 429].includes(r.status))).toBe(true);
+    const { res: stats } = await call("/v1/admin/observability", { headers: admin(vars) }, vars);
+    expect(((await stats.json()) as Row).log).toMatchObject({ max_unauthenticated: 10, stored: { requests: 1, unauthenticated: 10 } });
+    expect((await call("/v1/admin/requests?unauthenticated=yes", { headers: admin(vars) }, vars)).res.status).toBe(400);
+    // Every one of them is counted, though the pool keeps 10.
+    expect((await unserved()) - before).toBeGreaterThanOrEqual(30);
+  });
+
+  it("a client's own id is kept beside Switchyard's: it cannot shadow another request's record (issue 40, finding 8)", async () => {
+    const vars = deployment([llama(fx(`behave/say/${encodeURIComponent(SAY)}`))]);
+    const alice = await createKey(vars, { name: "alice", scopes: ["chat"] });
+    const shared = `shared-${crypto.randomUUID()}`;
+    const { res: keyed } = await call("/v1/chat/completions", { json: chatBody(), headers: { authorization: `Bearer ${alice.key}`, "x-request-id": shared } }, vars);
+    expect(keyed.status).toBe(200);
+    await keyed.arrayBuffer();
+    const keyedId = keyed.headers.get("x-request-id")!;
+    expect(keyedId).toMatch(/^req_/);
+    expect(keyed.headers.get("x-client-request-id")).toBe(shared);
+    // OpenAI's clients send x-client-request-id: taken the same way.
+    const { res: anonymous } = await call("/v1/chat/completions", { json: chatBody(), headers: { "x-client-request-id": shared } }, vars);
+    expect(anonymous.status).toBe(401);
+    await anonymous.arrayBuffer();
+    expect(anonymous.headers.get("x-request-id")).not.toBe(keyedId);
+    expect(anonymous.headers.get("x-client-request-id")).toBe(shared);
+    await logged(vars, anonymous.headers.get("x-request-id")!);
+    expect(await logged(vars, keyedId)).toMatchObject({ id: keyedId, client_request_id: shared, key: alice.id, status: 200 });
+    // A client's id is no record's id; the list finds every request that sent it, each with its own key.
+    expect((await call(`/v1/admin/requests/${shared}`, { headers: admin(vars) }, vars)).res.status).toBe(404);
+    expect((await list(vars, `?client_request_id=${shared}`)).map((r) => [r.id, r.key])).toEqual([[keyedId, alice.id]]);
+    expect((await list(vars, `?client_request_id=${shared}&unauthenticated=true`)).map((r) => [r.id, r.key])).toEqual([[anonymous.headers.get("x-request-id"), null]]);
+    // The upstream got Switchyard's id, and the client's beside it.
+    const sent = (await received()).filter((r) => r.headers["x-request-id"] === keyedId);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent[0]!.headers["x-client-request-id"]).toBe(shared);
+  });
+
   it('"log": false keeps nothing and says so', async () => {
     const vars = deployment([llama(fx("behave/say/x"))], { observability: { log: false } });
     const { res } = await call("/v1/chat/completions", { json: chatBody() }, vars);
@@ -341,6 +413,25 @@ describe("capture (opt-in)", () => {
         // A non-stream answer is captured as sent.
         expect(response.choices[0].message.tool_calls[0].function.name).toBe("get_weather");
       }
+    }
+  });
+
+  it("a routers[] server's key and an openai target's header values are redacted too (issue 40, finding 9)", async () => {
+    const routerKey = `rk-${crypto.randomUUID()}`;
+    const headerKey = `hk-${crypto.randomUUID()}`;
+    const routed = {
+      ...keyedVars({ REQUEST_LOG_NAME: `log-${crypto.randomUUID()}`, SWITCHYARD_CONFIG: JSON.stringify({ routers: [{ url: fx(`behave/say/${encodeURIComponent(SAY)}`), apiKeySecret: "ROUTER_KEY" }], observability: { capture: true } }) }),
+      ROUTER_KEY: routerKey,
+    } as Vars;
+    const gateway = deployment([{ kind: "openai", url: fx(`behave/say/${encodeURIComponent(SAY)}`), headers: { "x-gateway-key": headerKey } }], { observability: { capture: true } });
+    for (const vars of [routed, gateway]) {
+      const content = `the router's key ${routerKey} and the gateway's ${headerKey}`;
+      const { res } = await call("/v1/chat/completions", { json: chatBody({ messages: [{ role: "user", content }] }) }, vars);
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      const row = await logged(vars, res.headers.get("x-request-id")!);
+      const request = JSON.parse(row.capture.request);
+      expect(request.messages[0].content).toBe(vars === routed ? `the router's key [redacted] and the gateway's ${headerKey}` : `the router's key ${routerKey} and the gateway's [redacted]`);
     }
   });
 
@@ -611,11 +702,38 @@ describe("the RequestLog Durable Object (a batch as an isolate sends it)", () =>
     expect((await log.get("req_12", retention.maxAgeMs))?.capture).toBeNull();
     // A second batch: the newest 40 kept (16–55); captures only on rows still kept (30 and 55).
     await log.add(Array.from({ length: 25 }, (_, i) => rowOf(31 + i)), [{ index: 24, capture: '{"c":55}' }], retention);
-    expect(await log.counts()).toEqual({ requests: 40, captures: 2 });
+    expect(await log.counts()).toEqual({ requests: 40, unauthenticated: 0, captures: 2 });
     const kept = (await log.list({ limit: 100 }, retention.maxAgeMs)).map((r) => JSON.parse(r).n);
     expect(kept).toEqual(Array.from({ length: 40 }, (_, i) => 55 - i));
     expect(await log.get("req_13", retention.maxAgeMs)).toBeNull();
     expect((await log.get("req_30", retention.maxAgeMs))?.capture).toBe('{"c":30}');
     expect((await log.get("req_55", retention.maxAgeMs))?.capture).toBe('{"c":55}');
+  });
+
+  it("the unauthenticated pool keeps its own newest rows (a tenth of maxRecords, at least 10) and never prunes the log's", async () => {
+    const { env } = await import("cloudflare:test");
+    const log = (env as unknown as { REQUEST_LOG: DurableObjectNamespace<import("../../src/observability/request-log.ts").RequestLog> }).REQUEST_LOG.getByName(`log-${crypto.randomUUID()}`);
+    const now = Date.now();
+    type LogRow = import("../../src/observability/request-log.ts").LogRow;
+    const keyed = (i: number): LogRow => [`req_k${i}`, now + i, "key_a", "alice", "m", 0, JSON.stringify({ id: `req_k${i}` }), `c${i}`, 0];
+    const refused = (i: number): LogRow => [`req_r${i}`, now + i, null, null, null, 1, JSON.stringify({ id: `req_r${i}` }), "same", 1];
+    const retention = { maxRecords: 10, maxAgeMs: 86_400_000, captureMaxRecords: 3 };
+    await log.add([keyed(0), keyed(1), ...Array.from({ length: 30 }, (_, i) => refused(2 + i)), keyed(32)], [{ index: 1, capture: '{"c":1}' }], retention);
+    // Several batches of them: each prunes its pool only.
+    for (let b = 0; b < 3; b++) await log.add(Array.from({ length: 25 }, (_, i) => refused(100 + 25 * b + i)), [], retention);
+    expect(await log.counts()).toEqual({ requests: 3, unauthenticated: 10, captures: 1 });
+    expect((await log.list({ limit: 100 }, retention.maxAgeMs)).map((r) => JSON.parse(r).id)).toEqual(["req_k32", "req_k1", "req_k0"]);
+    expect((await log.list({ limit: 100, unauthenticated: true }, retention.maxAgeMs)).map((r) => JSON.parse(r).id)).toEqual(Array.from({ length: 10 }, (_, i) => `req_r${174 - i}`));
+    expect((await log.list({ limit: 100, clientRequestId: "c1" }, retention.maxAgeMs)).map((r) => JSON.parse(r).id)).toEqual(["req_k1"]);
+    expect((await log.get("req_k1", retention.maxAgeMs))?.capture).toBe('{"c":1}');
+  });
+
+  it("an id two rows share (written before ids were Switchyard's own): the keyed row of the log, not an unauthenticated one", async () => {
+    const { env } = await import("cloudflare:test");
+    const log = (env as unknown as { REQUEST_LOG: DurableObjectNamespace<import("../../src/observability/request-log.ts").RequestLog> }).REQUEST_LOG.getByName(`log-${crypto.randomUUID()}`);
+    const now = Date.now();
+    const retention = { maxRecords: 10, maxAgeMs: 86_400_000, captureMaxRecords: 3 };
+    await log.add([["dup", now, "key_a", "alice", "m", 0, '{"who":"alice"}'], ["dup", now + 5, null, null, null, 1, '{"who":"nobody"}', null, 1]], [], retention);
+    expect((await log.get("dup", retention.maxAgeMs))?.record).toBe('{"who":"alice"}');
   });
 });

@@ -4,7 +4,8 @@ import { FIXTURE_URL, call, configWith, createKey, keyedVars, received } from ".
 // Sealed tokens (a reasoning item's encrypted_content, a compaction item) are bound to the key that
 // got them: handed back by another key they are dropped like a forged token; the same key still opens them.
 
-const sentFor = async (requestId: string) => JSON.parse((await received()).filter((r) => r.headers["x-request-id"] === requestId).at(-1)!.body);
+// Found by the id the test sent, which Switchyard passes upstream as x-client-request-id.
+const sentFor = async (requestId: string) => JSON.parse((await received()).filter((r) => r.headers["x-client-request-id"] === requestId).at(-1)!.body);
 const tagged = (key: string, name: string) => ({ authorization: `Bearer ${key}`, "x-request-id": `${name}-${crypto.randomUUID()}` });
 const ask = (extra: Record<string, unknown>) => ({ model: "m", input: "Greet me.", store: false, include: ["reasoning.encrypted_content"], ...extra });
 

@@ -17,8 +17,9 @@ export { targetBody };
  * Authorization, x-api-key or cookies, and not X-Conversation-Id (it makes llama-server keep
  * generating after the client has gone).
  */
-export function llamaHeaders(target: LlamaTarget, name: string, ctx: Pick<AttemptContext, "env" | "requestId" | "traceparent">, accept: string): Record<string, string> {
+export function llamaHeaders(target: LlamaTarget, name: string, ctx: Pick<AttemptContext, "env" | "requestId" | "clientRequestId" | "traceparent">, accept: string): Record<string, string> {
   const headers: Record<string, string> = { "content-type": "application/json", accept, "x-request-id": ctx.requestId };
+  if (ctx.clientRequestId) headers["x-client-request-id"] = ctx.clientRequestId;
   if (ctx.traceparent) headers.traceparent = ctx.traceparent;
   if (target.apiKeySecret) {
     const key = secretOf(ctx.env, target.apiKeySecret);

@@ -30,6 +30,6 @@ export function openAiAuthHeaders(target: Pick<OpenAiTarget, "apiKeySecret" | "h
 }
 
 /** A POST's headers: the JSON body, what it accepts, the request id, then openAiAuthHeaders. */
-export function openAiHeaders(target: OpenAiTarget, name: string, ctx: { env: EnvVars; requestId: string; traceparent?: string }, accept: string): Record<string, string> {
-  return { ...openAiAuthHeaders(target, name, ctx.env), "content-type": "application/json", accept, "x-request-id": ctx.requestId, ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}) };
+export function openAiHeaders(target: OpenAiTarget, name: string, ctx: { env: EnvVars; requestId: string; clientRequestId?: string; traceparent?: string }, accept: string): Record<string, string> {
+  return { ...openAiAuthHeaders(target, name, ctx.env), "content-type": "application/json", accept, "x-request-id": ctx.requestId, ...(ctx.clientRequestId ? { "x-client-request-id": ctx.clientRequestId } : {}), ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}) };
 }

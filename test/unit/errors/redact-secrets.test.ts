@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseConfig } from "../../../src/config/config.ts";
 import { redactKnownSecrets, redactSecrets, rememberSecrets, secretNames } from "../../../src/errors/redact-secrets.ts";
 import { mapWebLlmError } from "../../../src/upstreams/browser/map-web-llm-error.ts";
 import { mapLlamaChunk } from "../../../src/upstreams/llama/map-llama-chunk.ts";
@@ -15,9 +16,15 @@ describe("redactSecrets", () => {
     expect(redactSecrets("nothing here", ["sk-12345678"])).toBe("nothing here");
   });
 
-  it("names ADMIN_TOKEN, SERVE_TOKEN and each llama target's apiKeySecret", () => {
-    const models = { m: { targets: [{ kind: "llama", apiKeySecret: "GPU_KEY" }, { kind: "browser" }] } };
-    expect(secretNames({ models })).toEqual(["ADMIN_TOKEN", "SERVE_TOKEN", "GPU_KEY"]);
+  it("names ADMIN_TOKEN, SERVE_TOKEN and every apiKeySecret the configuration names: targets', routers' and the collector's", () => {
+    const config = {
+      models: { m: { targets: [{ kind: "llama", url: "https://gpu.example.com", apiKeySecret: "GPU_KEY" }, { kind: "browser", model: "x" }] } },
+      routers: [{ url: "https://router.example.com", apiKeySecret: "ROUTER_KEY" }],
+      observability: { otlp: { endpoint: "https://otel.example.com", apiKeySecret: "OTLP_KEY" } },
+    };
+    const parsed = parseConfig({ SWITCHYARD_CONFIG: JSON.stringify(config) });
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
+    expect(secretNames(parsed.config)).toEqual(["ADMIN_TOKEN", "SERVE_TOKEN", "GPU_KEY", "ROUTER_KEY", "OTLP_KEY"]);
     expect(secretNames(null)).toEqual(["ADMIN_TOKEN", "SERVE_TOKEN"]);
   });
 });

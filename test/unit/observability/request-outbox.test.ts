@@ -65,6 +65,19 @@ describe("the request outbox", () => {
     for (const s of servers) expect(posts[0]!.filter((c) => c.traceId === s.traceId)).toHaveLength(2);
   });
 
+  it("a request refused before a key was known exports no span: a flood of them cannot crowd keyed spans out (issue 40, finding 7)", async () => {
+    const { env, to, defer, built, posts } = setup();
+    const keyed = finished(to, 9, built);
+    for (let i = 0; i < 50; i++) {
+      const refused = finished(to, 1, built);
+      queueFinished(env, { ...refused, request: { ...refused.request, status: 401, unauthenticated: true } }, defer);
+    }
+    queueFinished(env, keyed, defer);
+    await vi.advanceTimersByTimeAsync(BATCH_MS + 10);
+    expect(posts).toHaveLength(1);
+    expect(posts[0]!.filter((s) => s.kind === 2).map(tokensOf)).toEqual([9]);
+  });
+
   it("a full batch is handled at once", async () => {
     const { env, to, defer, built, posts } = setup();
     for (let i = 0; i < BATCH_MAX; i++) queueFinished(env, finished(to, 1, built), defer);

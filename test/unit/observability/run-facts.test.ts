@@ -194,4 +194,15 @@ describe("RunFacts", () => {
     g.sent([1, 2]);
     expect(g.model).toBeUndefined();
   });
+
+  it("a body that sets no stream asked for none: stream false, as OpenAI reads it; so did one that is not JSON (issue 40, finding 11)", () => {
+    for (const body of [{ model: "m" }, { model: "m", stream: null }, [1, 2], "text", undefined]) {
+      const f = new RunFacts();
+      f.sent(body);
+      expect(f.stream, JSON.stringify(body)).toBe(false);
+    }
+    const asked = new RunFacts();
+    asked.sent({ stream: true });
+    expect(asked.stream).toBe(true);
+  });
 });
