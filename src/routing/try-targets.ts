@@ -13,7 +13,8 @@ import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcom
 import { waitFor } from "./worth-waiting.ts";
 import { orderTargets } from "./order-targets.ts";
 import { retryDelayMs } from "./retry-delay.ts";
-import { contextFit, type PromptSize } from "../upstreams/context-fit.ts";
+import type { PromptSize } from "../upstreams/context-fit.ts";
+import { byContext, type CountTokens } from "./context-check.ts";
 import { expectedServiceMs, ledger, placementNote } from "./placement/isolate-ledger.ts";
 import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Target } from "./target.ts";
@@ -36,6 +37,8 @@ export interface TryOptions {
   placement?(): PlacementRequest | null;
   /** The prompt's size, for skipping targets whose context cannot hold it; asked only when there is a choice. */
   size?(): PromptSize | null;
+  /** A server's exact count of the prompt's tokens, asked only for a prompt near the server's window (context-check.ts). */
+  countTokens?: CountTokens;
   /** Aborted when the client leaves: stops the current attempt and any further ones. */
   signal: AbortSignal;
   /** Called as each attempt starts, so attempts can be reported even on failure. */
@@ -280,7 +283,7 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
   // there: the same file most likely fails the same way (it may where there is room).
   const failedOn = targets.find((t) => poolView(t, opts.model, now)?.failed);
   const size = snapshot ? (opts.size?.() ?? null) : null;
-  const { ordered, tooLong } = size && snapshot ? byContext(byBalance, size, snapshot) : { ordered: byBalance, tooLong: [] };
+  const { ordered, tooLong } = size && snapshot ? await byContext(byBalance, size, snapshot, ledger, opts.countTokens) : { ordered: byBalance, tooLong: [] };
 
   // Each target's last failure, in the order first tried.
   const failures = new Map<Target, TargetFailure>();
@@ -418,32 +421,6 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
   throw fail(chosen?.error ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." }), chosen);
 }
 
-
-/**
- * The targets by context fit, keeping their order within each group: those that hold the prompt and
- * max_tokens (or whose window is unknown: browser targets, servers not sampled yet) first, then those
- * that hold only the prompt; those that cannot hold the prompt are left out (docs/reliability.md).
- * Only a server that reports its context window is weighed; the others (browser sessions, whose hub
- * checks its own engines; OpenAI-compatible servers) count as fitting.
- */
-function byContext(targets: Target[], size: PromptSize, snapshot: HealthSnapshot): { ordered: Target[]; tooLong: Array<{ target: Target; error: ProxyError }> } {
-  const fits: Target[] = [];
-  const promptOnly: Target[] = [];
-  const tooLong: Array<{ target: Target; error: ProxyError }> = [];
-  for (const t of targets) {
-    const server = capabilitiesOf(t).server;
-    if (!server?.reportsContextWindow) {
-      fits.push(t);
-      continue;
-    }
-    const key = server.key;
-    const f = contextFit(size, ledger.learnedTokensPerChar(key), snapshot.upstreams[key]?.contextWindow);
-    if (f.fit === "fits") fits.push(t);
-    else if (f.fit === "prompt") promptOnly.push(t);
-    else tooLong.push({ target: t, error: f.error });
-  }
-  return { ordered: [...fits, ...promptOnly], tooLong };
-}
 
 /** Whether the target's circuit was open when the request was ordered (orderTargets put it last). */
 function circuitOpen(target: Target, snapshot: HealthSnapshot | undefined, now: number): boolean {
