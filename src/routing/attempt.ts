@@ -75,14 +75,18 @@ export async function attemptTargets(targets: Target[], opts: AttemptOptions): P
   const partsOnce = () => (parts ??= promptParts(messages, opts.request.tools));
   let placement: PlacementRequest | undefined;
   const placementOnce = () => (placement ??= { key: conversationKey(messages), prefixes: prefixesOf(partsOnce()), ...(typeof maxTokens === "number" ? { maxTokens } : {}) });
+  const askContext = () => ({ env: opts.env, requestId: opts.requestId, timeoutMs: Math.min(COUNT_TIMEOUT_MS, config.timeouts.responseStartMs), signal: opts.signal });
   const tries = new TargetTries(targets, {
     config,
     env: opts.env,
     model: opts.request.model,
     placement: placementOnce,
     size: () => ({ chars: partsOnce().reduce((n, p) => n + p.length, 0), prefixes: placementOnce().prefixes, ...(typeof maxTokens === "number" ? { maxTokens } : {}) }),
-    // Asked only for a prompt near a server's window: its template and tokenizer, two short local calls.
-    countTokens: async (t) => adapterOf(t).countPromptTokens?.(t, opts.request, { env: opts.env, requestId: opts.requestId, timeoutMs: Math.min(COUNT_TIMEOUT_MS, config.timeouts.responseStartMs), signal: opts.signal }),
+    serverCounts: {
+      // Asked only for a prompt near a server's window: its template and tokenizer, two short local calls.
+      count: async (t) => adapterOf(t).countPromptTokens?.(t, opts.request, askContext()),
+      window: async (t) => (await adapterOf(t).describeModel?.(t, askContext()))?.contextWindow,
+    },
     signal: opts.signal,
     waitUntil: opts.waitUntil,
     queue: { key: opts.keyId ?? null, priority: opts.priority ?? 0 },

@@ -9,8 +9,13 @@ import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { ServerLedger } from "./placement/server-ledger.ts";
 import type { Target } from "./target.ts";
 
-/** A server's exact count of the request's prompt; undefined when it could not tell (then the estimate stands aside and the prompt is sent). */
-export type CountTokens = (target: Target) => Promise<number | undefined>;
+/** What the servers themselves can tell of a request's fit (undefined: they could not tell now). */
+export interface ServerCounts {
+  /** The server's exact count of the prompt's tokens (then the estimate stands aside: the prompt is sent). */
+  count(target: Target): Promise<number | undefined>;
+  /** The server's per-request window from its own `/props`, before the health hub has sampled it. */
+  window(target: Target): Promise<number | undefined>;
+}
 
 /** Exact counts remembered (server and prompt hash → tokens), the least recently used forgotten first. */
 const COUNTS_KEPT = 4096;
@@ -65,20 +70,21 @@ export async function byContext(
   size: PromptSize,
   snapshot: HealthSnapshot,
   ledger: ServerLedger,
-  count: CountTokens | undefined,
+  servers: ServerCounts | undefined,
 ): Promise<{ ordered: Target[]; tooLong: Array<{ target: Target; error: ProxyError }> }> {
   const last = size.prefixes?.at(-1);
   const fits = await Promise.all(
     targets.map(async (t): Promise<Fit> => {
       const server = capabilitiesOf(t).server;
       if (!server?.reportsContextWindow) return { fit: "fits" };
-      const window = snapshot.upstreams[server.key]?.contextWindow;
+      // A server not sampled yet (a fresh isolate's first requests) tells its window itself: a read cached per isolate.
+      const window = snapshot.upstreams[server.key]?.contextWindow ?? (await servers?.window(t).catch(() => undefined));
       if (window === undefined) return { fit: "fits" };
       const exact = last ? remembered(server.key, last.hash) : undefined;
       if (exact !== undefined) return tokensFit(exact, size.maxTokens, window);
       const f = estimateFit(estimateTokens(ledger, server.key, size), size.maxTokens, window);
       if (f !== "count") return f;
-      const n = count ? await count(t).catch(() => undefined) : undefined;
+      const n = await servers?.count(t).catch(() => undefined);
       // Not counted (no answer in time, a server that cannot count): sent, and its own 400 moves on.
       if (n === undefined) return { fit: "fits" };
       if (last) remember(server.key, last.hash, n);

@@ -14,7 +14,7 @@ import { waitFor } from "./worth-waiting.ts";
 import { orderTargets } from "./order-targets.ts";
 import { retryDelayMs } from "./retry-delay.ts";
 import type { PromptSize } from "../upstreams/context-fit.ts";
-import { byContext, type CountTokens } from "./context-check.ts";
+import { byContext, type ServerCounts } from "./context-check.ts";
 import { expectedServiceMs, ledger, placementNote } from "./placement/isolate-ledger.ts";
 import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Target } from "./target.ts";
@@ -37,8 +37,8 @@ export interface TryOptions {
   placement?(): PlacementRequest | null;
   /** The prompt's size, for skipping targets whose context cannot hold it; asked only when there is a choice. */
   size?(): PromptSize | null;
-  /** A server's exact count of the prompt's tokens, asked only for a prompt near the server's window (context-check.ts). */
-  countTokens?: CountTokens;
+  /** What a server can tell of the prompt's fit: its count, asked only for a prompt near its window, and its window before it is sampled (context-check.ts). */
+  serverCounts?: ServerCounts;
   /** Aborted when the client leaves: stops the current attempt and any further ones. */
   signal: AbortSignal;
   /** Called as each attempt starts, so attempts can be reported even on failure. */
@@ -283,7 +283,7 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
   // there: the same file most likely fails the same way (it may where there is room).
   const failedOn = targets.find((t) => poolView(t, opts.model, now)?.failed);
   const size = snapshot ? (opts.size?.() ?? null) : null;
-  const { ordered, tooLong } = size && snapshot ? await byContext(byBalance, size, snapshot, ledger, opts.countTokens) : { ordered: byBalance, tooLong: [] };
+  const { ordered, tooLong } = size && snapshot ? await byContext(byBalance, size, snapshot, ledger, opts.serverCounts) : { ordered: byBalance, tooLong: [] };
 
   // Each target's last failure, in the order first tried.
   const failures = new Map<Target, TargetFailure>();
