@@ -295,8 +295,13 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
       ...(circuitOpen(target, snapshot, now) ? { circuitOpen: true } : {}),
       ...(target.implicit ? { implicit: true } : {}),
     });
-  // A target whose context cannot hold the prompt is skipped, with the error it would have answered.
-  for (const { target, error } of tooLong) failed(target, error, true);
+  // A target whose context cannot hold the prompt is skipped, with the error it would have answered;
+  // the admission line gives this request no turn for its slots any more.
+  for (const { target, error } of tooLong) {
+    failed(target, error, true);
+    const gated = gatedServer(target);
+    if (gated !== undefined) place?.exclude(gated);
+  }
   let lastTarget: Target | undefined;
   // Attempts count across the request's tries; `retries.maxAttempts` bounds each try.
   let attempts = tries.attempts;
