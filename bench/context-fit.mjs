@@ -10,7 +10,7 @@
 //   - sent where it cannot fit: a chat request reaching a server whose window it does not fit;
 //   - not answered where it fits: anything but 200 for a prompt that fits some window.
 //
-//   flock /tmp/sy-servers.lock node bench/context-fit.mjs [--rounds 3]
+//   flock /tmp/sy-servers.lock npx node bench/context-fit.mjs [--rounds 3]
 //
 // Bounded: rounds × 16 prompts, 8 tokens of answer each (a literal grammar); loopback only; stops
 // its servers and Switchyard at the end. About a minute.
