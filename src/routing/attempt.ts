@@ -19,9 +19,12 @@ import type { Deadlines } from "../lib/deadlines.ts";
 import { EventReader } from "./event-reader.ts";
 import type { Target } from "./target.ts";
 import { TargetTries, type Tried } from "./try-targets.ts";
-import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
+import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { EventPull } from "../events/event-source.ts";
 import type { AttemptTracer } from "../observability/request-trace.ts";
+
+/** A server's count of a prompt near its window answers within this, or the prompt is sent uncounted. */
+const COUNT_TIMEOUT_MS = 2000;
 
 /** An attempt's span, ended with "ok" or the error code its answer ended with. */
 type AttemptSpanEnd = ReturnType<AttemptTracer["attemptStarted"]>;
@@ -73,12 +76,18 @@ export async function attemptTargets(targets: Target[], opts: AttemptOptions): P
   const partsOnce = () => (parts ??= promptParts(messages, opts.request.tools));
   let placement: PlacementRequest | undefined;
   const placementOnce = () => (placement ??= { key: conversationKey(messages), prefixes: prefixesOf(partsOnce()), ...(typeof maxTokens === "number" ? { maxTokens } : {}) });
+  const askContext = () => ({ env: opts.env, requestId: opts.requestId, timeoutMs: Math.min(COUNT_TIMEOUT_MS, config.timeouts.responseStartMs), signal: opts.signal });
   const tries = new TargetTries(targets, {
     config,
     env: opts.env,
     model: opts.request.model,
     placement: placementOnce,
-    size: () => ({ chars: partsOnce().reduce((n, p) => n + p.length, 0), ...(typeof maxTokens === "number" ? { maxTokens } : {}) }),
+    size: () => ({ chars: partsOnce().reduce((n, p) => n + p.length, 0), prefixes: placementOnce().prefixes, ...(typeof maxTokens === "number" ? { maxTokens } : {}) }),
+    serverCounts: {
+      // Asked only for a prompt near a server's window: its template and tokenizer, two short local calls.
+      count: async (t) => adapterOf(t).countPromptTokens?.(t, opts.request, askContext()),
+      window: async (t) => (await adapterOf(t).describeModel?.(t, askContext()))?.contextWindow,
+    },
     signal: opts.signal,
     waitUntil: opts.waitUntil,
     queue: { key: opts.keyId ?? null, priority: opts.priority ?? 0 },
@@ -90,7 +99,7 @@ export async function attemptTargets(targets: Target[], opts: AttemptOptions): P
     const { target } = attempt;
     // A target that places conversations among its own engines gets the prompt's chain of hashes,
     // and its low token estimate for the engines' windows (tokenizer unknown).
-    const byPrompt = capabilitiesOf(target).placesByPrompt ? { promptChain: placementOnce().prefixes.map((p) => p.hash), promptTokens: promptTokensLow(placementOnce().prefixes.at(-1)?.chars ?? 0, undefined) } : {};
+    const byPrompt = capabilitiesOf(target).placesByPrompt ? { promptChain: placementOnce().prefixes.map((p) => p.hash), promptTokens: promptTokensLow(placementOnce().prefixes.at(-1)?.chars ?? 0) } : {};
     const span = opts.trace?.attemptStarted(target.name, capabilitiesOf(target).server?.url);
     const ctx: AttemptContext = { requestId: opts.requestId, ...(opts.clientRequestId !== undefined ? { clientRequestId: opts.clientRequestId } : {}), signal: attempt.signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...byPrompt, ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}), ...(span ? { traceparent: span.traceparent } : {}) };
     let opened: Opened;

@@ -13,7 +13,8 @@ import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcom
 import { waitFor } from "./worth-waiting.ts";
 import { orderTargets } from "./order-targets.ts";
 import { retryDelayMs } from "./retry-delay.ts";
-import { contextFit, type PromptSize } from "../upstreams/context-fit.ts";
+import type { PromptSize } from "../upstreams/context-fit.ts";
+import { byContext, type ServerCounts } from "./context-check.ts";
 import { expectedServiceMs, ledger, placementNote } from "./placement/isolate-ledger.ts";
 import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Target } from "./target.ts";
@@ -36,6 +37,8 @@ export interface TryOptions {
   placement?(): PlacementRequest | null;
   /** The prompt's size, for skipping targets whose context cannot hold it; asked only when there is a choice. */
   size?(): PromptSize | null;
+  /** What a server can tell of the prompt's fit: its count, asked only for a prompt near its window, and its window before it is sampled (context-check.ts). */
+  serverCounts?: ServerCounts;
   /** Aborted when the client leaves: stops the current attempt and any further ones. */
   signal: AbortSignal;
   /** Called as each attempt starts, so attempts can be reported even on failure. */
@@ -280,7 +283,7 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
   // there: the same file most likely fails the same way (it may where there is room).
   const failedOn = targets.find((t) => poolView(t, opts.model, now)?.failed);
   const size = snapshot ? (opts.size?.() ?? null) : null;
-  const { ordered, tooLong } = size && snapshot ? byContext(byBalance, size, snapshot) : { ordered: byBalance, tooLong: [] };
+  const { ordered, tooLong } = size && snapshot ? await byContext(byBalance, size, snapshot, ledger, opts.serverCounts) : { ordered: byBalance, tooLong: [] };
 
   // Each target's last failure, in the order first tried.
   const failures = new Map<Target, TargetFailure>();
@@ -292,8 +295,13 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
       ...(circuitOpen(target, snapshot, now) ? { circuitOpen: true } : {}),
       ...(target.implicit ? { implicit: true } : {}),
     });
-  // A target whose context cannot hold the prompt is skipped, with the error it would have answered.
-  for (const { target, error } of tooLong) failed(target, error, true);
+  // A target whose context cannot hold the prompt is skipped, with the error it would have answered;
+  // the admission line gives this request no turn for its slots any more.
+  for (const { target, error } of tooLong) {
+    failed(target, error, true);
+    const gated = gatedServer(target);
+    if (gated !== undefined) place?.exclude(gated);
+  }
   let lastTarget: Target | undefined;
   // Attempts count across the request's tries; `retries.maxAttempts` bounds each try.
   let attempts = tries.attempts;
@@ -418,32 +426,6 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
   throw fail(chosen?.error ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." }), chosen);
 }
 
-
-/**
- * The targets by context fit, keeping their order within each group: those that hold the prompt and
- * max_tokens (or whose window is unknown: browser targets, servers not sampled yet) first, then those
- * that hold only the prompt; those that cannot hold the prompt are left out (docs/reliability.md).
- * Only a server that reports its context window is weighed; the others (browser sessions, whose hub
- * checks its own engines; OpenAI-compatible servers) count as fitting.
- */
-function byContext(targets: Target[], size: PromptSize, snapshot: HealthSnapshot): { ordered: Target[]; tooLong: Array<{ target: Target; error: ProxyError }> } {
-  const fits: Target[] = [];
-  const promptOnly: Target[] = [];
-  const tooLong: Array<{ target: Target; error: ProxyError }> = [];
-  for (const t of targets) {
-    const server = capabilitiesOf(t).server;
-    if (!server?.reportsContextWindow) {
-      fits.push(t);
-      continue;
-    }
-    const key = server.key;
-    const f = contextFit(size, ledger.learnedTokensPerChar(key), snapshot.upstreams[key]?.contextWindow);
-    if (f.fit === "fits") fits.push(t);
-    else if (f.fit === "prompt") promptOnly.push(t);
-    else tooLong.push({ target: t, error: f.error });
-  }
-  return { ordered: [...fits, ...promptOnly], tooLong };
-}
 
 /** Whether the target's circuit was open when the request was ordered (orderTargets put it last). */
 function circuitOpen(target: Target, snapshot: HealthSnapshot | undefined, now: number): boolean {

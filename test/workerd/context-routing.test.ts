@@ -11,6 +11,10 @@ const small = (name: string, n: number) => `${FIXTURE_URL}/u-cs${tag}${name}/n_c
 // The hub samples every 200 ms; every request refreshes the isolate's snapshot in the background.
 const vars = (targets: string[]) => configWith({ m: { targets: targets.map((url) => ({ kind: "llama", url })) } }, { health: { sampleMs: 200, snapshotTtlMs: 0 } });
 const long = "lorem ipsum dolor sit amet ".repeat(200); // about 1,000 tokens for the test model
+// By the real server's /apply-template and /tokenize: 80 repeats are 431 tokens (fit its 512-token slots), 120 are 631 (do not);
+// "hi" is 30 tokens in 30 characters of JSON (the template's fixed tokens).
+const FITS_REPEATS = 80;
+const OVER_REPEATS = 120;
 const ask = (content: string, extra: Record<string, unknown> = {}) => ({ model: "m", messages: [{ role: "user", content }], stream: true, max_tokens: 8, ...extra });
 
 async function send(v: Record<string, unknown>, body: Record<string, unknown>) {
@@ -47,6 +51,24 @@ describe("context-aware routing", () => {
     // One attempt: llama-server was never asked (it would have answered 400 and the request moved on).
     expect(answer).toMatchObject({ status: 200, text: "roomy", attempts: 1 });
     expect((await received()).slice(sentBefore).filter((r) => r.body.includes("lorem")).length).toBe(1);
+  });
+
+  it("issue 41: after a burst of tiny prompts, a long prompt that fits the real llama-server's 512-token slots is served there, not refused", async () => {
+    // The real server first, then one whose 64 tokens hold nothing long: today's ratio, learned from
+    // the tiny prompts (the template's fixed tokens over a few characters), refused the long prompt
+    // on both with a made-up count; the server's own count says it fits.
+    const v = vars([LLAMA_URL, small("s64b", 64)]);
+    await warmUp(v, ask("hi", { grammar: grammar("ok") }));
+    await Promise.all(Array.from({ length: 6 }, () => send(v, ask("[[tag]] write the text", { grammar: grammar("ok") }))));
+    const fits = "lorem ipsum dolor sit amet ".repeat(FITS_REPEATS);
+    const answer = await send(v, ask(fits, { grammar: grammar("ok") }));
+    expect(answer).toMatchObject({ status: 200, text: "ok", attempts: 1 });
+    expect(answer.target).toMatch(/^llama:127\.0\.0\.1/);
+    // One that does not fit (by the server's count) goes where it does, without asking the server.
+    const v2 = vars([LLAMA_URL, big("roomy3")]);
+    await warmUp(v2, ask("hi", { grammar: grammar("ok") }));
+    const over = await send(v2, ask("lorem ipsum dolor sit amet ".repeat(OVER_REPEATS), { grammar: grammar("ok") }));
+    expect(over).toMatchObject({ status: 200, text: "roomy3", attempts: 1 });
   });
 
   it("targets that hold the prompt but not max_tokens come after those that hold both", async () => {

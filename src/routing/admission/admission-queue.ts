@@ -25,8 +25,19 @@ export class Ticket {
     /** Whose turn it takes: the key's id; "" for requests without a key, which share one turn. */
     readonly key: string,
     readonly priority: number,
-    readonly plan: readonly Seat[],
+    /** Where it may go; narrowed when a server turns out unable to take it (its prompt too long there). */
+    public plan: readonly Seat[],
   ) {}
+
+  /**
+   * `server` cannot take this request (the prompt does not fit its window): a turn is never given
+   * for a slot there. Without it a waiter was given turns on a free server it cannot use, failed its
+   * pass at once, and took them again and again outside the line, where the wake-up of the server
+   * it can use went to someone else (issue 41).
+   */
+  exclude(server: string): void {
+    if (this.plan.some((s) => s.server === server)) this.plan = this.plan.filter((s) => s.server !== server);
+  }
 }
 
 interface Line {

@@ -27,6 +27,11 @@ export function slotReleased(snapshot: () => HealthSnapshot): void {
   queue.pump(snapshot());
 }
 
+/** How many wait in line for `model` in this isolate (tests, the status page). */
+export function waitingFor(model: string): number {
+  return queue.waiting(model);
+}
+
 /**
  * The turn of an answer being continued on another server (src/routing/resume/): above every key's
  * `priority`, since its client already holds a committed response mid-answer.
@@ -93,6 +98,11 @@ export class QueuePlace {
       return true;
     }
     return queue.mayStart(this.ticket, server, this.opts.snapshot());
+  }
+
+  /** The llama-server cannot take this request (its prompt does not fit there): no turn is given for its slots. */
+  exclude(server: string): void {
+    this.ticket.exclude(server);
   }
 
   /** The try that took this turn is over. */

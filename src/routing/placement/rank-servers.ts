@@ -59,11 +59,13 @@ export function serviceEstimate(ledger: ServerLedger, server: string, req: Place
 /**
  * The order in which to try servers for a request, by when it would finish on each
  * (docs/architecture.md, "Placement"):
- * - A conversation with a home stays there unless another server would finish it sooner, counting
- *   what the move costs that server's own conversations: the moved turn holds one of its slots for
- *   its whole service (recomputing the part of the prompt only home holds, then generating), and
- *   they queue behind it. So it moves only when the wait for a slot at home is longer than the wait
- *   elsewhere plus about two such services (one when the other server hosts no conversation).
+ * - A conversation with a home stays there unless another server would finish it sooner. When that
+ *   server has a slot free now, it moves as soon as the wait for a slot at home is longer than
+ *   recomputing there the part of the prompt only home holds (its uncached tokens at that server's
+ *   measured prefill rate): the wait bound. When that server is busy too, the move also counts what
+ *   it costs that server's own conversations (the moved turn holds one of its slots for its whole
+ *   service, and they queue behind it): it moves only when the wait at home is longer than the wait
+ *   there plus about two such services (one when it hosts no conversation).
  *   Without that, every burst that happens to crowd one server swaps conversations both ways and
  *   recomputes them all; finishes within noise keep it home too.
  * - A new conversation goes where the fewest conversations live (per weight), so a few
@@ -94,8 +96,11 @@ export function rankServers(choices: readonly ServerChoice[], req: PlacementRequ
       conversations: ledger.conversationCount(c.id, now) / c.weight,
       tieBreak: c.tieBreak,
       // The cost of moving this conversation here: its finish, plus the slot time it takes from the
-      // server's own conversations when there are any.
-      moveMs: waitMs + service + (hostsOthers ? service : 0),
+      // server's own conversations when there are any and it has to queue among them. A server with
+      // a slot free now takes it for what recomputing the uncached part costs there, no more: the
+      // wait bound (docs/reliability.md), so a turn never waits at home beside an idle server longer
+      // than moving would cost.
+      moveMs: waitMs + service + (hostsOthers && waitMs > 0 ? service : 0),
     };
   });
   const byFinish = [...estimates].sort((a, b) => a.finishMs - b.finishMs || b.tieBreak - a.tieBreak);

@@ -1,6 +1,7 @@
 // What an isolate remembers of each server it places requests on (cached prefixes, conversations,
 // requests in flight, measured speeds): the memory placement reasons from.
 import type { PromptPrefix } from "./prompt-prefixes.ts";
+import { PromptTokenModel } from "./prompt-token-model.ts";
 
 /** What a server's recent answers say about its speed (llama-server `timings`), and defaults before any. */
 export interface ServerSpeeds {
@@ -58,6 +59,8 @@ interface Entry {
   speeds: ServerSpeeds;
   /** When the server last restarted (after this moment): nothing placed there before is in its cache. */
   restartedAt: number;
+  /** Its prompt tokens from characters (the context check's estimate). */
+  tokens: PromptTokenModel;
 }
 
 const ENDED_KEPT_MS = 10_000;
@@ -145,9 +148,12 @@ export class ServerLedger {
     return this.servers.get(server)?.inflight.size ?? 0;
   }
 
-  /** The server's tokens per character as its answers measured it, undefined before any. */
-  learnedTokensPerChar(server: string): number | undefined {
-    return this.tokenizers.has(server) ? this.speeds(server).tokensPerChar : undefined;
+  /**
+   * The server's prompt tokens from characters (template overhead and per-character rate apart),
+   * fitted on its answers' counts and its own `/tokenize` counts: what the context check estimates with.
+   */
+  tokenModel(server: string): PromptTokenModel {
+    return this.entry(server).tokens;
   }
 
   speeds(server: string): ServerSpeeds {
@@ -234,7 +240,8 @@ export class ServerLedger {
     const v = { ...e.speeds };
     const mix = (old: number, sample: number) => old + EWMA * (sample - old);
     if (s.promptTokens && s.chars > 0) {
-      // The first sample replaces the default outright: the context fit relies on this ratio.
+      e.tokens.add({ chars: s.chars, tokens: s.promptTokens });
+      // The first sample replaces the default outright.
       v.tokensPerChar = this.tokenizers.has(server) ? mix(v.tokensPerChar, s.promptTokens / s.chars) : s.promptTokens / s.chars;
       this.tokenizers.add(server);
     }
@@ -259,7 +266,7 @@ export class ServerLedger {
   private entry(server: string): Entry {
     let e = this.servers.get(server);
     if (!e) {
-      e = { prefixes: new Map(), conversations: new Map(), inflight: new Map(), ended: [], speeds: DEFAULT_SPEEDS, restartedAt: -Infinity };
+      e = { prefixes: new Map(), conversations: new Map(), inflight: new Map(), ended: [], speeds: DEFAULT_SPEEDS, restartedAt: -Infinity, tokens: new PromptTokenModel() };
       this.servers.set(server, e);
     }
     return e;

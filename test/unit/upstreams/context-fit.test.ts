@@ -1,26 +1,28 @@
 import { describe, expect, it } from "vitest";
-import { contextFit, promptTokensLow, tokensFit } from "../../../src/upstreams/context-fit.ts";
+import { CLEAR_FACTOR, estimateFit, promptTokensLow, tokensFit } from "../../../src/upstreams/context-fit.ts";
 import { classifyFailure } from "../../../src/health/classify-failure.ts";
 
-describe("contextFit", () => {
-  it("estimates low: 0.2 tokens a character before the tokenizer is learned, the learned ratio less 15 % after", () => {
-    expect(promptTokensLow(10_000, undefined)).toBe(2000);
-    expect(promptTokensLow(10_000, 0.4)).toBe(3400);
+describe("context fit", () => {
+  it("a browser session's low estimate: 0.2 tokens a character", () => {
+    expect(promptTokensLow(10_000)).toBe(2000);
   });
-  it("an unknown window fits; a prompt over the window does not, with the error it would have answered", () => {
-    expect(contextFit({ chars: 1e6 }, undefined, undefined)).toEqual({ fit: "fits" });
-    const f = contextFit({ chars: 10_000 }, 0.4, 2048);
-    expect(f.fit).toBe("too-long");
-    if (f.fit !== "too-long") return;
+  it("an estimate clearly below a window fits alone, clearly above does not, near it asks the server's count", () => {
+    expect(CLEAR_FACTOR).toBe(2);
+    expect(estimateFit(1e9, undefined, undefined)).toEqual({ fit: "fits" });
+    expect(estimateFit(1024, undefined, 2048)).toEqual({ fit: "fits" });
+    expect(estimateFit(1024, 1500, 2048)).toEqual({ fit: "prompt" });
+    expect(estimateFit(1025, undefined, 2048)).toBe("count");
+    expect(estimateFit(4043, 512, 2048)).toBe("count"); // issue 41: a 1,421-token prompt estimated from tiny ones
+    expect(estimateFit(4095, undefined, 2048)).toBe("count");
+    const f = estimateFit(4096, undefined, 2048);
+    expect(f).toMatchObject({ fit: "too-long" });
+    if (typeof f === "string" || f.fit !== "too-long") return;
     expect(f.error).toMatchObject({ status: 400, code: "context_length_exceeded", retryable: true });
-    expect(f.error.message).toBe("This model's maximum context length is 2048 tokens. However, your messages resulted in 3400 tokens. Please reduce the length of the messages.");
+    // OpenAI's wording first (clients' compaction matches it), then that the count is an estimate.
+    expect(f.error.message).toMatch(/^This model's maximum context length is 2048 tokens\. However, your messages resulted in 4096 tokens\. Please reduce the length of the messages\. \(The count is Switchyard's estimate/);
     expect(classifyFailure(f.error)).toBe("too_long");
   });
-  it("a prompt that fits but leaves no room for max_tokens is a fallback, not a skip", () => {
-    expect(contextFit({ chars: 10_000, maxTokens: 1000 }, 0.4, 4096)).toEqual({ fit: "prompt" });
-    expect(contextFit({ chars: 10_000, maxTokens: 500 }, 0.4, 4096)).toEqual({ fit: "fits" });
-  });
-  it("tokensFit, the same check from a token estimate (a browser session's window): as many tokens as the window do not fit", () => {
+  it("tokensFit, the check from a count: as many tokens as the window do not fit; no room for max_tokens is a fallback, not a skip", () => {
     expect(tokensFit(4095, undefined, 4096)).toEqual({ fit: "fits" });
     const f = tokensFit(4096, undefined, 4096);
     expect(f.fit).toBe("too-long");

@@ -70,24 +70,39 @@ describe("rankServers: a conversation stays with its cache", () => {
     expect(ranked[1]!.id).toBe(other);
     expect(ranked[1]!.uncachedTokens).toBeGreaterThan(ranked[0]!.uncachedTokens + 5000);
   });
-  it("a burst that crowds home is waited out when the other server has conversations of its own; a long queue is not", () => {
+  it("the wait bound: with the other server free, a turn waits at home only while the wait is shorter than recomputing its uncached prompt there (conversations of its own or not)", () => {
     const l = new ServerLedger();
     const mine = request(conversation(0, 1, 600));
     const home = place(l, mine, 0);
     const other = home === "A" ? "B" : "A";
-    l.begin(other, request(conversation(1, 1, 600)).key, 500, 0)(); // the other server hosts a conversation
-    // Four of ours in flight at home (2 slots): about one service of wait for the next.
-    for (let i = 0; i < 4; i++) l.begin(home, null, 500, 0);
+    l.begin(other, request(conversation(1, 1, 600)).key, 500, 0)(); // the other server hosts a conversation, idle now
     const next = request(conversation(0, 2, 600));
-    const crowded = rankServers(servers(2, { [home]: 4 }), next, l, 10);
-    expect(crowded[0]!.id).toBe(home);
-    expect(crowded[0]!.waitMs).toBeGreaterThan(0);
-    // Twelve: still cheaper than recomputing there (~2.9 s) and taking as long from its own conversations.
-    for (let i = 0; i < 8; i++) l.begin(home, null, 500, 0);
-    expect(rankServers(servers(2, { [home]: 12 }), next, l, 10)[0]!.id).toBe(home);
-    // Twenty-eight: about 7 s of queue; the move pays.
-    for (let i = 0; i < 16; i++) l.begin(home, null, 500, 0);
-    expect(rankServers(servers(2, { [home]: 28 }), next, l, 10)[0]!.id).toBe(other);
+    // Its uncached prompt there at the default 1,000 tokens/s: about 1.6 s.
+    const recomputeMs = (rankServers(servers(2), next, l, 10).find((e) => e.id === other)!.uncachedTokens / 1000) * 1000;
+    expect(recomputeMs).toBeGreaterThan(1000);
+    let inFlight = 0;
+    const firsts: string[] = [];
+    for (const n of [4, 8, 12, 16, 28]) {
+      for (; inFlight < n; inFlight++) l.begin(home, null, 500, 0);
+      const ranked = rankServers(servers(2, { [home]: n }), next, l, 10);
+      const atHome = ranked.find((e) => e.id === home)!;
+      // The generation is the same on both: the wait (and home's own small prefill) against the recomputation.
+      const homeMs = atHome.waitMs + (atHome.uncachedTokens / 1000) * 1000;
+      expect(ranked[0]!.id).toBe(homeMs <= recomputeMs ? home : other);
+      firsts.push(ranked[0]!.id === home ? "home" : "other");
+    }
+    // Four in flight (2 slots, 0.5 s each: ~1 s of wait) stay home; eight (~1.8 s, over the ~1.6 s recomputation) and more move.
+    expect(firsts).toEqual(["home", "other", "other", "other", "other"]);
+  });
+  it("with the other server busy too, a burst that crowds home is waited out when the other has conversations of its own", () => {
+    const l = new ServerLedger();
+    const home = place(l, request(conversation(0, 1, 600)), 0);
+    const other = home === "A" ? "B" : "A";
+    const otherKey = request(conversation(1, 1, 600)).key;
+    l.begin(other, otherKey, 500, 0);
+    l.begin(other, otherKey, 500, 0); // both its slots busy for ~0.5 s
+    for (let i = 0; i < 8; i++) l.begin(home, null, 500, 0); // ~1.5 s of queue at home
+    expect(rankServers(servers(2, { [home]: 8, [other]: 2 }), request(conversation(0, 2, 600)), l, 10)[0]!.id).toBe(home);
   });
   it("…and moves when the wait at home is longer than recomputing elsewhere", () => {
     const l = new ServerLedger();

@@ -66,8 +66,8 @@ describe("ServerLedger", () => {
     expect(l.speeds("A").promptTps).toBe(DEFAULT_SPEEDS.promptTps); // 10 tokens: overhead, not rate
     expect(l.speeds("A").genTps).toBe(DEFAULT_SPEEDS.genTps);
     expect(l.speeds("A").tokensPerChar).toBe(0.5); // the first measure replaces the default outright
-    expect(l.learnedTokensPerChar("A")).toBe(0.5);
-    expect(l.learnedTokensPerChar("B")).toBeUndefined();
+    expect(l.tokenModel("A").learned).toBe(true);
+    expect(l.tokenModel("B").learned).toBe(false);
     for (let i = 0; i < 40; i++) l.learn("A", { chars: 1000, promptTokens: 500, promptProcessed: 4000, promptMs: 1000, predictedTokens: 60, predictedMs: 1000 });
     expect(l.speeds("A").promptTps).toBeCloseTo(4000, -1);
     expect(l.speeds("A").genTps).toBeCloseTo(60, 0);
