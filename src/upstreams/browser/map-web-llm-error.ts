@@ -65,8 +65,12 @@ export function webLlmErrorGroup(kind: string, message: string): WebLlmErrorGrou
   return "unknown";
 }
 
-/** A page's `error {kind, message}` → the client's outcome; the page's text with every known secret redacted. */
-export function mapWebLlmError(rawKind: string, rawMessage: string, upstream: string): ProxyError {
+/**
+ * A page's `error {kind, message}` → the client's outcome; the page's text with every known secret
+ * redacted. `retryAfter`: the hub's seconds until the session is asked again (a session benched for
+ * saying the model is not loaded, loading-bench.ts), else 5.
+ */
+export function mapWebLlmError(rawKind: string, rawMessage: string, upstream: string, retryAfter = 5): ProxyError {
   const kind = redactKnownSecrets(rawKind);
   const message = redactKnownSecrets(rawMessage);
   switch (webLlmErrorGroup(kind, message)) {
@@ -85,7 +89,7 @@ export function mapWebLlmError(rawKind: string, rawMessage: string, upstream: st
       return new ProxyError({
         status: 503,
         code: kind === "ModelNotLoadedError" ? "model_loading" : "no_capacity",
-        retryAfter: 5,
+        retryAfter,
         retryable: true,
         message: `${upstream} does not have the model ready (${kind}: ${message}).`,
       });

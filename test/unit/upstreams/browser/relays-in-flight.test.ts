@@ -129,4 +129,46 @@ describe("relays in flight", () => {
     expect(r.ok ? null : r.refusal.status).toBe(503);
     expect(sent("s1")).toEqual([]);
   });
+
+  it("a page that says the model is not loaded is benched for it: the request ends saying when it is asked again, the one waiting behind it moves or ends without the page hearing of it", async () => {
+    const s1 = session("s1");
+    const s2 = session("s2", { models: ["other"] });
+    const { relays, sent } = pages(s1, s2);
+    const a = opened(relays.open(start("a")));
+    const b = opened(relays.open(start("b")));
+    answer(relays, s1, { type: "error", id: "a", kind: "ModelNotLoadedError", message: "Model not loaded" });
+    expect(await lines(a.body)).toEqual([{ type: "error", id: "a", kind: "ModelNotLoadedError", message: "Model not loaded", retryAfter: 1 }]);
+    expect(await lines(b.body)).toEqual([{ type: "error", id: "b", kind: "ModelNotLoadedError", message: "Model not loaded", retryAfter: 1 }]);
+    expect(sent("s1", "request").map((m) => m.id)).toEqual(["a"]);
+    // While benched the session gets none of the model's requests: refused, saying until when.
+    const c = relays.open(start("c"));
+    expect(c).toMatchObject({ ok: false, refusal: { status: 503, body: { code: "model_loading", retryAfter: 1 } } });
+    expect(c.ok ? undefined : c.loadingUntil).toBeGreaterThan(Date.now());
+    expect(sent("s1", "request").map((m) => m.id)).toEqual(["a"]);
+  });
+
+  it("a request waiting behind one the page said it has not loaded moves to another session that serves the model", async () => {
+    const s1 = session("s1");
+    const s2 = session("s2");
+    const { relays, sent } = pages(s1, s2);
+    opened(relays.open(start("a")));
+    opened(relays.open(start("x")));
+    opened(relays.open(start("y")));
+    opened(relays.open(start("b")));
+    expect(sent("s1", "request").map((m) => m.id)).toEqual(["a"]);
+    expect(sent("s2", "request").map((m) => m.id)).toEqual(["x"]);
+    // a and y on s1 (y waiting), x and b on s2 (b waiting).
+    answer(relays, s1, { type: "error", id: "a", kind: "ModelNotLoadedError", message: "Model not loaded" });
+    expect(relays.counts("s1")).toEqual({ running: 0, queued: 0 });
+    expect(relays.counts("s2")).toEqual({ running: 1, queued: 2 });
+    expect(sent("s1", "request").map((m) => m.id)).toEqual(["a"]);
+  });
+
+  it("an error line is passed on as the protocol reads it, not as the page wrote it (a retryAfter of its own is dropped)", async () => {
+    const s1 = session("s1");
+    const { relays } = pages(s1);
+    const a = opened(relays.open(start("a")));
+    relays.answer(s1, { type: "error", id: "a", kind: "NetworkError", message: "offline" }, JSON.stringify({ type: "error", id: "a", kind: "NetworkError", message: "offline", retryAfter: 99999 }));
+    expect(await lines(a.body)).toEqual([{ type: "error", id: "a", kind: "NetworkError", message: "offline" }]);
+  });
 });
