@@ -37,11 +37,18 @@ const REQUEST_ERRORS = new Set([
   "EmbeddingExceedContextWindowSizeError",
 ]);
 
+/**
+ * The engine has no model loaded (yet): web-llm's own engine says ModelNotLoadedError, its Web Worker
+ * engine (the bundled page's) WorkerEngineModelNotLoadedError. 503 model_loading; the hub benches the
+ * session for the model (relays-in-flight.ts).
+ */
+export const NOT_LOADED_ERRORS: ReadonlySet<string> = new Set(["ModelNotLoadedError", "WorkerEngineModelNotLoadedError"]);
+
 const CAPABILITY_ERRORS = new Set(["WebGPUNotAvailableError", "ShaderF16SupportError", "FeatureSupportError", "DeviceLostError"]);
 
 const AVAILABILITY_ERRORS = new Set([
   "ModelNotFoundError",
-  "ModelNotLoadedError",
+  ...NOT_LOADED_ERRORS,
   "SpecifiedModelNotFoundError",
   "UnclearModelToUseError",
   "NetworkError",
@@ -88,7 +95,7 @@ export function mapWebLlmError(rawKind: string, rawMessage: string, upstream: st
     case "availability":
       return new ProxyError({
         status: 503,
-        code: kind === "ModelNotLoadedError" ? "model_loading" : "no_capacity",
+        code: NOT_LOADED_ERRORS.has(kind) ? "model_loading" : "no_capacity",
         retryAfter,
         retryable: true,
         message: `${upstream} does not have the model ready (${kind}: ${message}).`,

@@ -7,6 +7,7 @@ import { USAGE_REJECTED, type Endpoint } from "../../schemas/relay.ts";
 import { NdjsonWriter } from "./ndjson-writer.ts";
 import { cancelMessage, noticeMessage, queueMessage, requestMessage, type AnswerMessage } from "./page-protocol.ts";
 import { LoadingBench } from "./loading-bench.ts";
+import { NOT_LOADED_ERRORS } from "./map-web-llm-error.ts";
 import { moveTarget, placeRelay, promptChain, refuseOversize, type Benched, type Refusal, type RelayStart } from "./relay-dispatch.ts";
 import { RelayQueue, type Queued } from "./relay-queue.ts";
 import { newTally, tallyChunk, usageCheckedLine, type RelayTally } from "./relay-usage.ts";
@@ -43,8 +44,6 @@ interface Relay extends Queued {
 /** `loadingUntil`: refused because every session that could take it is benched until then (the earliest). */
 export type Opened = { ok: true; sessionId: string; body: ReadableStream<Uint8Array> } | { ok: false; refusal: Refusal; loadingUntil?: number };
 
-/** web-llm's error for a request to an engine that has not loaded the model (yet). */
-const NOT_LOADED = "ModelNotLoadedError";
 
 export class RelaysInFlight {
   private readonly relays = new RelayQueue<Relay>();
@@ -108,7 +107,7 @@ export class RelaysInFlight {
       r.out.write(this.checkedLine(r, session, msg, raw));
       return;
     }
-    if (msg.type === "error" && msg.kind === NOT_LOADED) return this.notLoaded(r, msg.message);
+    if (msg.type === "error" && NOT_LOADED_ERRORS.has(msg.kind)) return this.notLoaded(r, msg.kind, msg.message);
     if (msg.type === "done") this.bench.served(r.sessionId, r.model);
     // An error line is passed on with the protocol's fields only, never as the page wrote it: the
     // hub's own fields on that line (retryAfter) are the hub's.
@@ -149,10 +148,10 @@ export class RelaysInFlight {
    * routing reads it to decide whether the request waits); the waiting ones move to a session that
    * is not benched, or end the same way without the page hearing of them.
    */
-  private notLoaded(r: Relay, message: string): void {
+  private notLoaded(r: Relay, kind: string, message: string): void {
     const now = Date.now();
     const retryAfter = Math.max(1, Math.ceil((this.bench.strike(r.sessionId, r.model, now) - now) / 1000));
-    const line = (id: string) => JSON.stringify({ type: "error", id, kind: NOT_LOADED, message, retryAfter });
+    const line = (id: string) => JSON.stringify({ type: "error", id, kind, message, retryAfter });
     r.out.write(line(r.id));
     this.finish(r);
     const waiting = this.relays.all().filter((q) => q.sessionId === r.sessionId && q.model === r.model && q.state === "queued");

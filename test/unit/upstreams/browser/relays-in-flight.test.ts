@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { AnswerMessage } from "../../../../src/upstreams/browser/page-protocol.ts";
 import { RelaysInFlight, type RelaySessions } from "../../../../src/upstreams/browser/relays-in-flight.ts";
 import type { RelayStart } from "../../../../src/upstreams/browser/relay-dispatch.ts";
@@ -170,5 +170,37 @@ describe("relays in flight", () => {
     const a = opened(relays.open(start("a")));
     relays.answer(s1, { type: "error", id: "a", kind: "NetworkError", message: "offline" }, JSON.stringify({ type: "error", id: "a", kind: "NetworkError", message: "offline", retryAfter: 99999 }));
     expect(await lines(a.body)).toEqual([{ type: "error", id: "a", kind: "NetworkError", message: "offline" }]);
+  });
+
+  it("the Web Worker engine's WorkerEngineModelNotLoadedError benches the session the same way", async () => {
+    const s1 = session("s1");
+    const { relays } = pages(s1);
+    const a = opened(relays.open(start("a")));
+    answer(relays, s1, { type: "error", id: "a", kind: "WorkerEngineModelNotLoadedError", message: "WebWorkerMLCEngine is not loaded with a model." });
+    expect((await lines(a.body))[0]).toMatchObject({ kind: "WorkerEngineModelNotLoadedError", retryAfter: 1 });
+    expect(relays.open(start("b"))).toMatchObject({ ok: false, refusal: { body: { code: "model_loading" } } });
+  });
+
+  it("a session that serves the model again starts its bench afresh: the next 'not loaded' benches it 1 s, not 2", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const s1 = session("s1");
+      const { relays } = pages(s1);
+      const notLoaded = async (id: string) => {
+        const r = opened(relays.open(start(id)));
+        answer(relays, s1, { type: "error", id, kind: "ModelNotLoadedError", message: "not loaded" });
+        return (await lines(r.body))[0]!.retryAfter;
+      };
+      expect(await notLoaded("a")).toBe(1);
+      vi.advanceTimersByTime(1000);
+      expect(await notLoaded("b")).toBe(2);
+      vi.advanceTimersByTime(2000);
+      const c = opened(relays.open(start("c")));
+      answer(relays, s1, { type: "done", id: "c" });
+      await lines(c.body);
+      expect(await notLoaded("d")).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
