@@ -44,7 +44,6 @@ interface Relay extends Queued {
 /** `loadingUntil`: refused because every session that could take it is benched until then (the earliest). */
 export type Opened = { ok: true; sessionId: string; body: ReadableStream<Uint8Array> } | { ok: false; refusal: Refusal; loadingUntil?: number };
 
-
 export class RelaysInFlight {
   private readonly relays = new RelayQueue<Relay>();
   private readonly bench = new LoadingBench();
