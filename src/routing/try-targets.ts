@@ -310,7 +310,7 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
   const kinds = new Map<Target, FailureKind>();
   const fail = (err: ProxyError, from?: TargetFailure): ProxyError => {
     tries.attempts = attempts;
-    tries.wait = waitFor([...failures.entries()].filter(([, f]) => !f.skipped), kinds, snapshot ?? health.snapshot(), Date.now());
+    tries.wait = waitFor([...failures.entries()].filter(([, f]) => !f.skipped), kinds, snapshot ?? health.snapshot(), Date.now(), config.retries.maxRetryAfterMs);
     err.attempts = attempts;
     err.outcomes = targetOutcomes([...failures.values()]);
     tries.finishTarget = from && !from.skipped ? from.target : (lastTarget?.name ?? tries.finishTarget);

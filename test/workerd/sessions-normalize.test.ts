@@ -76,11 +76,18 @@ describe("web-llm error names → outcomes", () => {
     ["DeviceLostError", 503, "no_capacity", true],
     ["ModelNotFoundError", 503, "no_capacity", true],
     ["ModelNotLoadedError", 503, "model_loading", true],
+    // The Web Worker engine's (the bundled page's) word for the same: no model loaded yet.
+    ["WorkerEngineModelNotLoadedError", 503, "model_loading", true],
     ["SessionLost", 502, "upstream_error", true],
     ["SomethingNew", 502, "upstream_error", true],
   ])("%s → %i %s", (kind, status, code, retryable) => {
     const e = mapWebLlmError(kind, "msg", U);
     expect([e.status, e.code, e.retryable]).toEqual([status, code, retryable]);
+  });
+
+  it("a model not loaded: Retry-After is the hub's (when the session is asked again), else 5 s", () => {
+    expect(mapWebLlmError("ModelNotLoadedError", "m", U, 2).retryAfter).toBe(2);
+    expect(mapWebLlmError("ModelNotLoadedError", "m", U).retryAfter).toBe(5);
   });
 
   it("web-llm's plain Errors are recognised by their message", () => {

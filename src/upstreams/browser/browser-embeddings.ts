@@ -6,6 +6,7 @@ import { within } from "../../lib/deadlines.ts";
 import type { AttemptContext } from "../upstream.ts";
 import { openRelay } from "./browser-upstream.ts";
 import { mapWebLlmError } from "./map-web-llm-error.ts";
+import { hubRetryAfter } from "./relay-events.ts";
 import { tokenCount } from "./normalize-web-llm-chunk.ts";
 
 /**
@@ -52,7 +53,7 @@ export async function fetchBrowserEmbeddings(target: BrowserTarget, name: string
     } catch {
       throw broken(name, "the relay sent a line that is not JSON");
     }
-    if (msg.type === "error") throw mapWebLlmError(msg.kind, msg.message, name);
+    if (msg.type === "error") throw mapWebLlmError(msg.kind, msg.message, name, hubRetryAfter(msg));
     if (msg.type === "chunk") {
       const data = msg.data as Record<string, unknown>;
       if (data.object === "list" && Array.isArray(data.data)) result = data;

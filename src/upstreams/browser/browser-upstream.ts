@@ -37,13 +37,20 @@ export async function openRelay(endpoint: Endpoint, model: string, body: Record<
     ...(endpoint === "chat" && ctx.promptTokens !== undefined ? { promptTokens: ctx.promptTokens } : {}),
     ...(ctx.keyId !== undefined ? { keyId: ctx.keyId } : {}),
   };
+  // Listening before the hub answers: it may hold the request a moment (a session loading the model).
+  const cancel = () => {
+    hub.cancel(id).catch(() => {});
+  };
+  ctx.signal.addEventListener("abort", cancel, { once: true });
   let res: Response;
   try {
     res = await hub.fetch("https://hub/relay", { method: "POST", body: JSON.stringify(start) });
   } catch (e) {
+    ctx.signal.removeEventListener("abort", cancel);
     throw new ProxyError({ status: 502, code: "upstream_unreachable", retryable: true, message: `The session hub could not be reached (${e instanceof Error ? e.message : String(e)}).` });
   }
   if (!res.ok || !res.body) {
+    ctx.signal.removeEventListener("abort", cancel);
     const err = (await res.json().catch(() => ({}))) as { status?: number; code?: string; message?: string; retryAfter?: number; unable?: boolean; busy?: boolean };
     const init = {
       status: err.status ?? 502,
@@ -55,11 +62,7 @@ export async function openRelay(endpoint: Endpoint, model: string, body: Record<
     };
     throw err.unable ? new BrowserUnableError(init) : new ProxyError(init);
   }
-  const cancel = () => {
-    hub.cancel(id).catch(() => {});
-  };
   if (ctx.signal.aborted) cancel();
-  ctx.signal.addEventListener("abort", cancel, { once: true });
   return res.body;
 }
 

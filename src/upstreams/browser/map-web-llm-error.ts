@@ -37,11 +37,18 @@ const REQUEST_ERRORS = new Set([
   "EmbeddingExceedContextWindowSizeError",
 ]);
 
+/**
+ * The engine has no model loaded (yet): web-llm's own engine says ModelNotLoadedError, its Web Worker
+ * engine (the bundled page's) WorkerEngineModelNotLoadedError. 503 model_loading; the hub benches the
+ * session for the model (relays-in-flight.ts).
+ */
+export const NOT_LOADED_ERRORS: ReadonlySet<string> = new Set(["ModelNotLoadedError", "WorkerEngineModelNotLoadedError"]);
+
 const CAPABILITY_ERRORS = new Set(["WebGPUNotAvailableError", "ShaderF16SupportError", "FeatureSupportError", "DeviceLostError"]);
 
 const AVAILABILITY_ERRORS = new Set([
   "ModelNotFoundError",
-  "ModelNotLoadedError",
+  ...NOT_LOADED_ERRORS,
   "SpecifiedModelNotFoundError",
   "UnclearModelToUseError",
   "NetworkError",
@@ -65,8 +72,12 @@ export function webLlmErrorGroup(kind: string, message: string): WebLlmErrorGrou
   return "unknown";
 }
 
-/** A page's `error {kind, message}` → the client's outcome; the page's text with every known secret redacted. */
-export function mapWebLlmError(rawKind: string, rawMessage: string, upstream: string): ProxyError {
+/**
+ * A page's `error {kind, message}` → the client's outcome; the page's text with every known secret
+ * redacted. `retryAfter`: the hub's seconds until the session is asked again (a session benched for
+ * saying the model is not loaded, loading-bench.ts), else 5.
+ */
+export function mapWebLlmError(rawKind: string, rawMessage: string, upstream: string, retryAfter = 5): ProxyError {
   const kind = redactKnownSecrets(rawKind);
   const message = redactKnownSecrets(rawMessage);
   switch (webLlmErrorGroup(kind, message)) {
@@ -84,8 +95,8 @@ export function mapWebLlmError(rawKind: string, rawMessage: string, upstream: st
     case "availability":
       return new ProxyError({
         status: 503,
-        code: kind === "ModelNotLoadedError" ? "model_loading" : "no_capacity",
-        retryAfter: 5,
+        code: NOT_LOADED_ERRORS.has(kind) ? "model_loading" : "no_capacity",
+        retryAfter,
         retryable: true,
         message: `${upstream} does not have the model ready (${kind}: ${message}).`,
       });

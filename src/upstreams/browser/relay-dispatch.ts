@@ -1,7 +1,8 @@
 // Where a relayed request goes: of the live sessions, those that serve its model and endpoint, whose
 // grant admits its key and whose model's window holds its prompt (context-fit.ts, the check routing
-// makes); of those, where the relay queue places it (relay-queue.ts: the engine holding the
-// conversation, else the least loaded). Otherwise the refusal that says why none. Pure.
+// makes); of those, the ones not benched for having said the model is not loaded (loading-bench.ts);
+// of those, where the relay queue places it (relay-queue.ts: the engine holding the conversation,
+// else the least loaded). Otherwise the refusal that says why none. Pure.
 import { MAX_MESSAGE_BYTES, messageBytes, type Endpoint } from "../../schemas/relay.ts";
 import { tokensFit } from "../context-fit.ts";
 import { MAX_QUEUE_PER_MODEL, RelayQueue, type Queued } from "./relay-queue.ts";
@@ -29,7 +30,17 @@ export interface Refusal {
   body: Record<string, unknown>;
 }
 
-export type Placement = { ok: true; sessionId: string } | { ok: false; refusal: Refusal };
+/**
+ * `loadingUntil`: every session that could take the request said the model is not loaded and is
+ * benched until then (the earliest); the hub may hold the request until then or an announcement.
+ */
+export type Placement = { ok: true; sessionId: string } | { ok: false; refusal: Refusal; loadingUntil?: number };
+
+/** Which sessions are benched for the request's model (loading-bench.ts), as of `now`. */
+export interface Benched {
+  until(sessionId: string): number | undefined;
+  now: number;
+}
 
 /** The session queue as dispatch reads it. */
 type Loads = Pick<RelayQueue<Queued>, "place" | "leastLoaded">;
@@ -46,7 +57,7 @@ export function refuseOversize(text: string): Refusal | undefined {
 }
 
 /** The session for `start` among `live` (sessions past their silence deadline already left out). */
-export function placeRelay(start: RelayStart, live: readonly Session[], queue: Loads): Placement {
+export function placeRelay(start: RelayStart, live: readonly Session[], queue: Loads, benched?: Benched): Placement {
   const endpoint = start.endpoint ?? "chat";
   const ready = live.filter((s) => s.ready);
   const serving = ready.filter((s) => sessionServes(s, start.model, endpoint));
@@ -78,13 +89,21 @@ export function placeRelay(start: RelayStart, live: readonly Session[], queue: L
     }
     return refused(503, { code: "no_capacity", retryAfter: 5, ...unable, message: `No browser session is serving ${start.model}. Open the Switchyard page, load the model and switch on "serve this model for the team".` });
   }
-  const best = queue.place(candidates.map((s) => s.sessionId), start.model, promptChain(start));
+  // A session that said the model is not loaded gets none of its requests until its bench ends.
+  const loaded = benched ? candidates.filter((s) => benched.until(s.sessionId) === undefined) : candidates;
+  if (loaded.length === 0 && benched) {
+    const until = Math.min(...candidates.map((s) => benched.until(s.sessionId)!));
+    const seconds = Math.max(1, Math.ceil((until - benched.now) / 1000));
+    const message = `Every browser session serving ${start.model} said the model is not loaded yet (web-llm's ModelNotLoadedError). It is asked again in ${seconds} s, or a session that announces the model takes the request: retry after that.`;
+    return { ok: false, refusal: refusal(503, { code: "model_loading", retryAfter: seconds, message }), loadingUntil: until };
+  }
+  const best = queue.place(loaded.map((s) => s.sessionId), start.model, promptChain(start));
   if (!best || !RelayQueue.fits(best.load)) {
     return refused(503, {
       code: "no_capacity",
       retryAfter: 2,
       busy: true,
-      message: `Every browser session serving ${start.model} is busy (${candidates.length} session(s), each with one running and ${MAX_QUEUE_PER_MODEL} waiting). Retry shortly.`,
+      message: `Every browser session serving ${start.model} is busy (${loaded.length} session(s), each with one running and ${MAX_QUEUE_PER_MODEL} waiting). Retry shortly.`,
     });
   }
   return { ok: true, sessionId: best.sessionId };
@@ -93,10 +112,13 @@ export function placeRelay(start: RelayStart, live: readonly Session[], queue: L
 /**
  * Where a waiting request leaving session `from` can go: the least loaded other ready session that
  * serves its model and endpoint and whose grant admits its key (its window is not asked: the request
- * keeps no token estimate). `open`: every open session, silent ones included.
+ * keeps no token estimate) and that is not benched for the model. `open`: every open session,
+ * silent ones included.
  */
-export function moveTarget(r: { model: string; endpoint: Endpoint; keyId?: string }, from: string, open: readonly Session[], queue: Loads): string | undefined {
-  const serving = open.filter((s) => s.sessionId !== from && s.ready && sessionServes(s, r.model, r.endpoint) && mayServe(s.grant, r.keyId)).map((s) => s.sessionId);
+export function moveTarget(r: { model: string; endpoint: Endpoint; keyId?: string }, from: string, open: readonly Session[], queue: Loads, benched?: Benched): string | undefined {
+  const serving = open
+    .filter((s) => s.sessionId !== from && s.ready && sessionServes(s, r.model, r.endpoint) && mayServe(s.grant, r.keyId) && benched?.until(s.sessionId) === undefined)
+    .map((s) => s.sessionId);
   return queue.leastLoaded(serving, r.model)?.sessionId;
 }
 

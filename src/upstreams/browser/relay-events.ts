@@ -3,6 +3,7 @@ import { ProxyError } from "../../errors/proxy-error.ts";
 import type { RelayLine } from "../../schemas/relay.ts";
 import { bodyEvents, type BodyParser, type EventStreamReader } from "../../events/event-source.ts";
 import type { UpstreamEvent } from "../../events/events.ts";
+import { BENCH_MAX_MS } from "./loading-bench.ts";
 import { mapWebLlmError } from "./map-web-llm-error.ts";
 import { normalizeWebLlmChunk, type WebLlmChunk } from "./normalize-web-llm-chunk.ts";
 
@@ -74,7 +75,7 @@ export function relayLineEvents(msg: RelayLine, upstream: string): UpstreamEvent
       // What `done` adds depends on what came before it: relayLineReader asks doneEvents.
       return [];
     case "error":
-      return [{ type: "error", error: mapWebLlmError(msg.kind, msg.message, upstream).toInfo() }];
+      return [{ type: "error", error: mapWebLlmError(msg.kind, msg.message, upstream, hubRetryAfter(msg)).toInfo() }];
     default:
       return [broken(upstream, "the relay sent an unknown message")];
   }
@@ -85,6 +86,15 @@ export function doneEvents(msg: Extract<RelayLine, { type: "done" }>, upstream: 
   const events: UpstreamEvent[] = finished ? [] : [{ type: "finish", reason: "stop" }];
   if (!counted && msg.usage) events.push(...normalizeWebLlmChunk({ choices: [], usage: msg.usage }, upstream));
   return events;
+}
+
+/**
+ * The seconds the hub added to an error line for a session it benched (relays-in-flight.ts writes
+ * that line itself, never the page's text): a whole number within the bench's cap, else none.
+ */
+export function hubRetryAfter(msg: RelayLine): number | undefined {
+  const s = (msg as { retryAfter?: unknown }).retryAfter;
+  return typeof s === "number" && Number.isInteger(s) && s >= 1 && s <= BENCH_MAX_MS / 1000 ? s : undefined;
 }
 
 function broken(upstream: string, why: string): UpstreamEvent {

@@ -1,11 +1,14 @@
 // The relayed requests in flight, from placement to their last line: queued per session and model
 // (relay-queue.ts), sent to the page when their turn comes, the page's answers passed on to the Worker
 // (usage checked, relay-usage.ts), cancelled, and moved or failed when their session goes or may no
-// longer take them. Memory only: a request in flight keeps the hub from hibernating.
+// longer take them; a session that says a model is not loaded is benched for it (loading-bench.ts).
+// Memory only: a request in flight keeps the hub from hibernating.
 import { USAGE_REJECTED, type Endpoint } from "../../schemas/relay.ts";
 import { NdjsonWriter } from "./ndjson-writer.ts";
 import { cancelMessage, noticeMessage, queueMessage, requestMessage, type AnswerMessage } from "./page-protocol.ts";
-import { moveTarget, placeRelay, promptChain, refuseOversize, type Refusal, type RelayStart } from "./relay-dispatch.ts";
+import { LoadingBench } from "./loading-bench.ts";
+import { NOT_LOADED_ERRORS } from "./map-web-llm-error.ts";
+import { moveTarget, placeRelay, promptChain, refuseOversize, type Benched, type Refusal, type RelayStart } from "./relay-dispatch.ts";
 import { RelayQueue, type Queued } from "./relay-queue.ts";
 import { newTally, tallyChunk, usageCheckedLine, type RelayTally } from "./relay-usage.ts";
 import { mayServe, type ServeGrant } from "./serve-grant.ts";
@@ -38,10 +41,12 @@ interface Relay extends Queued {
   told?: boolean;
 }
 
-export type Opened = { ok: true; sessionId: string; body: ReadableStream<Uint8Array> } | { ok: false; refusal: Refusal };
+/** `loadingUntil`: refused because every session that could take it is benched until then (the earliest). */
+export type Opened = { ok: true; sessionId: string; body: ReadableStream<Uint8Array> } | { ok: false; refusal: Refusal; loadingUntil?: number };
 
 export class RelaysInFlight {
   private readonly relays = new RelayQueue<Relay>();
+  private readonly bench = new LoadingBench();
 
   constructor(private readonly sessions: RelaySessions) {}
 
@@ -51,7 +56,7 @@ export class RelaysInFlight {
     const text = requestMessage(start.id, endpoint, start.body);
     const tooLarge = refuseOversize(text);
     if (tooLarge) return { ok: false, refusal: tooLarge };
-    const placed = placeRelay(start, this.sessions.live(), this.relays);
+    const placed = placeRelay(start, this.sessions.live(), this.relays, this.benched(start.model));
     if (!placed.ok) return placed;
     const { sessionId } = placed;
     const chain = promptChain(start);
@@ -101,7 +106,11 @@ export class RelaysInFlight {
       r.out.write(this.checkedLine(r, session, msg, raw));
       return;
     }
-    r.out.write(msg.type === "done" ? this.checkedLine(r, session, msg, raw) : raw);
+    if (msg.type === "error" && NOT_LOADED_ERRORS.has(msg.kind)) return this.notLoaded(r, msg.kind, msg.message);
+    if (msg.type === "done") this.bench.served(r.sessionId, r.model);
+    // An error line is passed on with the protocol's fields only, never as the page wrote it: the
+    // hub's own fields on that line (retryAfter) are the hub's.
+    r.out.write(msg.type === "done" ? this.checkedLine(r, session, msg, raw) : JSON.stringify({ type: "error", id: msg.id, kind: msg.kind, message: msg.message }));
     this.release(r);
   }
 
@@ -116,7 +125,8 @@ export class RelaysInFlight {
    */
   sessionGone(sessionId: string, why: string): void {
     this.relays.forget(sessionId);
-    this.rehome(this.relays.all().filter((r) => r.sessionId === sessionId), sessionId, why);
+    this.bench.forget(sessionId);
+    this.rehome(this.relays.all().filter((r) => r.sessionId === sessionId), sessionId, (id) => sessionLost(id, `The browser session ${why}.`));
   }
 
   /**
@@ -125,9 +135,33 @@ export class RelaysInFlight {
    */
   regranted(sessionId: string, grant: ServeGrant): void {
     const leaving = this.relays.all().filter((r) => r.sessionId === sessionId && r.state === "queued" && !mayServe(grant, r.keyId));
-    this.rehome(leaving, sessionId, "may no longer serve this request (its serve key's serves changed)");
+    this.rehome(leaving, sessionId, (id) => sessionLost(id, "The browser session may no longer serve this request (its serve key's serves changed)."));
     // The session stays: it hears that its queues got shorter.
     for (const model of new Set(leaving.map((r) => r.model))) this.sendQueue(sessionId, model);
+  }
+
+  /**
+   * The page said the model of running request `r` is not loaded: the session is benched for the
+   * model, and neither `r` nor the requests waiting behind it there are sent to it again meanwhile.
+   * `r` ends with the page's error, saying when the session is asked again (`retryAfter`, seconds:
+   * routing reads it to decide whether the request waits); the waiting ones move to a session that
+   * is not benched, or end the same way without the page hearing of them.
+   */
+  private notLoaded(r: Relay, kind: string, message: string): void {
+    const now = Date.now();
+    const retryAfter = Math.max(1, Math.ceil((this.bench.strike(r.sessionId, r.model, now) - now) / 1000));
+    const line = (id: string) => JSON.stringify({ type: "error", id, kind, message, retryAfter });
+    r.out.write(line(r.id));
+    this.finish(r);
+    const waiting = this.relays.all().filter((q) => q.sessionId === r.sessionId && q.model === r.model && q.state === "queued");
+    this.rehome(waiting, r.sessionId, line);
+    this.sendQueue(r.sessionId, r.model);
+  }
+
+  /** Which sessions are benched for `model` now. */
+  private benched(model: string): Benched {
+    const now = Date.now();
+    return { now, until: (sessionId) => this.bench.until(sessionId, model, now) };
   }
 
   /** The line for a page message carrying usage; the page is told once when its usage was replaced. */
@@ -171,18 +205,18 @@ export class RelaysInFlight {
 
   /**
    * Requests leaving `from`: waiting ones (the page never saw them) move to another open session that
-   * serves them and may take them; the rest end with an error saying `why`.
+   * serves them, may take them and is not benched for their model; the rest end with `ending`'s line.
    */
-  private rehome(relays: Relay[], from: string, why: string): void {
+  private rehome(relays: Relay[], from: string, ending: (id: string) => string): void {
     const moved = new Set<string>();
     for (const r of relays) {
-      const other = r.state === "queued" ? moveTarget(r, from, this.sessions.open(), this.relays) : undefined;
+      const other = r.state === "queued" ? moveTarget(r, from, this.sessions.open(), this.relays, this.benched(r.model)) : undefined;
       if (other) {
         r.sessionId = other;
         moved.add(`${other}\n${r.model}`);
         continue;
       }
-      r.out.write(sessionLost(r.id, `The browser session ${why}.`));
+      r.out.write(ending(r.id));
       this.finish(r);
     }
     for (const key of moved) {

@@ -1,10 +1,12 @@
 // The SessionHub Durable Object: browser sessions and the relay (docs/relay-protocol.md), wired
 // together here: the sessions and their sockets (session-registry.ts), the tickets and serve-key
 // changes in SQLite (hub-storage.ts), the requests in flight (relays-in-flight.ts), the page's
-// messages (page-protocol.ts), and the alarm that closes silent sessions.
+// messages (page-protocol.ts), the requests held while every session for their model says it is not
+// loaded (loading-holds.ts), and the alarm that closes silent sessions.
 import { DurableObject } from "cloudflare:workers";
 import { PING_TEXT, PONG_TEXT } from "../../schemas/relay.ts";
 import { HubStorage } from "./hub-storage.ts";
+import { HOLD_MAX_MS, LoadingHolds } from "./loading-holds.ts";
 import { readPageMessage } from "./page-protocol.ts";
 import type { RelayStart } from "./relay-dispatch.ts";
 import { RelaysInFlight } from "./relays-in-flight.ts";
@@ -22,6 +24,7 @@ export class SessionHub extends DurableObject<Env> {
   private readonly storage: HubStorage;
   private readonly registry: SessionRegistry;
   private readonly relays: RelaysInFlight;
+  private readonly holds = new LoadingHolds();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -68,7 +71,7 @@ export class SessionHub extends DurableObject<Env> {
 
   /** The client left (or the attempt was abandoned): a queued request disappears, a running one is interrupted. */
   cancel(id: string): void {
-    this.relays.cancel(id);
+    if (!this.holds.cancel(id)) this.relays.cancel(id);
   }
 
   /** Live sessions, for the page's stats and for tests. */
@@ -102,8 +105,18 @@ export class SessionHub extends DurableObject<Env> {
     return new Response(null, { status: 101, webSocket: this.registry.accept(grant) });
   }
 
-  private relay(start: RelayStart): Response {
-    const opened = this.relays.open(start);
+  private async relay(start: RelayStart): Promise<Response> {
+    let opened = this.relays.open(start);
+    // Every session that could take it said the model is not loaded: when the earliest of them is
+    // asked again within HOLD_MAX_MS, the request waits here for that, or for a session announcing
+    // the model (a page that loaded it), whichever is first; a later one is the answer now.
+    const holdEnd = !opened.ok && opened.loadingUntil !== undefined && opened.loadingUntil - Date.now() <= HOLD_MAX_MS ? opened.loadingUntil : undefined;
+    while (holdEnd !== undefined && !opened.ok && opened.loadingUntil !== undefined) {
+      const left = holdEnd - Date.now();
+      if (left <= 0) break;
+      if (!(await this.holds.hold(start.id, left))) return json(499, { status: 499, code: "client_closed_request", message: "The client closed the request." });
+      opened = this.relays.open(start);
+    }
     if (!opened.ok) return json(opened.refusal.status, opened.refusal.body);
     return new Response(opened.body, { headers: { "content-type": "application/x-ndjson", "x-switchyard-session": opened.sessionId } });
   }
@@ -118,6 +131,8 @@ export class SessionHub extends DurableObject<Env> {
     if (action.kind === "reply") {
       this.registry.update(ws, action.session);
       ws.send(action.reply);
+      // A hello: requests held for a model no session had loaded look again.
+      if (action.session.ready && !session.ready) this.holds.announced();
       return;
     }
     this.relays.answer(session, action.message, action.raw);

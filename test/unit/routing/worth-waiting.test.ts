@@ -24,15 +24,16 @@ const errors: Record<string, () => ProxyError> = {
 };
 
 /** The verdict for targets that each failed as `kind`, the snapshot holding `health` per target. */
-function verdict(cases: Array<{ target: Target; kind: FailureKind | "busy"; health?: Partial<UpstreamHealth> }>) {
+function verdict(cases: Array<{ target: Target; kind: FailureKind | "busy"; health?: Partial<UpstreamHealth>; retryAfter?: number }>, maxRetryAfterMs?: number) {
   const snapshot: HealthSnapshot = { at: now, upstreams: {} };
   const kinds = new Map<Target, FailureKind>();
-  const failed = cases.map(({ target, kind, health }) => {
+  const failed = cases.map(({ target, kind, health, retryAfter }) => {
     if (kind !== "busy") kinds.set(target, kind);
     if (health && "url" in target) snapshot.upstreams[upstreamKey(target.url as string)] = { state: "down", circuit: CLOSED, checkedAt: now, ...health };
-    return [target, { target: target.name, error: errors[kind]!() }] as [Target, { target: string; error: ProxyError }];
+    const error = retryAfter === undefined ? errors[kind]!() : new ProxyError({ ...errors[kind]!().toInfo(), retryAfter });
+    return [target, { target: target.name, error }] as [Target, { target: string; error: ProxyError }];
   });
-  return waitFor(failed, kinds, snapshot, now);
+  return waitFor(failed, kinds, snapshot, now, maxRetryAfterMs);
 }
 
 describe("waitFor: every target failed", () => {
@@ -68,5 +69,14 @@ describe("waitFor: every target failed", () => {
     expect(verdict([{ target: llama(), kind: "unreachable", health: { state: "down", readyAt: now - 100 } }, { target: llama(), kind: "busy" }])).toBe("capacity");
     expect(verdict([{ target: llama(), kind: "unreachable", health: { state: "down", readyAt: now - 100 } }, { target: llama(), kind: "client" }])).toBeNull();
     expect(verdict([{ target: llama(), kind: "unreachable", health: { state: "down", readyAt: now - 100 } }, { target: browser, kind: "misconfigured" }])).toBeNull();
+  });
+
+  it("a browser session whose page said the model is not loaded: waited for while the hub asks it again within retries.maxRetryAfterMs, answered at once after", () => {
+    // The hub's bench is the session's Retry-After: 1 s, then 2 s, 4 s ... (issue 40, finding 12).
+    expect(verdict([{ target: browser, kind: "loading", retryAfter: 1 }], 2000)).toBe("comeback");
+    expect(verdict([{ target: browser, kind: "loading", retryAfter: 2 }], 2000)).toBe("comeback");
+    expect(verdict([{ target: browser, kind: "loading", retryAfter: 4 }], 2000)).toBeNull();
+    // A server loading its model is watched by the health hub: waited for whatever its Retry-After.
+    expect(verdict([{ target: llama(), kind: "loading", retryAfter: 30 }], 2000)).toBe("comeback");
   });
 });

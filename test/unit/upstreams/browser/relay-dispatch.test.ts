@@ -120,3 +120,28 @@ describe("moveTarget: where a waiting request goes when its session leaves or ma
     expect(moveTarget(r, "from", [session("from")], loaded({}))).toBeUndefined();
   });
 });
+
+describe("placeRelay and moveTarget with sessions benched for saying the model is not loaded", () => {
+  const benched = (until: Record<string, number>, now = 0) => ({ now, until: (id: string) => (until[id] !== undefined && until[id]! > now ? until[id] : undefined) });
+
+  it("a benched session takes none of the model's requests; the others do, however loaded", () => {
+    const sessions = [session("s1"), session("s2")];
+    expect(placed(placeRelay(start(), sessions, loaded({ s1: 0, s2: 3 }), benched({ s1: 1000 })))).toBe("s2");
+    expect(placed(placeRelay(start(), sessions, loaded({ s1: 0, s2: 3 }), benched({ s1: 1000 }, 1000)))).toBe("s1");
+  });
+
+  it("every candidate benched: 503 model_loading, Retry-After the earliest bench's end in whole seconds, and when that is", () => {
+    const p = placeRelay(start(), [session("s1"), session("s2")], loaded({}), benched({ s1: 4000, s2: 1500 }, 100));
+    expect(p).toMatchObject({ ok: false, loadingUntil: 1500, refusal: { status: 503, body: { status: 503, code: "model_loading", retryAfter: 2 } } });
+    expect(refused(p)?.body.message).toContain("not loaded");
+    // Benched sessions do not make a request for another model wait: no session serves it.
+    expect(placeRelay(start({ model: "other" }), [session("s1")], loaded({}), benched({ s1: 4000 }))).toMatchObject({ ok: false, refusal: { body: { code: "no_capacity" } } });
+    expect(placeRelay(start({ model: "other" }), [session("s1")], loaded({}), benched({ s1: 4000 }))).not.toHaveProperty("loadingUntil");
+  });
+
+  it("a waiting request does not move to a benched session", () => {
+    const r = { model: M, endpoint: "chat" as const };
+    expect(moveTarget(r, "from", [session("s1"), session("s2")], loaded({ s2: 2 }), benched({ s1: 1000 }))).toBe("s2");
+    expect(moveTarget(r, "from", [session("s1")], loaded({}), benched({ s1: 1000 }))).toBeUndefined();
+  });
+});

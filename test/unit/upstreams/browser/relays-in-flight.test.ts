@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { AnswerMessage } from "../../../../src/upstreams/browser/page-protocol.ts";
 import { RelaysInFlight, type RelaySessions } from "../../../../src/upstreams/browser/relays-in-flight.ts";
 import type { RelayStart } from "../../../../src/upstreams/browser/relay-dispatch.ts";
@@ -128,5 +128,79 @@ describe("relays in flight", () => {
     const r = relays.open(start("a"));
     expect(r.ok ? null : r.refusal.status).toBe(503);
     expect(sent("s1")).toEqual([]);
+  });
+
+  it("a page that says the model is not loaded is benched for it: the request ends saying when it is asked again, the one waiting behind it moves or ends without the page hearing of it", async () => {
+    const s1 = session("s1");
+    const s2 = session("s2", { models: ["other"] });
+    const { relays, sent } = pages(s1, s2);
+    const a = opened(relays.open(start("a")));
+    const b = opened(relays.open(start("b")));
+    answer(relays, s1, { type: "error", id: "a", kind: "ModelNotLoadedError", message: "Model not loaded" });
+    expect(await lines(a.body)).toEqual([{ type: "error", id: "a", kind: "ModelNotLoadedError", message: "Model not loaded", retryAfter: 1 }]);
+    expect(await lines(b.body)).toEqual([{ type: "error", id: "b", kind: "ModelNotLoadedError", message: "Model not loaded", retryAfter: 1 }]);
+    expect(sent("s1", "request").map((m) => m.id)).toEqual(["a"]);
+    // While benched the session gets none of the model's requests: refused, saying until when.
+    const c = relays.open(start("c"));
+    expect(c).toMatchObject({ ok: false, refusal: { status: 503, body: { code: "model_loading", retryAfter: 1 } } });
+    expect(c.ok ? undefined : c.loadingUntil).toBeGreaterThan(Date.now());
+    expect(sent("s1", "request").map((m) => m.id)).toEqual(["a"]);
+  });
+
+  it("a request waiting behind one the page said it has not loaded moves to another session that serves the model", async () => {
+    const s1 = session("s1");
+    const s2 = session("s2");
+    const { relays, sent } = pages(s1, s2);
+    opened(relays.open(start("a")));
+    opened(relays.open(start("x")));
+    opened(relays.open(start("y")));
+    opened(relays.open(start("b")));
+    expect(sent("s1", "request").map((m) => m.id)).toEqual(["a"]);
+    expect(sent("s2", "request").map((m) => m.id)).toEqual(["x"]);
+    // a and y on s1 (y waiting), x and b on s2 (b waiting).
+    answer(relays, s1, { type: "error", id: "a", kind: "ModelNotLoadedError", message: "Model not loaded" });
+    expect(relays.counts("s1")).toEqual({ running: 0, queued: 0 });
+    expect(relays.counts("s2")).toEqual({ running: 1, queued: 2 });
+    expect(sent("s1", "request").map((m) => m.id)).toEqual(["a"]);
+  });
+
+  it("an error line is passed on as the protocol reads it, not as the page wrote it (a retryAfter of its own is dropped)", async () => {
+    const s1 = session("s1");
+    const { relays } = pages(s1);
+    const a = opened(relays.open(start("a")));
+    relays.answer(s1, { type: "error", id: "a", kind: "NetworkError", message: "offline" }, JSON.stringify({ type: "error", id: "a", kind: "NetworkError", message: "offline", retryAfter: 99999 }));
+    expect(await lines(a.body)).toEqual([{ type: "error", id: "a", kind: "NetworkError", message: "offline" }]);
+  });
+
+  it("the Web Worker engine's WorkerEngineModelNotLoadedError benches the session the same way", async () => {
+    const s1 = session("s1");
+    const { relays } = pages(s1);
+    const a = opened(relays.open(start("a")));
+    answer(relays, s1, { type: "error", id: "a", kind: "WorkerEngineModelNotLoadedError", message: "WebWorkerMLCEngine is not loaded with a model." });
+    expect((await lines(a.body))[0]).toMatchObject({ kind: "WorkerEngineModelNotLoadedError", retryAfter: 1 });
+    expect(relays.open(start("b"))).toMatchObject({ ok: false, refusal: { body: { code: "model_loading" } } });
+  });
+
+  it("a session that serves the model again starts its bench afresh: the next 'not loaded' benches it 1 s, not 2", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const s1 = session("s1");
+      const { relays } = pages(s1);
+      const notLoaded = async (id: string) => {
+        const r = opened(relays.open(start(id)));
+        answer(relays, s1, { type: "error", id, kind: "ModelNotLoadedError", message: "not loaded" });
+        return (await lines(r.body))[0]!.retryAfter;
+      };
+      expect(await notLoaded("a")).toBe(1);
+      vi.advanceTimersByTime(1000);
+      expect(await notLoaded("b")).toBe(2);
+      vi.advanceTimersByTime(2000);
+      const c = opened(relays.open(start("c")));
+      answer(relays, s1, { type: "done", id: "c" });
+      await lines(c.body);
+      expect(await notLoaded("d")).toBe(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
