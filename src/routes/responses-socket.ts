@@ -100,13 +100,13 @@ class ResponsesSocket {
     };
     ws.addEventListener("close", stop);
     ws.addEventListener("error", stop);
-    lease?.watch((why) => this.close(why));
+    lease?.watch((why) => this.lose(why));
   }
 
   private onMessage(data: string | ArrayBuffer): void {
     if (this.closed) return;
     if (++this.messages > this.limits.maxMessages) {
-      this.error(429, "invalid_request_error", "too_many_socket_messages", `This socket took its ${this.limits.maxMessages} messages (limits.maxMessagesPerSocket); open a new one.`);
+      this.error(429, "rate_limit_error", "too_many_socket_messages", `This socket took its ${this.limits.maxMessages} messages (limits.maxMessagesPerSocket); open a new one.`);
       return this.close(CLOSE.messageLimit);
     }
     if (typeof data !== "string") return this.error(400, "invalid_request_error", "invalid_message", "Send JSON text messages, not binary ones.");
@@ -122,7 +122,7 @@ class ResponsesSocket {
   /** One message, once the key may still send it: refused, prepared, or a response started (not awaited). */
   private async take(data: string): Promise<void> {
     const lost = this.lease ? await this.lease.check().catch(() => null) : null;
-    if (lost) return this.close(lost);
+    if (lost) return this.lose(lost);
     if (this.closed) return;
     const message = readSocketMessage(data);
     if (message.kind === "ignore") return;
@@ -230,8 +230,14 @@ class ResponsesSocket {
     }
   }
 
+  /** The key may no longer use the socket: an error event says why, then the socket closes. */
+  private lose(why: KeyLoss): void {
+    this.error(why.status, why.status === 401 ? "authentication_error" : "permission_error", why.error, why.message);
+    this.close(why);
+  }
+
   /** Ends the socket from this side: the close code and reason say why (docs/api.md). */
-  private close(why: KeyLoss | { code: number; reason: string }): void {
+  private close(why: { code: number; reason: string }): void {
     if (this.closed) return;
     this.closed = true;
     this.lease?.release(this.waitUntil);

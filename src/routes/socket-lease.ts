@@ -7,11 +7,29 @@ import { SOCKET_RENEW_MS } from "../auth/key-gate.ts";
 import type { KeyRecord } from "../auth/key-record.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 
-/** Why a key's socket is closed by the key: its close code and reason (docs/api.md). */
-export type KeyLoss = { code: 4401; reason: "invalid_api_key: the key was revoked" } | { code: 4403; reason: "insufficient_scope: the key lost the chat scope" };
+/** Why a key's socket is closed by the key: the error event sent first, then the close code and reason (docs/api.md). */
+export interface KeyLoss {
+  code: 4401 | 4403;
+  reason: string;
+  status: 401 | 403;
+  error: string;
+  message: string;
+}
 
-export const KEY_REVOKED: KeyLoss = { code: 4401, reason: "invalid_api_key: the key was revoked" };
-const SCOPE_LOST: KeyLoss = { code: 4403, reason: "insufficient_scope: the key lost the chat scope" };
+export const KEY_REVOKED: KeyLoss = {
+  code: 4401,
+  reason: "invalid_api_key: the key was revoked",
+  status: 401,
+  error: "invalid_api_key",
+  message: "This API key was revoked. Ask your admin for a new one.",
+};
+const SCOPE_LOST: KeyLoss = {
+  code: 4403,
+  reason: "insufficient_scope: the key lost the chat scope",
+  status: 403,
+  error: "insufficient_scope",
+  message: "This API key no longer has the chat scope. Ask your admin for a key with chat.",
+};
 
 export class SocketLease {
   private timer: ReturnType<typeof setInterval> | undefined;
