@@ -137,8 +137,10 @@ const BEHAVIOURS = {
   async flood(req, res, arg, state) {
     res.writeHead(200, { "content-type": "text/event-stream" });
     const frame = chunk("chatcmpl-flood", { content: "f".repeat(Number(arg ?? 4096)) });
+    let wake = () => {};
+    res.on("drain", () => wake()).on("close", () => wake());
     while (!state.closed) {
-      if (!res.write(frame)) await new Promise((resolve) => res.once("drain", resolve).once("close", resolve));
+      if (!res.write(frame)) await new Promise((resolve) => (wake = () => resolve(undefined)));
     }
     res.end();
   },
