@@ -8,8 +8,13 @@
 //   ws-reader    one socket asks a fast, endless answer and never reads its socket (--hold-s)
 //   sse-reader   the same answer over HTTP SSE, its response never read (--hold-s)
 //   gzip-layers  a POST whose body is --layers stacked gzip layers of --gzip-mib MiB of zeros
-// RSS is the sum of VmRSS over this run's workerd processes, sampled every 50 ms; "before" is read as
-// the door starts, "peak" is its highest sample until the door ended and its sockets were closed.
+// RSS is the sum of VmRSS over this run's workerd processes (wrangler dev's proxy and the Worker's),
+// each door on a Switchyard of its own, sampled every 50 ms after a warm-up; "before" is read as the door starts, "peak" is its highest
+// sample until the door ended and its sockets were closed; the largest growth of one process is
+// shown too. RSS counts garbage V8 has not collected yet: it is what the process held, not what the
+// Worker kept. To measure another revision, run this file from an export of it (its scripts/start.mjs
+// is what starts): git archive <rev> | tar -x -C /tmp/rev && ln -s $PWD/node_modules /tmp/rev/ &&
+// (cd /tmp/rev && node $OLDPWD/bench/hostile-key.mjs)
 //   flock /tmp/sy-servers.lock node bench/hostile-key.mjs [--sockets 150] [--chain 20] [--hold-s 8] [--layers 4] [--gzip-mib 64]
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -44,63 +49,94 @@ const rssOf = (/** @type {string} */ pid) => {
   }
 };
 const rssMiB = () => [...workerdPids()].reduce((sum, pid) => sum + rssOf(pid), 0);
+/** Each workerd process's RSS (wrangler dev runs two: its proxy, which relays every byte, and the Worker's). */
+const eachMiB = () => new Map([...workerdPids()].map((pid) => [pid, rssOf(pid)]));
 
 const ADMIN_TOKEN = `adm-${crypto.randomUUID()}`;
 const fixtures = await startFixtureUpstream();
-const proxy = await startSwitchyard({
-  vars: {
-    ADMIN_TOKEN,
-    SWITCHYARD_CONFIG: {
-      models: {
-        say: { targets: [{ kind: "llama", url: `${fixtures.url}/behave/say/ok` }] },
-        flood: { targets: [{ kind: "llama", url: `${fixtures.url}/behave/flood/4096` }] },
-      },
-    },
-  },
-});
+/** @type {import("../test/support/switchyard-dev.mjs").Switchyard | undefined} */
+let proxy;
 // The whole run is bounded: whatever a door does, the bench ends.
 const watchdog = setTimeout(async () => {
   console.error("hostile-key: out of time; stopping");
-  await proxy.stop();
+  await proxy?.stop();
   process.exit(2);
-}, 10 * 60_000);
+}, 15 * 60_000);
 
-const key = await createChatKey(proxy.url, ADMIN_TOKEN, "hostile");
-await createChatKey(proxy.url, ADMIN_TOKEN, "teammate");
-const auth = { authorization: `Bearer ${key}` };
 const user = (/** @type {string} */ text) => [{ type: "message", role: "user", content: [{ type: "input_text", text }] }];
 
-/** @type {Array<{ door: string, before: number, peak: number, note: string }>} */
+/** A fresh Switchyard with the hostile key (and a teammate's), warmed up: a response over HTTP and one over a socket. */
+async function freshSwitchyard() {
+  proxy = await startSwitchyard({
+    vars: {
+      ADMIN_TOKEN,
+      SWITCHYARD_CONFIG: {
+        models: {
+          say: { targets: [{ kind: "llama", url: `${fixtures.url}/behave/say/ok` }] },
+          flood: { targets: [{ kind: "llama", url: `${fixtures.url}/behave/flood/4096` }] },
+        },
+      },
+    },
+  });
+  const key = await createChatKey(proxy.url, ADMIN_TOKEN, "hostile");
+  await createChatKey(proxy.url, ADMIN_TOKEN, "teammate");
+  const auth = { authorization: `Bearer ${key}` };
+  await fetch(`${proxy.url}/v1/responses`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: JSON.stringify({ model: "say", input: "hi" }) }).then((r) => r.text());
+  const ws = await openWebSocket(proxy.port, "/v1/responses", auth);
+  ws.send(JSON.stringify({ type: "response.create", model: "say", input: "hi" }));
+  await ws.next(["response.completed", "error"], 10_000);
+  ws.destroy();
+  return { url: proxy.url, port: proxy.port, auth };
+}
+
+/** @type {Array<{ door: string, before: number, peak: number, worst: number, note: string }>} */
 const rows = [];
-/** Runs one door while sampling RSS; `door` returns a note, and a cleanup run before the peak is final. */
-async function measure(/** @type {string} */ name, /** @type {() => Promise<{ note: string, cleanup?: () => void | Promise<void> }>} */ door) {
+/**
+ * Runs one door on a Switchyard of its own (so no door's heap is another's) while sampling RSS;
+ * `door` returns a note, and a cleanup run before the peak is final.
+ * @param {string} name
+ * @param {(s: { url: string, port: number, auth: Record<string, string> }) => Promise<{ note: string, cleanup?: () => void | Promise<void> }>} door
+ */
+async function measure(name, door) {
+  const target = await freshSwitchyard();
   await sleep(1000);
   const before = rssMiB();
   let peak = before;
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMiB())), 50);
+  const start = eachMiB();
+  /** @type {Map<string, number>} */
+  const peaks = new Map(start);
+  const sample = () => {
+    const now = eachMiB();
+    peak = Math.max(peak, [...now.values()].reduce((a, b) => a + b, 0));
+    for (const [pid, mib] of now) peaks.set(pid, Math.max(peaks.get(pid) ?? 0, mib));
+  };
+  const sampler = setInterval(sample, 50);
   let note;
   try {
-    const result = await door();
+    const result = await door(target);
     note = result.note;
-    peak = Math.max(peak, rssMiB());
+    sample();
     await result.cleanup?.();
   } catch (e) {
     note = `failed: ${e instanceof Error ? e.message : String(e)}`;
   }
   await sleep(300);
   clearInterval(sampler);
-  peak = Math.max(peak, rssMiB());
-  rows.push({ door: name, before, peak, note });
+  sample();
+  const worst = Math.max(...[...peaks].map(([pid, mib]) => mib - (start.get(pid) ?? 0)));
+  rows.push({ door: name, before, peak, worst, note });
   console.error(`${name}: ${before.toFixed(0)} → ${peak.toFixed(0)} MiB (${note})`);
+  await proxy?.stop();
+  proxy = undefined;
 }
 
-await measure("sockets", async () => {
+await measure("sockets", async ({ port, auth }) => {
   /** @type {Array<Awaited<ReturnType<typeof openWebSocket>>>} */
   const open = [];
   let refused = 0;
   let answered = 0;
   for (let i = 0; i < SOCKETS; i++) {
-    const ws = await openWebSocket(proxy.port, "/v1/responses", auth);
+    const ws = await openWebSocket(port, "/v1/responses", auth);
     if (ws.status !== 101) {
       refused++;
       continue;
@@ -112,8 +148,8 @@ await measure("sockets", async () => {
   return { note: `${open.length} opened, ${refused} refused, ${answered} prewarms answered`, cleanup: () => open.forEach((ws) => void ws.destroy()) };
 });
 
-await measure("chain", async () => {
-  const ws = await openWebSocket(proxy.port, "/v1/responses", auth);
+await measure("chain", async ({ port, auth }) => {
+  const ws = await openWebSocket(port, "/v1/responses", auth);
   if (ws.status !== 101) return { note: `upgrade ${ws.status}` };
   let last;
   let accepted = 0;
@@ -129,8 +165,8 @@ await measure("chain", async () => {
   return { note: `${accepted} chained, ${tooLarge} refused 413`, cleanup: () => void ws.destroy() };
 });
 
-await measure("ws-reader", async () => {
-  const ws = await openWebSocket(proxy.port, "/v1/responses", auth);
+await measure("ws-reader", async ({ port, auth }) => {
+  const ws = await openWebSocket(port, "/v1/responses", auth);
   if (ws.status !== 101) return { note: `upgrade ${ws.status}` };
   ws.stopReading();
   ws.send(JSON.stringify({ type: "response.create", model: "flood", input: "flood me" }));
@@ -138,16 +174,16 @@ await measure("ws-reader", async () => {
   return { note: `never read for ${HOLD_MS / 1000} s`, cleanup: () => void ws.destroy() };
 });
 
-await measure("sse-reader", async () => {
-  const end = postNeverRead(proxy.port, "/v1/responses", auth, JSON.stringify({ model: "flood", stream: true, input: "flood me" }));
+await measure("sse-reader", async ({ port, auth }) => {
+  const end = postNeverRead(port, "/v1/responses", auth, JSON.stringify({ model: "flood", stream: true, input: "flood me" }));
   await sleep(HOLD_MS);
   return { note: `never read for ${HOLD_MS / 1000} s`, cleanup: () => void end() };
 });
 
-await measure("gzip-layers", async () => {
+await measure("gzip-layers", async ({ url, auth }) => {
   let body = gzipSync(Buffer.alloc(GZIP_MIB * MIB));
   for (let i = 1; i < LAYERS; i++) body = gzipSync(body);
-  const res = await fetch(`${proxy.url}/v1/chat/completions`, {
+  const res = await fetch(`${url}/v1/chat/completions`, {
     method: "POST",
     headers: { ...auth, "content-type": "application/json", "content-encoding": Array(LAYERS).fill("gzip").join(", ") },
     body,
@@ -158,9 +194,8 @@ await measure("gzip-layers", async () => {
 });
 
 clearTimeout(watchdog);
-await proxy.stop();
 await fixtures.close();
 
-console.log("| door | RSS before (MiB) | peak (MiB) | growth (MiB) | what happened |");
-console.log("|---|---|---|---|---|");
-for (const r of rows) console.log(`| ${r.door} | ${r.before.toFixed(0)} | ${r.peak.toFixed(0)} | ${(r.peak - r.before).toFixed(0)} | ${r.note} |`);
+console.log("| door | RSS before (MiB) | peak (MiB) | growth (MiB) | one process's largest growth (MiB) | what happened |");
+console.log("|---|---|---|---|---|---|");
+for (const r of rows) console.log(`| ${r.door} | ${r.before.toFixed(0)} | ${r.peak.toFixed(0)} | ${(r.peak - r.before).toFixed(0)} | ${r.worst.toFixed(0)} | ${r.note} |`);

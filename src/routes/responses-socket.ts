@@ -30,6 +30,10 @@ const CLOSE = {
   slowReader: { code: 4408, reason: "slow_reader: the client did not read the answer" },
 } as const;
 
+// What a message's fields have that its chained body does not (previous_response_id, the input's
+// brackets): fields whose size, less this, added to the chain's is over the limit make too large a body.
+const MESSAGE_FRAMING_BYTES = 1024;
+
 // Messages waiting for the one before them to be checked: a client sending faster is refused at once.
 const MAX_WAITING = 2;
 
@@ -129,7 +133,11 @@ class ResponsesSocket {
     if (message.kind === "invalid") return this.error(400, "invalid_request_error", "invalid_message", message.message, message.param);
     if (this.running) return this.inProgress();
     // A conversation past the body limit was not kept: the response chained to it could not be sent.
-    if (chainsTo(message.body, this.last) && this.last!.itemsJson === null) return this.tooLarge("The conversation chained by previous_response_id");
+    // A conversation past the body limit was not kept, and one that cannot take this message is not
+    // rebuilt to find out: either way the response chained to it could not be sent.
+    const chained = chainsTo(message.body, this.last);
+    if (chained && this.last!.itemsJson === null) return this.tooLarge("The conversation chained by previous_response_id");
+    if (chained && this.last!.bytes + utf8Bytes(JSON.stringify(message.body)) - MESSAGE_FRAMING_BYTES > this.limits.maxBytes) return this.tooLarge("The conversation with this message");
     const sent = chainedBody(message.body, this.last);
     const text = JSON.stringify(sent);
     if (utf8Bytes(text) > this.limits.maxBytes) return this.tooLarge("The conversation with this message");
