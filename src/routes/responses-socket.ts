@@ -132,7 +132,6 @@ class ResponsesSocket {
     if (message.kind === "ignore") return;
     if (message.kind === "invalid") return this.error(400, "invalid_request_error", "invalid_message", message.message, message.param);
     if (this.running) return this.inProgress();
-    // A conversation past the body limit was not kept: the response chained to it could not be sent.
     // A conversation past the body limit was not kept, and one that cannot take this message is not
     // rebuilt to find out: either way the response chained to it could not be sent.
     const chained = chainsTo(message.body, this.last);
