@@ -10,7 +10,7 @@ import { loadConfig } from "../config/load-config.ts";
 import { CAPTURE_HEADER, capturedFor } from "../observability/capture.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { randomId } from "../lib/ids.ts";
-import { SocketLease, type KeyLoss } from "./socket-lease.ts";
+import { KEY_REVOKED, SocketLease } from "./socket-lease.ts";
 
 type Json = Record<string, unknown>;
 
@@ -61,7 +61,7 @@ export async function responsesSocket(c: Context<AppEnv>, dispatch: Dispatch): P
   const config = loadConfig(c.env);
   const { maxBodyBytes: maxBytes, maxMessagesPerSocket: maxMessages, socketReadBytesPerS: readBytesPerS, maxSocketsPerKey } = config.limits;
   const key = c.get("principal");
-  const lease = key ? await SocketLease.take(c.env, key, c.req.raw.headers, maxSocketsPerKey) : null;
+  const lease = key ? await SocketLease.take(c.env, key, maxSocketsPerKey) : null;
   const headers = new Headers();
   for (const [name, value] of c.req.raw.headers) if (!SOCKET_HEADERS.has(name) && !name.startsWith("sec-websocket-")) headers.set(name, value);
   headers.set("content-type", "application/json");
@@ -104,7 +104,7 @@ class ResponsesSocket {
     };
     ws.addEventListener("close", stop);
     ws.addEventListener("error", stop);
-    lease?.watch((why) => this.lose(why));
+    lease?.watch(() => this.revoked());
   }
 
   private onMessage(data: string | ArrayBuffer): void {
@@ -125,8 +125,8 @@ class ResponsesSocket {
 
   /** One message, once the key may still send it: refused, prepared, or a response started (not awaited). */
   private async take(data: string): Promise<void> {
-    const lost = this.lease ? await this.lease.check().catch(() => null) : null;
-    if (lost) return this.lose(lost);
+    // A check that fails (the KeyGate unreachable) lets the message through: the renewal tries again.
+    if (this.lease && !(await this.lease.check().catch(() => true))) return this.revoked();
     if (this.closed) return;
     const message = readSocketMessage(data);
     if (message.kind === "ignore") return;
@@ -237,10 +237,10 @@ class ResponsesSocket {
     }
   }
 
-  /** The key may no longer use the socket: an error event says why, then the socket closes. */
-  private lose(why: KeyLoss): void {
-    this.error(why.status, why.status === 401 ? "authentication_error" : "permission_error", why.error, why.message);
-    this.close(why);
+  /** The key was revoked: an error event says so, then the socket closes. */
+  private revoked(): void {
+    this.error(KEY_REVOKED.status, "authentication_error", KEY_REVOKED.error, KEY_REVOKED.message);
+    this.close(KEY_REVOKED);
   }
 
   /** Ends the socket from this side: the close code and reason say why (docs/api.md). */
