@@ -6,6 +6,7 @@
 //   sockets      --sockets Responses WebSockets opened on the key, each sent one 1 MiB prewarm
 //   chain        one socket, --chain prewarms of 3.5 MiB each chained to the last (previous_response_id):
 //                what a socket keeps grows with the count, garbage levels off
+//   http-bodies  the chain door's bytes over HTTP: --chain POST /v1/responses of 3.5 MiB each, for comparison
 //   ws-reader    one socket asks a fast, endless answer and never reads its socket (--hold-s)
 //   sse-reader   the same answer over HTTP SSE, its response never read (--hold-s)
 //   gzip-layers  a POST whose body is --layers stacked gzip layers of --gzip-mib MiB of zeros
@@ -164,6 +165,22 @@ await measure("chain", async ({ port, auth }) => {
     } else if (m?.error?.code === "request_too_large") tooLarge++;
   }
   return { note: `${accepted} chained, ${tooLarge} refused 413`, cleanup: () => void ws.destroy() };
+});
+
+// The same bytes as the chain door over HTTP, for comparison: each a request of its own, answered.
+await measure("http-bodies", async ({ url, auth }) => {
+  let ok = 0;
+  for (let i = 0; i < CHAIN; i++) {
+    const res = await fetch(`${url}/v1/responses`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ model: "say", store: false, input: user("c".repeat(3.5 * MIB)) }),
+      signal: AbortSignal.timeout(30_000),
+    });
+    await res.arrayBuffer();
+    if (res.ok) ok++;
+  }
+  return { note: `${CHAIN} POSTs of 3.5 MiB, ${ok} answered` };
 });
 
 await measure("ws-reader", async ({ port, auth }) => {
