@@ -6,6 +6,12 @@ import type { UsageReport, UsageRow } from "./key-record.ts";
 import { dayOf, dayRefusal, decideAdmission, isCount, LEASE_TTL_MS, slotRefusal, WINDOW_MS, type Admission, type GateState, type KeyLimits } from "./limit-math.ts";
 import { usageLabel } from "./usage-label.ts";
 
+/** How long a socket lease lasts unrenewed: an open socket renews it every SOCKET_RENEW_MS. */
+export const SOCKET_LEASE_TTL_MS = 30_000;
+export const SOCKET_RENEW_MS = 10_000;
+
+export type SocketLease = { ok: true; leaseId: string } | { ok: false; code: "too_many_sockets" | "invalid_api_key"; message: string };
+
 export type GateAdmission = (Admission & { leaseId?: string }) | { ok: false; code: "invalid_api_key"; retryAfter: 0; message: string };
 
 /**
@@ -27,6 +33,42 @@ export class KeyGate extends DurableObject<Env> {
       requests INTEGER NOT NULL, prompt INTEGER NOT NULL, completion INTEGER NOT NULL, errors INTEGER NOT NULL,
       PRIMARY KEY (day, model, backend))`);
     sql.exec("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
+    // A socket lease: one open Responses WebSocket of the key, renewed while it is open.
+    sql.exec("CREATE TABLE IF NOT EXISTS sockets (id TEXT PRIMARY KEY, expires INTEGER NOT NULL)");
+  }
+
+  /**
+   * A lease for one more open socket of the key, unless `max` are open (counted across isolates;
+   * a socket its isolate lost expires SOCKET_LEASE_TTL_MS after its last renewal) or the key was revoked.
+   */
+  openSocket(max: number): SocketLease {
+    if (this.revoked()) return { ok: false, code: "invalid_api_key", message: "This API key was revoked." };
+    const sql = this.ctx.storage.sql;
+    const now = Date.now();
+    sql.exec("DELETE FROM sockets WHERE expires <= ?", now);
+    const open = Number(sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM sockets").one().n);
+    if (open >= max) {
+      return { ok: false, code: "too_many_sockets", message: `This key has ${open} WebSockets open, its limit (limits.maxSocketsPerKey); close one (or end a session) and connect again.` };
+    }
+    const id = randomUuid();
+    sql.exec("INSERT INTO sockets (id, expires) VALUES (?, ?)", id, now + SOCKET_LEASE_TTL_MS);
+    return { ok: true, leaseId: id };
+  }
+
+  /** Keeps a socket's lease; false when the key was revoked (the socket must close). */
+  renewSocket(leaseId: string): boolean {
+    if (this.revoked()) return false;
+    this.ctx.storage.sql.exec("INSERT OR REPLACE INTO sockets (id, expires) VALUES (?, ?)", leaseId, Date.now() + SOCKET_LEASE_TTL_MS);
+    return true;
+  }
+
+  closeSocket(leaseId: string): void {
+    this.ctx.storage.sql.exec("DELETE FROM sockets WHERE id = ?", leaseId);
+  }
+
+  /** Open sockets of the key (for tests and the admin view). */
+  openSockets(): number {
+    return Number(this.ctx.storage.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM sockets WHERE expires > ?", Date.now()).one().n);
   }
 
   /**
@@ -127,6 +169,7 @@ export class KeyGate extends DurableObject<Env> {
   revoke(): void {
     this.ctx.storage.sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('revoked', '1')");
     this.ctx.storage.sql.exec("DELETE FROM holds");
+    this.ctx.storage.sql.exec("DELETE FROM sockets");
   }
 
   private revoked(): boolean {

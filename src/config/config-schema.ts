@@ -139,6 +139,16 @@ export const LimitsSchema = z.strictObject({
    * overrides it). Default 4096.
    */
   defaultMaxTokens: z.optional(z.int().check(z.positive())),
+  /** Responses WebSockets one key may hold open at once, across isolates (429 too_many_sockets above it). Default 8. */
+  maxSocketsPerKey: z.optional(z.int().check(z.positive())),
+  /** Messages one Responses WebSocket takes before it is closed (4429); the client reconnects. Default 10000. */
+  maxMessagesPerSocket: z.optional(z.int().check(z.positive())),
+  /**
+   * The rate, in bytes a second, a Responses WebSocket's client is assumed to read at: past
+   * `maxBodyBytes` sent beyond it, the answer's upstream is paused, and a socket held back as long
+   * as that takes to drain is closed (4408). Default 262144 (256 KiB/s, above any model's output).
+   */
+  socketReadBytesPerS: z.optional(z.int().check(z.positive())),
 });
 
 export const TimeoutsSchema = z.strictObject({

@@ -23,7 +23,7 @@ export interface Config {
   routers: RouterServer[] | null;
   llamaUrl: string;
   dev: boolean;
-  limits: { maxBodyBytes: number; defaultMaxTokens: number };
+  limits: { maxBodyBytes: number; defaultMaxTokens: number; maxSocketsPerKey: number; maxMessagesPerSocket: number; socketReadBytesPerS: number };
   timeouts: {
     responseStartMs: number;
     firstTokenMs: number;
@@ -67,6 +67,7 @@ export const DEFAULTS = {
   llamaUrl: "http://127.0.0.1:8080",
   maxBodyBytes: 4 * 1024 * 1024,
   defaultMaxTokens: 4096,
+  socket: { maxPerKey: 8, maxMessages: 10_000, readBytesPerS: 256 * 1024 },
   timeouts: {
     responseStartMs: 120_000,
     firstTokenMs: 120_000,
@@ -168,7 +169,13 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
       routers: input.routers ?? null,
       llamaUrl,
       dev,
-      limits: { maxBodyBytes: input.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes, defaultMaxTokens: input.limits?.defaultMaxTokens ?? DEFAULTS.defaultMaxTokens },
+      limits: {
+        maxBodyBytes: input.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
+        defaultMaxTokens: input.limits?.defaultMaxTokens ?? DEFAULTS.defaultMaxTokens,
+        maxSocketsPerKey: input.limits?.maxSocketsPerKey ?? DEFAULTS.socket.maxPerKey,
+        maxMessagesPerSocket: input.limits?.maxMessagesPerSocket ?? DEFAULTS.socket.maxMessages,
+        socketReadBytesPerS: input.limits?.socketReadBytesPerS ?? DEFAULTS.socket.readBytesPerS,
+      },
       timeouts: {
         responseStartMs: t.responseStartMs ?? DEFAULTS.timeouts.responseStartMs,
         firstTokenMs: t.firstTokenMs ?? DEFAULTS.timeouts.firstTokenMs,

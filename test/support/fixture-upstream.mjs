@@ -133,6 +133,18 @@ const BEHAVIOURS = {
     }
     res.end();
   },
+  // Streams forever as fast as the reader takes it (waiting on the socket's drain, as llama-server's
+  // HTTP does), frames of `arg` characters (default 4096), until the client leaves.
+  async flood(req, res, arg, state) {
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const frame = chunk("chatcmpl-flood", { content: "f".repeat(Number(arg ?? 4096)) });
+    let wake = () => {};
+    res.on("drain", () => wake()).on("close", () => wake());
+    while (!state.closed) {
+      if (!res.write(frame)) await new Promise((resolve) => (wake = () => resolve(undefined)));
+    }
+    res.end();
+  },
   // Two tokens, then the TCP connection is reset mid-stream.
   async "reset-mid"(req, res) {
     res.writeHead(200, { "content-type": "text/event-stream" });

@@ -11,17 +11,24 @@ const SAY = "Socket answer.";
 const models = { m: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/behave/say/${encodeURIComponent(SAY)}` }] }, e: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/behave/endless` }] } };
 const vars = configWith(models);
 
+const upgrade = (headers: Record<string, string>, extra: Record<string, unknown>) =>
+  createApp().fetch(new Request("http://switchyard.test/v1/responses", { headers: { upgrade: "websocket", ...headers } }), { ...env, ...extra }, createExecutionContext());
+
 async function open(headers: Record<string, string> = {}, extra: Record<string, unknown> = vars) {
-  const res = await createApp().fetch(new Request("http://switchyard.test/v1/responses", { headers: { upgrade: "websocket", ...headers } }), { ...env, ...extra }, createExecutionContext());
+  const res = await upgrade(headers, extra);
   expect(res.status).toBe(101);
   const ws = res.webSocket!;
   ws.accept();
   const inbox: any[] = [];
   const waiters: Array<() => void> = [];
+  let receivedBytes = 0;
   ws.addEventListener("message", (e) => {
+    receivedBytes += new TextEncoder().encode(e.data as string).length;
     inbox.push(JSON.parse(e.data as string));
     waiters.splice(0).forEach((w) => w());
   });
+  /** The close Switchyard sent: its code and reason. */
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.addEventListener("close", (e) => resolve({ code: e.code, reason: e.reason })));
   /** Messages until one of type `until` (inclusive), or the first `error`. */
   const next = async (until: string, withinMs = 10_000): Promise<any[]> => {
     const deadline = Date.now() + withinMs;
@@ -39,7 +46,7 @@ async function open(headers: Record<string, string> = {}, extra: Record<string, 
       });
     }
   };
-  return { ws, next, send: (m: unknown) => ws.send(JSON.stringify(m)) };
+  return { ws, next, closed, received: () => receivedBytes, send: (m: unknown) => ws.send(JSON.stringify(m)) };
 }
 
 const user = (text: string) => ({ type: "message", role: "user", content: [{ type: "input_text", text }] });
@@ -97,7 +104,7 @@ describe("GET /v1/responses", () => {
     await createKey(keyed, { name: "other", scopes: ["chat"] }); // under npm start, revoking the last key would open the door
     const denied = await createApp().fetch(new Request("http://switchyard.test/v1/responses", { headers: { upgrade: "websocket" } }), { ...env, ...keyed }, createExecutionContext());
     expect(denied.status).toBe(401);
-    const { send, next, ws } = await open({ authorization: `Bearer ${key.key}` }, keyed);
+    const { send, next, closed } = await open({ authorization: `Bearer ${key.key}` }, keyed);
     send({ type: "response.create", model: "m", input: "hi" });
     expect((await next("response.completed")).at(-1).type).toBe("response.completed");
     const revoked = await createApp().fetch(
@@ -107,8 +114,8 @@ describe("GET /v1/responses", () => {
     );
     expect(revoked.status).toBeLessThan(300);
     send({ type: "response.create", model: "m", input: "again" });
-    expect((await next("response.completed")).at(-1)).toMatchObject({ type: "error", status: 401 });
-    ws.close();
+    expect((await next("response.completed")).at(-1)).toMatchObject({ type: "error", status: 401, error: { code: "invalid_api_key" } });
+    expect(await closed).toMatchObject({ code: 4401 });
   });
 
   it("closing the socket mid-answer cancels the upstream request", async () => {
@@ -125,5 +132,96 @@ describe("GET /v1/responses", () => {
       if (!closed) await new Promise((r) => setTimeout(r, 50));
     }
     expect(closed).toBe(true);
+  });
+});
+
+// Issue 40 ("one key cannot hurt the team"): what one socket, and one key's sockets, may make Switchyard hold.
+describe("GET /v1/responses: one key's sockets are bounded", () => {
+  const KB = 1024;
+  const bounded = (limits: Record<string, number>, more: Record<string, unknown> = {}) =>
+    configWith({ ...models, f: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/behave/flood/4096` }] } }, { limits: { maxBodyBytes: 64 * KB, ...limits }, ...more });
+  const revoke = (keyed: Record<string, unknown> & { ADMIN_TOKEN: string }, id: string) =>
+    createApp().fetch(new Request(`http://switchyard.test/v1/admin/keys/${id}`, { method: "DELETE", headers: { authorization: `Bearer ${keyed.ADMIN_TOKEN}` } }), { ...env, ...keyed }, createExecutionContext());
+
+  it("a chained conversation is held to limits.maxBodyBytes in UTF-8 bytes: past it 413 request_too_large, and the chain is not grown", async () => {
+    const { send, next, ws } = await open({}, bounded({}));
+    let last: string | undefined;
+    // Each prepared message is 20 KiB; chained, the third makes 60 KiB and the fourth would make 80.
+    for (let i = 0; i < 3; i++) {
+      send({ type: "response.create", generate: false, model: "m", store: false, ...(last ? { previous_response_id: last } : {}), input: [user("x".repeat(20 * KB))] });
+      const done = (await next("response.completed")).at(-1);
+      expect(done.type).toBe("response.completed");
+      last = done.response.id;
+    }
+    send({ type: "response.create", generate: false, model: "m", store: false, previous_response_id: last, input: [user("x".repeat(20 * KB))] });
+    expect((await next("response.completed")).at(-1)).toMatchObject({ type: "error", status: 413, error: { code: "request_too_large" } });
+    // The chain is what it was: a small turn on it still fits.
+    send({ type: "response.create", generate: false, model: "m", store: false, previous_response_id: last, input: [user("small")] });
+    expect((await next("response.completed")).at(-1).type).toBe("response.completed");
+    // A message is measured in bytes: 40 K characters of "é" are 80 KiB.
+    send({ type: "response.create", generate: false, model: "m", input: "é".repeat(40 * KB) });
+    expect((await next("response.completed")).at(-1)).toMatchObject({ type: "error", status: 413, error: { code: "request_too_large" } });
+    ws.close();
+  });
+
+  it("an answer faster than the client is assumed to read pauses the upstream, then closes the socket (4408) and cancels the upstream", async () => {
+    const marker = `m-${crypto.randomUUID()}`;
+    // 64 KiB may wait unread; the client is assumed to read 256 KiB/s: held back past 1/4 s, the socket closes.
+    const { send, closed, received: got } = await open({}, bounded({ socketReadBytesPerS: 256 * KB }));
+    send({ type: "response.create", model: "f", input: marker });
+    expect(await closed).toMatchObject({ code: 4408 });
+    // What was sent: the bucket, what drained while it was held back, and the frames in flight.
+    expect(got()).toBeLessThan(2 * 64 * KB + 64 * KB);
+    const requestId = (await received()).find((r) => r.body.includes(marker))!.headers["x-request-id"];
+    const deadline = Date.now() + 5000;
+    let cancelled = false;
+    while (!cancelled && Date.now() < deadline) {
+      cancelled = ((await (await fetch(`${FIXTURE_URL}/_closed`)).json()) as Array<{ requestId: string }>).some((c) => c.requestId === requestId);
+      if (!cancelled) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(cancelled).toBe(true);
+  });
+
+  it("a key holds limits.maxSocketsPerKey sockets at once (429 too_many_sockets past it); a closed socket gives its place back", async () => {
+    const keyed = keyedVars(bounded({ maxSocketsPerKey: 2 }));
+    const key = await createKey(keyed, { name: "codex", scopes: ["chat"] });
+    const auth = { authorization: `Bearer ${key.key}` };
+    const first = await open(auth, keyed);
+    await open(auth, keyed);
+    const refused = await upgrade(auth, keyed);
+    expect(refused.status).toBe(429);
+    expect((await refused.json<any>()).error).toMatchObject({ code: "too_many_sockets", type: "rate_limit_error" });
+    first.ws.close(1000);
+    const deadline = Date.now() + 5000;
+    let again = await upgrade(auth, keyed);
+    while (again.status === 429 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      again = await upgrade(auth, keyed);
+    }
+    expect(again.status).toBe(101);
+  });
+
+  it("every message is checked against the key as it is now, generate: false included: a revoked key's socket gets 401 and is closed (4401)", async () => {
+    const keyed = keyedVars(bounded({}));
+    const key = await createKey(keyed, { name: "codex", scopes: ["chat"] });
+    await createKey(keyed, { name: "other", scopes: ["chat"] });
+    const { send, next, closed } = await open({ authorization: `Bearer ${key.key}` }, keyed);
+    send({ type: "response.create", generate: false, model: "m", input: "warm" });
+    expect((await next("response.completed")).at(-1).type).toBe("response.completed");
+    expect((await revoke(keyed, key.id)).status).toBeLessThan(300);
+    send({ type: "response.create", generate: false, model: "m", input: "x".repeat(32 * KB) });
+    expect((await next("response.completed")).at(-1)).toMatchObject({ type: "error", status: 401, error: { code: "invalid_api_key" } });
+    expect(await closed).toMatchObject({ code: 4401 });
+  });
+
+  it("a socket takes limits.maxMessagesPerSocket messages, then says so (429) and closes (4429)", async () => {
+    const { send, next, closed } = await open({}, bounded({ maxMessagesPerSocket: 3 }));
+    for (let i = 0; i < 3; i++) {
+      send({ type: "response.create", generate: false, model: "m", input: `turn ${i}` });
+      expect((await next("response.completed")).at(-1).type).toBe("response.completed");
+    }
+    send({ type: "response.create", generate: false, model: "m", input: "one too many" });
+    expect((await next("response.completed")).at(-1)).toMatchObject({ type: "error", status: 429, error: { code: "too_many_socket_messages" } });
+    expect(await closed).toMatchObject({ code: 4429 });
   });
 });

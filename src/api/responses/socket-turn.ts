@@ -1,6 +1,7 @@
 // The Responses API over a WebSocket (what Codex opens first on its built-in provider): what one
 // client message asks for, and the conversation a socket carries from one response to the next.
 import { inputItemsOf } from "./input-items.ts";
+import { utf8Bytes } from "./utf8-bytes.ts";
 
 type Json = Record<string, unknown>;
 
@@ -34,10 +35,16 @@ export function readSocketMessage(text: string): SocketMessage {
   return { kind: "create", body: { ...nested, ...fields, stream: true }, generate: generate !== false };
 }
 
-/** What a socket remembers of its last response: its id and the whole conversation through it. */
+/**
+ * What a socket remembers of its last response: its id and the whole conversation through it, kept
+ * as JSON text (so what it holds is its size in bytes, whatever the items' shape) with that size in
+ * UTF-8 bytes; `itemsJson` null when the conversation outgrew the body limit (it is not kept: a
+ * response chained to it could not be sent).
+ */
 export interface SocketChain {
   id: string;
-  items: Json[];
+  itemsJson: string | null;
+  bytes: number;
 }
 
 /**
@@ -47,15 +54,21 @@ export interface SocketChain {
  * or an id the route refuses as unknown).
  */
 export function chainedBody(body: Json, last: SocketChain | null): Json {
-  const previous = body.previous_response_id;
-  if (last === null || typeof previous !== "string" || previous !== last.id) return body;
+  if (!chainsTo(body, last) || last!.itemsJson === null) return body;
   const { previous_response_id: _chained, ...rest } = body;
-  return { ...rest, input: [...last.items, ...inputItemsOf(inputOf(body))] };
+  return { ...rest, input: [...(JSON.parse(last!.itemsJson) as Json[]), ...inputItemsOf(inputOf(body))] };
 }
 
-/** Pure: the conversation through a response: what was sent, then what the response output. */
-export function chainAfter(id: string, sent: Json, output: readonly Json[]): SocketChain {
-  return { id, items: [...inputItemsOf(inputOf(sent)), ...output.map((item) => ({ ...item }))] };
+/** Pure: whether `body` continues the socket's own last response (rather than a stored one, or none). */
+export function chainsTo(body: Json, last: SocketChain | null): boolean {
+  return last !== null && typeof body.previous_response_id === "string" && body.previous_response_id === last.id;
+}
+
+/** Pure: the conversation through a response: what was sent, then what the response output; not kept past `maxBytes`. */
+export function chainAfter(id: string, sent: Json, output: readonly Json[], maxBytes: number): SocketChain {
+  const itemsJson = JSON.stringify([...inputItemsOf(inputOf(sent)), ...output]);
+  const bytes = utf8Bytes(itemsJson);
+  return { id, itemsJson: bytes > maxBytes ? null : itemsJson, bytes };
 }
 
 function inputOf(body: Json): string | Json[] {
