@@ -10,7 +10,7 @@ import { llamaCache } from "../../scripts/llama-cache.mjs";
 declare module "vitest" {
   export interface ProvidedContext {
     llamaPort: number;
-    /** A llama-server with gpt-oss's harmony template, whose parser refuses the random model's output. */
+    /** A llama-server with gpt-oss's harmony template, whose parser refuses the random model's output (with --metrics: what it generated). */
     harmonyPort: number;
     fixturePort: number;
   }
