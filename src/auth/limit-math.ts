@@ -114,7 +114,8 @@ export function requestedMaxTokens(request: OutputBound): number | undefined {
 
 /**
  * What a request reserves from its key's day: its prompt (estimated from its characters) plus what it
- * may generate, once per generation it may run (a tool-call policy retry generates again).
+ * may generate, once per generation it may run (a tool-call policy retry generates again; so does a
+ * continuation or raw replay after a server's chat parser refused an answer).
  */
 export function reservationOf(promptChars: number, maxTokens: number, generations = 1): number {
   return estimateTokens(promptChars) + maxTokens * generations;
@@ -160,19 +161,27 @@ export interface Observed {
   /** Characters and delta events generated so far. */
   completionChars: number;
   completionDeltas: number;
+  /**
+   * Set when the answer ended with its server's chat parser refusing it (ErrorInfo.unparsed): the
+   * request's output bound. That server generated to the end (held-back text included) and told
+   * neither how much nor usage, so the answer is charged at least its bound.
+   */
+  refusedBound?: number;
 }
 
 /**
  * What a request is charged: the upstream's count when it sent one (of whole non-negative numbers), else an estimate from what was
  * generated (an aborted or failed stream is charged what it used). A request that never reached a
- * model (no deltas, no report) is charged nothing.
+ * model (no deltas, no report) is charged nothing. An answer its server's chat parser refused is
+ * charged at least its bound (refusedBound).
  */
 export function chargedTokens(o: Observed): { promptTokens: number; completionTokens: number } {
+  const refused = o.refusedBound ?? 0;
   if (o.reported && isCount(o.reported.promptTokens) && isCount(o.reported.completionTokens)) {
-    return { promptTokens: o.reported.promptTokens, completionTokens: o.reported.completionTokens };
+    return { promptTokens: o.reported.promptTokens, completionTokens: Math.max(o.reported.completionTokens, refused) };
   }
-  if (o.completionDeltas === 0) return { promptTokens: 0, completionTokens: 0 };
-  return { promptTokens: estimateTokens(o.promptChars), completionTokens: Math.max(o.completionDeltas, estimateTokens(o.completionChars)) };
+  if (o.completionDeltas === 0 && refused === 0) return { promptTokens: 0, completionTokens: 0 };
+  return { promptTokens: estimateTokens(o.promptChars), completionTokens: Math.max(o.completionDeltas, estimateTokens(o.completionChars), refused) };
 }
 
 /** A token count as a usage report must carry it: a non-negative safe integer (else the estimate stands). */

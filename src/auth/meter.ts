@@ -19,7 +19,7 @@ import { chargedTokens, embeddingInputTokens, isCount, LEASE_RENEW_MS, requested
 export class Meter {
   private watched = false;
   private settled = false;
-  /** Answers generated and not delivered (tool-call policy retries): charged on top. */
+  /** Answers generated and not delivered (tool-call policy retries, chat parser refusals): charged on top. */
   private readonly discarded = { promptTokens: 0, completionTokens: 0 };
   private model = "";
   private backend = "";
@@ -27,6 +27,8 @@ export class Meter {
   private leaseId: string | undefined;
   /** An embeddings request's input, estimated in tokens (reserveInput): charged when the upstream counted none. */
   private inputEstimate: number | undefined;
+  /** The run's output bound (reserve): what an answer its server's chat parser refused is charged at least. */
+  private outputBound: number | undefined;
 
   constructor(
     readonly key: KeyRecord,
@@ -75,7 +77,8 @@ export class Meter {
    */
   async reserve(request: OutputBound, promptChars: number, generations: number): Promise<void> {
     const { tokensPerDay } = this.key.limits;
-    await this.reserveTokens(tokensPerDay === undefined ? 0 : reservationOf(promptChars, requestedMaxTokens(request) ?? 0, generations));
+    this.outputBound = requestedMaxTokens(request);
+    await this.reserveTokens(tokensPerDay === undefined ? 0 : reservationOf(promptChars, this.outputBound ?? 0, generations));
   }
 
   /**
@@ -107,7 +110,9 @@ export class Meter {
     const seen: Observed = { promptChars, completionChars: 0, completionDeltas: 0 };
     let failed = false;
     const observe = (e: UpstreamEvent) => {
-      if (observeInto(seen, e)) failed = true;
+      if (!observeInto(seen, e)) return;
+      failed = true;
+      if (e.type === "error" && e.error.unparsed && this.outputBound !== undefined) seen.refusedBound = this.outputBound;
     };
     const end = (error: boolean) => this.settle({ ...chargedTokens(seen), error: error || failed });
     return start.then(
@@ -147,6 +152,14 @@ export class Meter {
     const used = chargedTokens(seen);
     this.discarded.promptTokens += used.promptTokens;
     this.discarded.completionTokens += used.completionTokens;
+  }
+
+  /**
+   * Tokens an attempt generated beyond what the answer's events count: one whose answer its server's
+   * chat parser refused before another generation took over (routing/resume/refusal-budget.ts).
+   */
+  chargeGenerated(tokens: number): void {
+    this.discarded.completionTokens += tokens;
   }
 
   /** After the route: a request that never started a watched run is recorded here. */
@@ -205,7 +218,7 @@ function observeInto(seen: Observed, e: UpstreamEvent): boolean {
  * refuses a model outside the key's allow-list before anything starts, reserves what the run may use
  * (and a slot, if the route took none), and returns a start whose events are metered. A no-op
  * without a keyed caller. `generations`: how many answers the run may generate (a tool-call policy
- * retry is a second).
+ * retry is a second; a continuation or raw replay after a chat parser's refusal one more).
  */
 export function meterRun(
   meter: Meter | undefined,

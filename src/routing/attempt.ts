@@ -22,6 +22,7 @@ import { TargetTries, type Tried } from "./try-targets.ts";
 import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { EventPull } from "../events/event-source.ts";
 import type { AttemptTracer } from "../observability/request-trace.ts";
+import type { RefusalBudget } from "./resume/refusal-budget.ts";
 
 /** A server's count of a prompt near its window answers within this, or the prompt is sent uncounted. */
 const COUNT_TIMEOUT_MS = 2000;
@@ -61,6 +62,8 @@ export interface AttemptOptions {
   waitUntil?(p: Promise<unknown>): void;
   /** The request's trace, when traces are exported: each attempt is a span, its traceparent sent upstream. */
   trace?: AttemptTracer;
+  /** Generations after a chat parser's refusal, and the refused attempts' charge (none: unlimited, uncharged). */
+  refusals?: RefusalBudget;
 }
 
 /**
@@ -132,13 +135,17 @@ interface Opened {
 /**
  * `upstream`'s answer for the attempt; when the server generated one and its chat parser refused it
  * before any of it was sent, the same server's raw text, which the rewriter reads (docs/tool-calls.md).
+ * The refused answer was generated, to its bound at most: charged that (opts.refusals), and the raw
+ * text is a generation of its own, asked only when one was reserved for it.
  */
 async function openWithRawFallback(upstream: Upstream, target: Target, ctx: AttemptContext, opts: AttemptOptions, startedAt: number): Promise<Opened> {
   try {
     return { ...(await openAttempt(upstream, target, ctx, opts, startedAt)), upstream };
   } catch (e) {
-    const raw = e instanceof ProxyError && e.unparsed ? upstream.withoutChatParser?.() : undefined;
-    if (!raw) throw e;
+    if (!(e instanceof ProxyError && e.unparsed)) throw e;
+    opts.refusals?.refused(opts.request);
+    const raw = upstream.withoutChatParser?.();
+    if (!raw || opts.refusals?.take() === false) throw e;
     const got = await openAttempt(raw, target, ctx, opts, startedAt);
     return { ...got, upstream, raw: { generationPrompt: raw.generationPrompt ?? "" } };
   }

@@ -57,6 +57,18 @@ class Continuations {
 
   async open(written: Written, error: ErrorInfo): ReturnType<ResumeOptions["open"]> {
     const { started, opts } = this;
+    // A refused answer was generated to its end, held-back text included, and its bound is all that
+    // is known of it: a continuation or a replay after it is one more generation, run only when one
+    // was reserved, and the refused attempt is charged its bound once the next one runs (when none
+    // does, the refusal ends the answer and the meter charges it).
+    if (error.unparsed && opts.refusals?.take() === false) return null;
+    const next = await this.openAfter(written, error);
+    if (next && error.unparsed) opts.refusals?.refusedAnswer(next.replay ? 0 : written.tokens);
+    return next;
+  }
+
+  private async openAfter(written: Written, error: ErrorInfo): ReturnType<ResumeOptions["open"]> {
+    const { started, opts } = this;
     // Reasoning alone, refused by the chat parser of the server that wrote it: the same answer
     // again, as raw text (text written is continued instead: a replay would reproduce what the
     // parser refused, a stray byte included, and the raw completion is parsed for content too).

@@ -20,13 +20,14 @@ import type { StreamStart } from "../responders/sse-response.ts";
 import type { SwitchyardExtension } from "../events/switchyard-extension.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
 import type { ToolCallReport } from "../toolcalls/index.ts";
-import { adapterOf } from "../upstreams/registry/adapters.ts";
+import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
 import { attemptTargets, type AttemptOptions, type Started } from "./attempt.ts";
 import { planTargetsFor } from "./plan-targets.ts";
 import type { RequestScope } from "./request-scope.ts";
 import { continueOnFailure, type ResumePlan } from "./continue-on-failure.ts";
 import { resumeBlocker } from "./resume/continuation-request.ts";
+import { refusalBudget } from "./resume/refusal-budget.ts";
 import type { ResumingEvents } from "./resume/resuming-events.ts";
 import { offersTools, rewriteOrFail, type RewrittenAnswer } from "./rewrite-stage.ts";
 import type { Target } from "./target.ts";
@@ -90,6 +91,10 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
   const abort = () => work.abort();
   scope.signal?.addEventListener?.("abort", abort, { once: true });
 
+  // A server's chat parser may refuse an answer it generated (llama-server): one more generation (a
+  // continuation or the raw text) may follow, reserved below; the refused attempt is charged its bound.
+  const mayRefuse = !given && targets.some((t) => capabilitiesOf(t).continues !== null);
+  const refusals = refusalBudget(1, request, (tokens) => scope.meter?.chargeGenerated(tokens));
   const attemptOptions = (upstream: (t: Target) => Upstream): AttemptOptions => ({
     request,
     requestId: scope.requestId,
@@ -102,6 +107,7 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
     ...(scope.key ? { keyId: scope.key.id, priority: scope.key.priority } : {}),
     waitUntil: scope.waitUntil,
     ...(scope.trace ? { trace: scope.trace } : {}),
+    refusals,
   });
   // Only a chat request can be continued as a trailing assistant message; text completions cannot.
   const resume: ResumePlan | undefined = given ? undefined : { targets, maxResumes: maxResumes(config, request.model), blocked: resumeBlocker(request) };
@@ -145,8 +151,8 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
   };
 
   const headersOf = () => ({ "x-switchyard-target": delivered?.started.target.name ?? "", "x-switchyard-attempts": String(delivered?.attempts ?? 0) });
-  // 7. meter. A policy retry may generate a second answer, so that much is reserved.
-  const generations = offersTools(request) && minScore > 0 ? 2 : 1;
+  // 7. meter. A policy retry may generate a second answer, and a refusal one more: that much is reserved.
+  const generations = (offersTools(request) && minScore > 0 ? 2 : 1) + (mayRefuse ? 1 : 0);
   const metered: Promise<StreamStart> = meterRun(
     scope.meter,
     request,

@@ -10,7 +10,7 @@ import { llamaCache } from "../../scripts/llama-cache.mjs";
 declare module "vitest" {
   export interface ProvidedContext {
     llamaPort: number;
-    /** A llama-server with gpt-oss's harmony template, whose parser refuses the random model's output. */
+    /** A llama-server with gpt-oss's harmony template, whose parser refuses the random model's output (with --metrics: what it generated). */
     harmonyPort: number;
     fixturePort: number;
   }
@@ -21,7 +21,7 @@ declare module "vitest" {
 export default async function setup(project: TestProject) {
   const [llama, harmony, fixtures] = await Promise.all([
     startLlamaServer({ parallel: 4, args: ["-t", "1"] }),
-    startLlamaServer({ parallel: 1, args: ["-t", "1", "--jinja", "--chat-template-file", join(llamaCache().templates, "openai-gpt-oss-120b.jinja")] }),
+    startLlamaServer({ parallel: 1, args: ["-t", "1", "--metrics", "--jinja", "--chat-template-file", join(llamaCache().templates, "openai-gpt-oss-120b.jinja")] }),
     startFixtureUpstream(),
   ]);
   project.provide("llamaPort", llama.port);

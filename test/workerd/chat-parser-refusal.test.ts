@@ -4,7 +4,7 @@
 // llama-raw-upstream.ts) and Switchyard's rewriter reads it; after text was sent, the same server
 // continues the answer (src/routing/resume/).
 import { describe, expect, it } from "vitest";
-import { call, configWith, FIXTURE_URL, HARMONY_URL, LLAMA_URL, grammar, readSse, received, text } from "./harness.ts";
+import { call, configWith, createKey, FIXTURE_URL, HARMONY_URL, keyedVars, LLAMA_URL, grammar, readSse, received, text } from "./harness.ts";
 
 const readFile = { type: "function", function: { name: "read_file", parameters: { type: "object", properties: { filepath: { type: "string" } }, required: ["filepath"] } } };
 const ask = (extra: Record<string, unknown>) => ({ model: "m", messages: [{ role: "user", content: "Read a.txt." }], tools: [readFile], temperature: 0, max_tokens: 10, ...extra });
@@ -133,13 +133,18 @@ describe("a parse failure after text was sent: the same server continues the ans
   it("the real llama-server, sampling freely: every answer ends normally, and the refused ones were continued by the same server", async () => {
     // The random model writes a stray byte now and then (a token that is half a UTF-8 sequence);
     // llama-server's parser then stops at it and refuses the whole output at the end. At its default
-    // temperature that happens to about one answer in twenty.
+    // temperature that happens to about one answer in twenty. One generation after a refusal is
+    // reserved per request: a continuation refused in turn ends the answer with that refusal.
     const config = configWith({ m: { targets: [{ kind: "llama", url: LLAMA_URL }], resume: { maxResumes: 5 } } });
     let resumed = 0;
     for (let i = 0; i < 150; i++) {
       const { res } = await call("/v1/chat/completions", { json: { model: "m", messages: [{ role: "user", content: "Say something." }], tools: [readFile], max_tokens: 8, stream: true } }, config);
       const { frames, done } = await readSse(res);
-      expect(frames.some((f) => f.error), JSON.stringify(frames.at(-1))).toBe(false);
+      const error = frames.find((f) => f.error)?.error;
+      if (error) {
+        expect(error.message, JSON.stringify(error)).toMatch(/chat parser could not read/);
+        continue;
+      }
       expect(done).toBe(true);
       const ext = frames.find((f) => f.x_switchyard)?.x_switchyard;
       if (ext?.resumes?.length) {
@@ -150,4 +155,67 @@ describe("a parse failure after text was sent: the same server continues the ans
     console.log(`chat-parser-refusal: ${resumed} of 150 answers refused by llama-server's parser and continued by the same server`);
     expect(resumed).toBeGreaterThan(0);
   }, 120_000);
+});
+
+/** llama-server's own count of the tokens it generated (`--metrics`), once no slot is busy (it counts finished tasks). */
+async function generatedSoFar(url: string): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const slots = (await (await fetch(`${url}/slots`)).json()) as Array<{ is_processing: boolean }>;
+    if (slots.every((s) => !s.is_processing)) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const metrics = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^llamacpp:tokens_predicted_total (\S+)$/m.exec(metrics)![1]);
+}
+
+describe("a refused answer is charged what the server generated, every attempt included", () => {
+  // This file's requests to the harmony server run one at a time, so its counter's delta is this request's.
+  const charged = async (body: Record<string, unknown>, path = "/v1/chat/completions") => {
+    const vars = keyedVars(harmony());
+    const { key } = await createKey(vars, { name: `refused-${crypto.randomUUID().slice(0, 8)}`, scopes: ["chat"], limits: { tokensPerDay: 100_000 } });
+    const headers = { authorization: `Bearer ${key}` };
+    const before = await generatedSoFar(HARMONY_URL);
+    const { res, done } = await call(path, { json: body, headers }, vars);
+    const answer = await res.text();
+    await done();
+    const generated = (await generatedSoFar(HARMONY_URL)) - before;
+    const usage = await call("/v1/usage", { headers }, vars);
+    const totals = ((await usage.res.json()) as any).totals as { completion_tokens: number; requests: number };
+    await usage.done();
+    return { status: res.status, answer, generated, charged: totals.completion_tokens };
+  };
+
+  it("reasoning, then text the parser refuses, replayed raw: charged at least both generations (today: the replay's alone)", async () => {
+    const out = "<|channel|>analysis<|message|>Let me think it over.<|end|>The answer.";
+    for (const stream of [false, true]) {
+      const r = await charged({ model: "m", messages: [{ role: "user", content: "hi" }], grammar: grammar(out), max_tokens: 40, stream });
+      expect(r.status, r.answer).toBe(200);
+      expect(r.answer).toContain('"resumes"');
+      expect(r.generated).toBeGreaterThan(0);
+      expect(r.charged, `stream ${stream}: generated ${r.generated}`).toBeGreaterThanOrEqual(r.generated);
+      // The overcharge is the refused attempt's bound less what it generated, no more.
+      expect(r.charged).toBeLessThanOrEqual(40 + r.generated);
+    }
+  });
+
+  it("plain text the parser refuses before anything was sent, answered from the raw text: charged at least both generations", async () => {
+    const r = await charged({ model: "m", messages: [{ role: "user", content: "hi" }], grammar: grammar("Hello there, how are you today?"), max_tokens: 30 });
+    expect(r.status, r.answer).toBe(200);
+    expect(JSON.parse(r.answer).x_switchyard.attempts).toBe(2);
+    expect(r.charged, `generated ${r.generated}`).toBeGreaterThanOrEqual(r.generated);
+    expect(r.charged).toBeLessThanOrEqual(30 + r.generated);
+  });
+
+  it("the refused answer on a key without room for a second generation: refused before it runs, nothing generated", async () => {
+    // max_tokens 40 reserves twice (the raw text may follow a refusal): a 60-token day cannot hold it.
+    const vars = keyedVars(harmony());
+    const { key } = await createKey(vars, { name: "tight", scopes: ["chat"], limits: { tokensPerDay: 60 } });
+    const before = await generatedSoFar(HARMONY_URL);
+    const { res, done } = await call("/v1/chat/completions", { json: { model: "m", messages: [{ role: "user", content: "hi" }], grammar: grammar("Hello there"), max_tokens: 40 }, headers: { authorization: `Bearer ${key}` } }, vars);
+    const body = (await res.json()) as any;
+    await done();
+    expect(res.status, JSON.stringify(body)).toBe(429);
+    expect(body.error.code).toBe("tokens_per_day_exceeded");
+    expect((await generatedSoFar(HARMONY_URL)) - before).toBe(0);
+  });
 });

@@ -41,6 +41,13 @@ describe("charged tokens", () => {
   it("charges nothing for a request that never reached a model", () => {
     expect(chargedTokens({ promptChars: 400, completionChars: 0, completionDeltas: 0 })).toEqual({ promptTokens: 0, completionTokens: 0 });
   });
+  it("charges an answer its server's chat parser refused at least its bound: the server generated to its end and said neither how much nor usage", () => {
+    expect(chargedTokens({ promptChars: 400, completionChars: 40, completionDeltas: 3, refusedBound: 80 })).toEqual({ promptTokens: 100, completionTokens: 80 });
+    // Refused before anything was sent: still generated.
+    expect(chargedTokens({ promptChars: 400, completionChars: 0, completionDeltas: 0, refusedBound: 80 })).toEqual({ promptTokens: 100, completionTokens: 80 });
+    // More counted than the bound (deltas of a continuation and the text before it): the count stands.
+    expect(chargedTokens({ promptChars: 400, completionChars: 400, completionDeltas: 90, refusedBound: 80 })).toEqual({ promptTokens: 100, completionTokens: 100 });
+  });
 });
 
 it("reads positive integer limits", () => {
