@@ -8,6 +8,7 @@ import { loadConfig } from "../config/load-config.ts";
 import { CAPTURE_HEADER, capturedFor } from "../observability/capture.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { randomId } from "../lib/ids.ts";
+import { usageJson } from "../api/responses/response-encoder.ts";
 
 type Json = Record<string, unknown>;
 
@@ -90,7 +91,7 @@ class ResponsesSocket {
       status: "completed",
       model: sent.model ?? null,
       output: [],
-      usage: { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 },
+      usage: usageJson(null),
     };
     this.last = chainAfter(response.id, sent, []);
     this.send({ type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress", usage: null } });

@@ -8,6 +8,7 @@ import { customToolInput } from "./custom-tool.ts";
 import { localShellAction } from "./local-shell.ts";
 import { customToolCallItem, functionCallItem, localShellCallItem, reasoningItem } from "./output-items.ts";
 import { plainToolNames, type ToolNames, type ToolOrigin } from "./tool-origin.ts";
+import type { ResponseUsage } from "../wire/openai-wire.ts";
 
 type Json = Record<string, unknown>;
 
@@ -334,12 +335,13 @@ export class ResponseEncoder {
   }
 }
 
-export function usageJson(u: Usage | null): Json {
+export function usageJson(u: Usage | null): ResponseUsage {
   const input = u?.promptTokens ?? 0;
   const output = u?.completionTokens ?? 0;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: u?.cachedTokens ?? 0 },
+    // cache_write_tokens: llama-server's prompt cache is written as a side effect, never billed apart.
+    input_tokens_details: { cached_tokens: u?.cachedTokens ?? 0, cache_write_tokens: 0 },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: input + output,
