@@ -20,6 +20,8 @@ const ROOTS = {
     "CompletionUsage",
     "CreateCompletionResponse",
     "ResponseUsage",
+    "ResponseError",
+    "ResponseErrorEvent",
     "Error",
     "ErrorResponse",
   ],

@@ -241,7 +241,9 @@ export function loadSpecs(dir = SPECS_DIR) {
     if (!copy) throw new Error(`no schema ${from} in the specifications (renamed upstream?)`);
     edit(copy);
     table[schema] = copy;
-    Object.assign(lookup, dereference(copy, {}, new URL(roots[/** @type {"openai" | "anthropic"} */ (spec)].$id), `${pointer[/** @type {"openai" | "anthropic"} */ (spec)]}${schema}`));
+    const which = /** @type {"openai" | "anthropic"} */ (spec);
+    // dereference's pointer has no "#": it adds one.
+    Object.assign(lookup, dereference(copy, {}, new URL(roots[which].$id), `${pointer[which].slice(1)}${schema}`));
   }
 
   return { sources, check, allowNull, derive };

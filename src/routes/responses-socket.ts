@@ -82,15 +82,27 @@ class ResponsesSocket {
     await this.create(sent);
   }
 
-  /** `generate: false`: nothing runs; the response only records the conversation for the next one to chain to. */
+  /**
+   * `generate: false`: nothing runs; the response only records the conversation for the next one to
+   * chain to. Its object has every field a Response requires, as a generated one has.
+   */
   private prepare(sent: Json): void {
     const response = {
       id: randomId("resp_"),
       object: "response",
       created_at: Math.floor(Date.now() / 1000),
       status: "completed",
-      model: sent.model ?? null,
+      error: null,
+      incomplete_details: null,
+      instructions: typeof sent.instructions === "string" ? sent.instructions : null,
+      model: typeof sent.model === "string" ? sent.model : "",
       output: [],
+      parallel_tool_calls: sent.parallel_tool_calls !== false,
+      tools: Array.isArray(sent.tools) ? sent.tools : [],
+      tool_choice: "auto",
+      temperature: null,
+      top_p: null,
+      metadata: {},
       usage: usageJson(null),
     };
     this.last = chainAfter(response.id, sent, []);

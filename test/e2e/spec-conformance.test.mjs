@@ -263,6 +263,9 @@ describe(`OpenAI: openai/openai-openapi@${oa.commit.slice(0, 12)} (${oa.date.sli
       }
     };
     try {
+      ws.send(JSON.stringify({ type: "response.create", generate: false, model: "tiny", instructions: "Be brief.", input: "Prewarm." }));
+      await until((m) => m.type === "response.completed");
+      const prewarm = messages.splice(0);
       ws.send(JSON.stringify({ type: "response.create", model: "tiny", input: "Say it.", max_output_tokens: 100, temperature: 0, grammar: grammar("Over the socket.") }));
       await until((m) => m.type === "response.completed");
       const turn = messages.splice(0);
@@ -273,6 +276,7 @@ describe(`OpenAI: openai/openai-openapi@${oa.commit.slice(0, 12)} (${oa.date.sli
       ws.send(JSON.stringify({ type: "response.nonsense" }));
       await until((m) => m.type === "error");
       const socketEvent = "openai:ResponsesWebSocketStreamEvent";
+      c.frames("WebSocket response (generate: false)", prewarm.map((data) => ({ data })), () => socketEvent);
       c.frames("WebSocket response", turn.map((data) => ({ data })), () => socketEvent);
       c.frames("WebSocket compaction", compaction.map((data) => ({ data })), () => socketEvent);
       // EXCEPTION socket error (see the top of the file): its `error` is the spec's Error object.

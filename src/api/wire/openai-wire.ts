@@ -98,6 +98,19 @@ export type ResponseUsage = {
   total_tokens: number;
 };
 
+export type ResponseError = ({
+  code: ResponseErrorCode;
+  message: string;
+} | null);
+
+export type ResponseErrorEvent = {
+  type: "error";
+  code: (string | null);
+  message: string;
+  param: (string | null);
+  sequence_number: number;
+};
+
 export type Error = {
   code: (string | null);
   message: string;
@@ -165,6 +178,8 @@ export type ChatCompletionStreamResponseDelta = {
   role?: "developer" | "system" | "user" | "assistant" | "tool";
   refusal?: (string | null);
 };
+
+export type ResponseErrorCode = "server_error" | "rate_limit_exceeded" | "invalid_prompt" | "data_residency_mismatch" | "bio_policy" | "vector_store_timeout" | "invalid_image" | "invalid_image_format" | "invalid_base64_image" | "invalid_image_url" | "image_too_large" | "image_too_small" | "image_parse_error" | "image_content_policy_violation" | "invalid_image_mode" | "image_file_too_large" | "unsupported_image_media_type" | "empty_image_file" | "failed_to_download_image" | "image_file_not_found";
 
 export type ChatCompletionMessageToolCalls = Array<(ChatCompletionMessageToolCall | ChatCompletionMessageCustomToolCall)>;
 
