@@ -166,7 +166,7 @@ export function createApp(): Hono<AppEnv> {
     const allowed = allowedMethods(c.req.path);
     if (allowed.length === 0 || allowed.includes(c.req.method)) return next();
     const err = new ProxyError({ status: 405, code: "method_not_allowed", message: `${c.req.method} is not allowed on ${c.req.path}; use ${allowed.filter((m) => m !== "HEAD").join(" or ")}.` });
-    const res = isMessagesPath(c.req.path) ? anthropicErrorResponse(err) : errorResponse(err);
+    const res = isMessagesPath(c.req.path) ? anthropicErrorResponse(err, undefined, c.get("requestId")) : errorResponse(err);
     res.headers.set("allow", allowed.join(", "));
     return res;
   });

@@ -10,7 +10,7 @@ import { validateBody } from "../api/validate-body.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { sealerFor } from "../api/responses/seal-key.ts";
 import { toProxyError } from "../errors/error-envelope.ts";
-import { ProxyError } from "../errors/proxy-error.ts";
+import { ProxyError, type ErrorInfo } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { planTargets } from "../routing/plan-targets.ts";
 import { runChat } from "../routing/pipeline.ts";
@@ -29,19 +29,21 @@ import { adapterOf } from "../upstreams/registry/adapters.ts";
  * never sent upstream.
  */
 export async function messages(c: Context<AppEnv>): Promise<Response> {
+  const requestId = c.get("requestId");
   try {
     const config = loadConfig(c.env);
     const request = validateBody(MessagesRequestSchema, await readRequestBody(c, config.limits.maxBodyBytes));
     // The signer first: once the run has started, its failure must reach a responder, not an await.
     const signer = await thinkingSigner(c.env);
     const run = runChat(requestScope(c), config, convertMessagesRequest(request));
-    const encoder = new MessageEncoder({ id: randomId("msg_"), model: request.model }, () => run.extension(), signer);
-    const errorResponse = anthropicErrorResponse;
+    const encoder = new MessageEncoder({ id: randomId("msg_"), model: request.model, requestId }, () => run.extension(), signer);
+    const errorResponse = (err: ProxyError, headers: Record<string, string>) => anthropicErrorResponse(err, headers, requestId);
+    const errorBody = (e: ErrorInfo) => anthropicErrorBody(e, requestId);
     if (request.stream) return await sseResponse({ ...run.common, encoder: framedSse(encoder, namedFrame), errorResponse });
-    return await jsonResponse({ ...run.common, aggregator: gathered(encoder), result: () => (encoder.end(), encoder.message()), errorBody: anthropicErrorBody, errorResponse });
+    return await jsonResponse({ ...run.common, aggregator: gathered(encoder), result: () => (encoder.end(), encoder.message()), errorBody, errorResponse });
   } catch (e) {
     const err = toProxyError(e);
-    return anthropicErrorResponse(err, { "x-request-id": c.get("requestId") });
+    return anthropicErrorResponse(err, { "x-request-id": requestId });
   }
 }
 

@@ -2,6 +2,7 @@
 // in OpenAI's shape or Anthropic's.
 import type { Context } from "hono";
 import { anthropicErrorResponse } from "../api/messages/anthropic-error.ts";
+import type { ModelInfo } from "../api/wire/anthropic-wire.ts";
 import type { Config } from "../config/config.ts";
 import type { EnvVars } from "../config/env-vars.ts";
 import { loadConfig } from "../config/load-config.ts";
@@ -62,7 +63,7 @@ export async function listModels(c: Context<AppEnv>): Promise<Response> {
     const models = data.map(anthropicModel);
     return c.json({ data: models, has_more: false, first_id: models[0]?.id ?? null, last_id: models.at(-1)?.id ?? null });
   } catch (e) {
-    if (anthropic) return anthropicErrorResponse(toProxyError(e));
+    if (anthropic) return anthropicErrorResponse(toProxyError(e), undefined, c.get("requestId"));
     throw e;
   }
 }
@@ -116,7 +117,7 @@ export async function getModel(c: Context<AppEnv>): Promise<Response> {
     const entry = await modelEntry(c, loadConfig(c.env), c.req.param("id") ?? "");
     return c.json(anthropic ? anthropicModel(entry) : entry);
   } catch (e) {
-    if (anthropic) return anthropicErrorResponse(toProxyError(e));
+    if (anthropic) return anthropicErrorResponse(toProxyError(e), undefined, c.get("requestId"));
     throw e;
   }
 }
@@ -140,14 +141,20 @@ async function modelEntry(c: Context<AppEnv>, config: Config, id: string): Promi
   return listed ?? { id, object: "model", created: 0, owned_by: "llamacpp" };
 }
 
-/** Anthropic's model object; `created_at` is RFC 3339 (the epoch when the server gives no date). */
-function anthropicModel(m: ModelEntry): Record<string, unknown> {
+/**
+ * Anthropic's model object; `created_at` is RFC 3339 (the epoch when the server gives no date).
+ * `capabilities` (Anthropic's own features: batch, citations, effort…) and `max_tokens` (an output
+ * cap; a llama-server's is the context window it shares with the prompt) are null: nothing applies.
+ */
+function anthropicModel(m: ModelEntry): ModelInfo {
   return {
     type: "model",
     id: m.id,
     display_name: m.id,
     created_at: new Date(m.created * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"),
-    ...(m.context_window !== undefined ? { max_input_tokens: m.context_window } : {}),
+    max_input_tokens: m.context_window ?? null,
+    max_tokens: null,
+    capabilities: null,
   };
 }
 

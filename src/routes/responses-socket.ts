@@ -10,6 +10,7 @@ import { loadConfig } from "../config/load-config.ts";
 import { CAPTURE_HEADER, capturedFor } from "../observability/capture.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { randomId } from "../lib/ids.ts";
+import { usageJson } from "../api/responses/response-encoder.ts";
 import { KEY_REVOKED, SocketLease } from "./socket-lease.ts";
 
 type Json = Record<string, unknown>;
@@ -145,16 +146,28 @@ class ResponsesSocket {
     void this.create(sent, text);
   }
 
-  /** `generate: false`: nothing runs; the response only records the conversation for the next one to chain to. */
+  /**
+   * `generate: false`: nothing runs; the response only records the conversation for the next one to
+   * chain to. Its object has every field a Response requires, as a generated one has.
+   */
   private prepare(sent: Json): void {
     const response = {
       id: randomId("resp_"),
       object: "response",
       created_at: Math.floor(Date.now() / 1000),
       status: "completed",
-      model: sent.model ?? null,
+      error: null,
+      incomplete_details: null,
+      instructions: typeof sent.instructions === "string" ? sent.instructions : null,
+      model: typeof sent.model === "string" ? sent.model : "",
       output: [],
-      usage: { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 },
+      parallel_tool_calls: sent.parallel_tool_calls !== false,
+      tools: Array.isArray(sent.tools) ? sent.tools : [],
+      tool_choice: "auto",
+      temperature: null,
+      top_p: null,
+      metadata: {},
+      usage: usageJson(null),
     };
     this.last = chainAfter(response.id, sent, [], this.limits.maxBytes);
     this.send({ type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress", usage: null } });

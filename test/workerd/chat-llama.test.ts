@@ -21,7 +21,7 @@ describe("chat completions against a real llama-server", () => {
     expect(body.object).toBe("chat.completion");
     expect(body.id).toMatch(/^chatcmpl-/);
     expect(body.model).toBe("any-name-i-like");
-    expect(body.choices[0].message).toEqual({ role: "assistant", content: "Hello from llama.cpp!" });
+    expect(body.choices[0].message).toEqual({ role: "assistant", content: "Hello from llama.cpp!", refusal: null });
     expect(body.choices[0].finish_reason).toBe("stop");
     expect(body.usage.completion_tokens).toBeGreaterThan(0);
     expect(body.usage.total_tokens).toBe(body.usage.prompt_tokens + body.usage.completion_tokens);

@@ -51,18 +51,19 @@ describe("GET /v1/models: what every client reads", () => {
     const { res } = await call("/v1/models?beta=true", { headers: anthropic }, vars);
     expect(await res.json()).toEqual({
       data: [
-        { type: "model", id: "a", display_name: "a", created_at: "1970-01-01T00:00:00Z", max_input_tokens: nCtx },
-        { type: "model", id: "b", display_name: "b", created_at: "1970-01-01T00:00:00Z" },
+        // The SDK's ModelInfo requires every field: what does not apply (or is unknown) is null.
+        { type: "model", id: "a", display_name: "a", created_at: "1970-01-01T00:00:00Z", max_input_tokens: nCtx, max_tokens: null, capabilities: null },
+        { type: "model", id: "b", display_name: "b", created_at: "1970-01-01T00:00:00Z", max_input_tokens: null, max_tokens: null, capabilities: null },
       ],
       has_more: false,
       first_id: "a",
       last_id: "b",
     });
     const one = await call("/v1/models/b?beta=true", { headers: anthropic }, vars);
-    expect(await one.res.json()).toEqual({ type: "model", id: "b", display_name: "b", created_at: "1970-01-01T00:00:00Z" });
+    expect(await one.res.json()).toEqual({ type: "model", id: "b", display_name: "b", created_at: "1970-01-01T00:00:00Z", max_input_tokens: null, max_tokens: null, capabilities: null });
     const missing = await call("/v1/models/nope", { headers: anthropic }, vars);
     expect(missing.res.status).toBe(404);
-    expect(await missing.res.json()).toMatchObject({ type: "error", error: { type: "not_found_error", code: "model_not_found" } });
+    expect(await missing.res.json()).toMatchObject({ type: "error", error: { type: "not_found_error", code: "model_not_found" }, request_id: missing.res.headers.get("x-request-id") });
 
     const zero = await call("/v1/models", { headers: anthropic });
     const listed = (await zero.res.json()) as any;

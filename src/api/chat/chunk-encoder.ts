@@ -4,6 +4,12 @@ import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { errorEnvelope } from "../../errors/error-envelope.ts";
 import { randomId } from "../../lib/ids.ts";
 import type { SwitchyardExtension } from "../../events/switchyard-extension.ts";
+import type { ChatCompletionStreamResponseDelta, ChatCompletionTokenLogprob, CompletionUsage, CreateChatCompletionStreamResponse } from "../wire/openai-wire.ts";
+
+/** A chunk: OpenAI's object (typed by the spec, scripts/gen-wire-types.mjs) and Switchyard's additions. */
+type Chunk = CreateChatCompletionStreamResponse & { timings?: Timings; x_switchyard?: SwitchyardExtension };
+/** A delta: OpenAI's, and llama.cpp's `reasoning_content` beside `content`. */
+type Delta = ChatCompletionStreamResponseDelta & { reasoning_content?: string };
 
 export interface ResponseMeta {
   id: string;
@@ -30,7 +36,9 @@ type Json = Record<string, unknown>;
  *   resend a growing name, which replaces the earlier one, so the announcement waits until the
  *   call's arguments start (or anything else happens);
  * - the finish chunk is held until usage arrives, so llama.cpp's `timings` land on the last chunk;
- * - an error yields one error object and nothing after it: no finish, no `[DONE]`.
+ * - an error yields one error object and nothing after it: no finish, no `[DONE]`;
+ * - with `include_usage`, every chunk but the last carries `"usage": null` (OpenAI's spec says so in
+ *   words; typed clients read the field), and `logprobs` carries `refusal: null` beside `content`.
  */
 export class ChunkEncoder {
   private roleSent = false;
@@ -99,13 +107,13 @@ export class ChunkEncoder {
     const out = this.flushCalls();
     if (this.pendingFinish) {
       this.finished = true;
-      const finish: Json = {
+      const finish: Chunk = {
         ...this.base(),
         choices: [{ index: 0, delta: {}, finish_reason: this.pendingFinish, logprobs: null }],
         x_switchyard: this.extension(),
       };
       if (this.meta.includeUsage && this.usage) {
-        out.push(finish, { ...this.base(), choices: [], usage: usageJson(this.usage), ...(this.timings ? { timings: this.timings } : {}) });
+        out.push(finish, { ...this.base(), usage: usageJson(this.usage), choices: [], ...(this.timings ? { timings: this.timings } : {}) });
       } else {
         if (this.timings) finish.timings = this.timings;
         out.push(finish);
@@ -145,7 +153,7 @@ export class ChunkEncoder {
     return out;
   }
 
-  private announce(call: PendingCall): Json {
+  private announce(call: PendingCall): Chunk {
     call.announced = true;
     this.unannounced--;
     return this.delta({
@@ -153,20 +161,25 @@ export class ChunkEncoder {
     });
   }
 
-  private delta(delta: Json, logprobs?: TokenLogprob[]): Json {
+  private delta(delta: Delta, logprobs?: TokenLogprob[]): Chunk {
     if (!this.roleSent) {
       this.roleSent = true;
       delta = { role: "assistant", ...delta };
     }
-    return { ...this.base(), choices: [{ index: 0, delta, finish_reason: null, logprobs: logprobs ? { content: logprobs } : null }] };
+    // llama-server's logprobs entries are passed through as they came: OpenAI's shape already.
+    const entries = logprobs ? { content: logprobs as unknown as ChatCompletionTokenLogprob[], refusal: null } : null;
+    return { ...this.base(), choices: [{ index: 0, delta, finish_reason: null, logprobs: entries }] };
   }
 
-  private base(): Json {
-    return { id: this.meta.id, object: "chat.completion.chunk", created: this.meta.created, model: this.meta.model };
+  /** Every chunk's start; with `include_usage`, `"usage": null` on each but the usage chunk (the spec's words). */
+  private base(): Omit<Chunk, "choices"> {
+    const base: Omit<Chunk, "choices"> = { id: this.meta.id, object: "chat.completion.chunk", created: this.meta.created, model: this.meta.model };
+    if (this.meta.includeUsage) base.usage = null;
+    return base;
   }
 }
 
-export function usageJson(u: Usage): Json {
+export function usageJson(u: Usage): CompletionUsage {
   return {
     prompt_tokens: u.promptTokens,
     completion_tokens: u.completionTokens,

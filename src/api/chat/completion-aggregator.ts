@@ -3,6 +3,10 @@ import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { clientCallId, usageJson, type ResponseMeta } from "./chunk-encoder.ts";
 import type { SwitchyardExtension } from "../../events/switchyard-extension.ts";
+import type { ChatCompletionResponseMessage, ChatCompletionTokenLogprob, CreateChatCompletionResponse } from "../wire/openai-wire.ts";
+
+/** The body: OpenAI's object (typed by the spec, scripts/gen-wire-types.mjs) and Switchyard's additions. */
+export type ChatCompletionBody = CreateChatCompletionResponse & { timings?: Timings; x_switchyard: SwitchyardExtension };
 
 type Json = Record<string, unknown>;
 
@@ -60,13 +64,14 @@ export class CompletionAggregator {
   }
 
   /** The body; call only when not failed and the upstream is done. */
-  result(meta: ResponseMeta, extension: () => SwitchyardExtension): Json {
+  result(meta: ResponseMeta, extension: () => SwitchyardExtension): ChatCompletionBody {
     const toolCalls = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
-      .map(([, c]) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.args } }));
-    const message: Json = {
+      .map(([, c]) => ({ id: c.id, type: "function" as const, function: { name: c.name, arguments: c.args } }));
+    const message: ChatCompletionResponseMessage & { reasoning_content?: string } = {
       role: "assistant",
       content: toolCalls.length && this.content === "" ? null : this.content,
+      refusal: null,
       ...(this.reasoning ? { reasoning_content: this.reasoning } : {}),
       ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
     };
@@ -75,7 +80,8 @@ export class CompletionAggregator {
       object: "chat.completion",
       created: meta.created,
       model: meta.model,
-      choices: [{ index: 0, message, finish_reason: this.finish ?? "stop", logprobs: this.logprobs ? { content: this.logprobs } : null }],
+      // llama-server's logprobs entries are passed through as they came: OpenAI's shape already.
+      choices: [{ index: 0, message, finish_reason: this.finish ?? "stop", logprobs: this.logprobs ? { content: this.logprobs as unknown as ChatCompletionTokenLogprob[], refusal: null } : null }],
       usage: usageJson(this.usage ?? { promptTokens: 0, completionTokens: 0 }),
       ...(this.timings ? { timings: this.timings } : {}),
       x_switchyard: extension(),

@@ -5,6 +5,10 @@ import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { usageJson } from "../chat/chunk-encoder.ts";
 import type { SwitchyardExtension } from "../../events/switchyard-extension.ts";
 import { appendLegacyLogprobs, emptyLegacyLogprobs, type LegacyLogprobs } from "./legacy-logprobs.ts";
+import type { CreateCompletionResponse } from "../wire/openai-wire.ts";
+
+/** The body: OpenAI's object (typed by the spec, scripts/gen-wire-types.mjs) and Switchyard's additions. */
+type CompletionBody = CreateCompletionResponse & { timings?: Timings; x_switchyard: SwitchyardExtension };
 
 type Json = Record<string, unknown>;
 
@@ -70,7 +74,7 @@ export class TextCompletionEncoder {
   end(): Json[] {
     if (this.failedWith || this.ended) return [];
     this.ended = true;
-    const finish: Json = { ...this.chunk("", this.finish ?? "stop"), x_switchyard: this.extension() };
+    const finish: Json = { ...this.chunk("", completionFinish(this.finish)), x_switchyard: this.extension() };
     if (this.timings) finish.timings = this.timings;
     const out = [finish];
     if (this.meta.includeUsage) out.push({ ...this.base(), choices: [], usage: usageJson(this.usage ?? { promptTokens: 0, completionTokens: 0 }) });
@@ -78,17 +82,17 @@ export class TextCompletionEncoder {
   }
 
   /** The non-stream body; call after `end()`. */
-  completion(): Json {
+  completion(): CompletionBody {
     return {
       ...this.base(),
-      choices: [{ text: this.text, index: 0, logprobs: this.logprobs, finish_reason: this.finish ?? "stop" }],
+      choices: [{ text: this.text, index: 0, logprobs: this.logprobs, finish_reason: completionFinish(this.finish) }],
       usage: usageJson(this.usage ?? { promptTokens: 0, completionTokens: 0 }),
       ...(this.timings ? { timings: this.timings } : {}),
       x_switchyard: this.extension(),
     };
   }
 
-  private chunk(text: string, finish: FinishReason | null, logprobs: LegacyLogprobs | null = null): Json {
+  private chunk(text: string, finish: CompletionFinish | null, logprobs: LegacyLogprobs | null = null): Json {
     return { ...this.base(), choices: [{ text, index: 0, logprobs, finish_reason: finish }] };
   }
 
@@ -104,7 +108,14 @@ export class TextCompletionEncoder {
     return chunk;
   }
 
-  private base(): Json {
+  private base(): Omit<CreateCompletionResponse, "choices"> {
     return { id: this.meta.id, object: "text_completion", created: this.meta.created, model: this.meta.model };
   }
+}
+
+type CompletionFinish = CreateCompletionResponse["choices"][number]["finish_reason"];
+
+/** A text completion has no tool calls: an answer that ended on one (a rewritten call) just stopped. */
+function completionFinish(reason: FinishReason | null): CompletionFinish {
+  return reason === null || reason === "tool_calls" ? "stop" : reason;
 }

@@ -3,6 +3,7 @@
 import { attemptHeaders } from "../../errors/error-envelope.ts";
 import type { ErrorInfo, ProxyError } from "../../errors/proxy-error.ts";
 import { parseContextLengthMessage } from "../../errors/context-length.ts";
+import type { ErrorResponse } from "../wire/anthropic-wire.ts";
 
 /** Anthropic's error type for a status (its documented set; 503 is how it says "overloaded"). */
 export function anthropicErrorType(status: number): string {
@@ -31,9 +32,16 @@ export function anthropicErrorType(status: number): string {
   }
 }
 
-/** `{"type":"error","error":{"type","message"}}`; Switchyard's stable `code` rides along in `error.code`. */
-export function anthropicErrorBody(e: ErrorInfo): { type: "error"; error: { type: string; message: string; code: string } } {
-  return { type: "error", error: { type: anthropicErrorType(e.status), message: anthropicMessage(e), code: e.code } };
+/**
+ * Anthropic's error body (ErrorResponse of its SDK's types) with `error.code`, Switchyard's addition;
+ * `request_id` is the `x-request-id` (null when unknown). `error.type` is a string: Anthropic also
+ * answers `request_too_large` (413), which its SDK's union leaves out.
+ */
+export type AnthropicErrorBody = Omit<ErrorResponse, "error"> & { error: { type: string; message: string; code: string } };
+
+/** `{"type":"error","error":{"type","message"},"request_id"}`; Switchyard's stable `code` rides along in `error.code`. */
+export function anthropicErrorBody(e: ErrorInfo, requestId: string | null = null): AnthropicErrorBody {
+  return { type: "error", error: { type: anthropicErrorType(e.status), message: anthropicMessage(e), code: e.code }, request_id: requestId };
 }
 
 /**
@@ -46,10 +54,11 @@ function anthropicMessage(e: ErrorInfo): string {
   return counts ? `prompt is too long: ${counts.promptTokens} tokens > ${counts.contextTokens} maximum` : `prompt is too long: ${e.message}`;
 }
 
-export function anthropicErrorResponse(err: ProxyError, headers?: HeadersInit): Response {
+/** The error response; its body's `request_id` is `requestId`, else the `x-request-id` among `headers`. */
+export function anthropicErrorResponse(err: ProxyError, headers?: HeadersInit, requestId?: string): Response {
   const h = new Headers(headers);
   h.set("content-type", "application/json");
   if (err.retryAfter !== undefined) h.set("retry-after", String(err.retryAfter));
   for (const [name, value] of Object.entries(attemptHeaders(err))) h.set(name, value);
-  return new Response(JSON.stringify(anthropicErrorBody(err.toInfo())), { status: err.status, headers: h });
+  return new Response(JSON.stringify(anthropicErrorBody(err.toInfo(), requestId ?? h.get("x-request-id"))), { status: err.status, headers: h });
 }

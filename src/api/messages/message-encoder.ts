@@ -4,6 +4,12 @@ import type { ErrorInfo } from "../../errors/proxy-error.ts";
 import { randomId } from "../../lib/ids.ts";
 import type { SwitchyardExtension } from "../../events/switchyard-extension.ts";
 import { anthropicErrorBody } from "./anthropic-error.ts";
+import type { Message, MessageDeltaUsage, RawMessageDeltaEvent, RefusalStopDetails, StopReason, TextBlock, ThinkingBlock, ToolUseBlock, Usage as WireUsage } from "../wire/anthropic-wire.ts";
+
+/** The message: Anthropic's object (typed by its SDK's types, scripts/gen-wire-types.mjs) and Switchyard's addition. */
+export type MessageBody = Message & { content: Block[]; x_switchyard?: SwitchyardExtension };
+/** The content blocks Switchyard writes. */
+type Block = TextBlock | ThinkingBlock | ToolUseBlock;
 
 type Json = Record<string, unknown>;
 
@@ -16,10 +22,12 @@ export interface MessageMeta {
   id: string;
   /** The model name the client asked for. */
   model: string;
+  /** The request's id, for a stream error event's `request_id`. */
+  requestId?: string;
 }
 
 type ToolBlock = { kind: "tool_use"; index: number; id: string; name: string; args: string };
-type Block = { kind: "text"; index: number; text: string } | { kind: "thinking"; index: number; text: string } | ToolBlock;
+type OpenBlock = { kind: "text"; index: number; text: string } | { kind: "thinking"; index: number; text: string } | ToolBlock;
 
 interface PendingCall {
   id: string;
@@ -28,7 +36,7 @@ interface PendingCall {
   block?: ToolBlock;
 }
 
-export function stopReason(reason: FinishReason | null): string {
+export function stopReason(reason: FinishReason | null): StopReason {
   switch (reason) {
     case "length":
       return "max_tokens";
@@ -39,6 +47,16 @@ export function stopReason(reason: FinishReason | null): string {
     default:
       return "end_turn";
   }
+}
+
+/** A refusal's stop details (no category: a local model gives none); null for any other stop. */
+export function stopDetails(stop: StopReason | null): RefusalStopDetails | null {
+  return stop === "refusal" ? { type: "refusal", category: null, explanation: null } : null;
+}
+
+/** A tool_use block: every call is the model's own (`caller: direct`; Switchyard runs no server tools). */
+function toolUseBlock(id: string, name: string, input: Json): ToolUseBlock {
+  return { type: "tool_use", id, name, input, caller: { type: "direct" } };
 }
 
 /** Signs a thinking block's text, for its `signature` (the route passes the deployment's sealer). */
@@ -53,8 +71,8 @@ export type SignThinking = (thinking: string) => string;
  */
 export class MessageEncoder {
   private began = false;
-  private readonly content: Json[] = [];
-  private open: Block | null = null;
+  private readonly content: Block[] = [];
+  private open: OpenBlock | null = null;
   private readonly calls = new Map<number, PendingCall>();
   private finish: FinishReason | null = null;
   private usage: Usage | null = null;
@@ -80,12 +98,12 @@ export class MessageEncoder {
         const kind = event.type === "text" ? "text" : "thinking";
         if (this.open?.kind !== kind) {
           out.push(...this.flushCalls(), ...this.closeBlock());
-          const opened: Block = { kind, index: this.content.length, text: "" };
+          const opened: OpenBlock = { kind, index: this.content.length, text: "" };
           this.open = opened;
-          this.content.push(kind === "text" ? { type: "text", text: "" } : { type: "thinking", thinking: "", signature: "" });
+          this.content.push(kind === "text" ? { type: "text", text: "", citations: null } : { type: "thinking", thinking: "", signature: "" });
           out.push({ type: "content_block_start", index: opened.index, content_block: structuredClone(this.content[opened.index]) });
         }
-        const block = this.open as Extract<Block, { kind: "text" | "thinking" }>;
+        const block = this.open as Extract<OpenBlock, { kind: "text" | "thinking" }>;
         block.text += event.delta;
         const delta = kind === "text" ? { type: "text_delta", text: event.delta } : { type: "thinking_delta", thinking: event.delta };
         out.push({ type: "content_block_delta", index: block.index, delta });
@@ -103,7 +121,7 @@ export class MessageEncoder {
         return out;
       case "error":
         this.failedWith = event.error;
-        out.push(anthropicErrorBody(event.error));
+        out.push(anthropicErrorBody(event.error, this.meta.requestId ?? null));
         return out;
     }
   }
@@ -113,28 +131,37 @@ export class MessageEncoder {
     if (this.failedWith || this.ended) return [];
     const out = [...this.begin(), ...this.flushCalls(), ...this.closeBlock()];
     this.ended = true;
-    out.push({ type: "message_delta", delta: { stop_reason: stopReason(this.finish), stop_sequence: null }, usage: this.usageJson() });
+    const stop = stopReason(this.finish);
+    const usage: MessageDeltaUsage = { ...this.usageJson(), output_tokens_details: null, server_tool_use: null };
+    const delta: RawMessageDeltaEvent = { type: "message_delta", delta: { stop_reason: stop, stop_sequence: null, stop_details: stopDetails(stop), container: null }, usage };
+    out.push(delta);
     out.push({ type: "message_stop" });
     return out;
   }
 
   /** The message object: final after `end()`. */
-  message(): Json {
+  message(): MessageBody {
+    const stop = this.ended ? stopReason(this.finish) : null;
     return {
       id: this.meta.id,
       type: "message",
       role: "assistant",
       model: this.meta.model,
       content: structuredClone(this.content),
-      stop_reason: this.ended ? stopReason(this.finish) : null,
+      stop_reason: stop,
       stop_sequence: null,
-      usage: this.usageJson(),
+      stop_details: stopDetails(stop),
+      container: null,
+      usage: this.messageUsage(),
       ...(this.ended ? { x_switchyard: this.extension() } : {}),
     };
   }
 
-  /** Anthropic's `input_tokens` leaves out the prompt tokens read from the cache (llama-server's cached prompt). */
-  private usageJson(): Json {
+  /**
+   * The counts every usage object carries (message_delta's adds its own nulls, the message its
+   * own). Anthropic's `input_tokens` leaves out the prompt tokens read from the cache (llama-server's cached prompt).
+   */
+  private usageJson(): Pick<WireUsage, "input_tokens" | "cache_creation_input_tokens" | "cache_read_input_tokens" | "output_tokens"> {
     const prompt = this.usage?.promptTokens ?? 0;
     const cached = Math.min(Math.max(this.usage?.cachedTokens ?? 0, 0), prompt);
     return {
@@ -143,6 +170,15 @@ export class MessageEncoder {
       cache_read_input_tokens: cached,
       output_tokens: this.usage?.completionTokens ?? 0,
     };
+  }
+
+  /**
+   * The message's usage: no cache writes (llama-server's prompt cache is not billed apart), and what
+   * only Anthropic's platform has (server tools, tiers, inference region, thinking counts) null.
+   */
+  private messageUsage(): WireUsage {
+    const cache_creation = { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 };
+    return { ...this.usageJson(), cache_creation, inference_geo: null, output_tokens_details: null, server_tool_use: null, service_tier: null };
   }
 
   private begin(): MessageStreamEvent[] {
@@ -156,12 +192,12 @@ export class MessageEncoder {
     if (!block) return [];
     this.open = null;
     const out: MessageStreamEvent[] = [];
-    if (block.kind === "text") this.content[block.index] = { type: "text", text: block.text };
+    if (block.kind === "text") this.content[block.index] = { type: "text", text: block.text, citations: null };
     else if (block.kind === "thinking") {
       const signature = this.sign(block.text);
       this.content[block.index] = { type: "thinking", thinking: block.text, signature };
       out.push({ type: "content_block_delta", index: block.index, delta: { type: "signature_delta", signature } });
-    } else this.content[block.index] = { type: "tool_use", id: block.id, name: block.name, input: parseInput(block.args) };
+    } else this.content[block.index] = toolUseBlock(block.id, block.name, parseInput(block.args));
     out.push({ type: "content_block_stop", index: block.index });
     return out;
   }
@@ -188,8 +224,8 @@ export class MessageEncoder {
     const block: ToolBlock = { kind: "tool_use", index: this.content.length, id: call.id, name: call.name, args: call.args };
     call.block = block;
     this.open = block;
-    this.content.push({ type: "tool_use", id: call.id, name: call.name, input: {} });
-    out.push({ type: "content_block_start", index: block.index, content_block: { type: "tool_use", id: call.id, name: call.name, input: {} } });
+    this.content.push(toolUseBlock(call.id, call.name, {}));
+    out.push({ type: "content_block_start", index: block.index, content_block: toolUseBlock(call.id, call.name, {}) });
     if (call.args) out.push({ type: "content_block_delta", index: block.index, delta: { type: "input_json_delta", partial_json: call.args } });
     return out;
   }

@@ -22,10 +22,11 @@ export function compactionRequest(chat: ChatRequest): ChatRequest {
 
 /**
  * Pure: OpenAI's compacted response: every user message of the input, in order, then one compaction
- * item whose sealed summary stands in for the rest (only this deployment can read it back).
+ * item whose sealed summary stands in for the rest (only this deployment can read it back). An output
+ * message has a `status` (the spec requires it): "completed" unless the client's item said otherwise.
  */
 export function compactedResponse(inputItems: Json[], summary: string, sealer: Sealer, usage: Json): Json {
-  const userMessages = inputItems.filter((item) => (item.type ?? "message") === "message" && item.role === "user");
+  const userMessages = inputItems.filter((item) => (item.type ?? "message") === "message" && item.role === "user").map((item) => ({ status: "completed", ...item }));
   return {
     id: randomId("resp_"),
     object: "response.compaction",

@@ -10,7 +10,7 @@ export function echoedFields(req: ResponsesRequest): Record<string, unknown> {
     parallel_tool_calls: req.parallel_tool_calls ?? true,
     temperature: req.temperature ?? null,
     top_p: req.top_p ?? null,
-    tools: req.tools ?? [],
+    tools: (req.tools ?? []).map(echoedTool),
     tool_choice: req.tool_choice ?? "auto",
     text: { ...(typeof req.text === "object" ? req.text : {}), format: req.text?.format ?? { type: "text" } },
     reasoning: { effort: req.reasoning?.effort ?? null, summary: req.reasoning?.summary ?? null },
@@ -21,4 +21,14 @@ export function echoedFields(req: ResponsesRequest): Record<string, unknown> {
     ...(typeof extra.max_tool_calls === "number" ? { max_tool_calls: extra.max_tool_calls } : {}),
     ...(typeof req.top_logprobs === "number" ? { top_logprobs: req.top_logprobs } : {}),
   };
+}
+
+/**
+ * A tool as the response repeats it: a function tool has every field the spec requires of one
+ * (`strict` and `parameters`, null when the client left them out); other tools as sent.
+ */
+function echoedTool<T>(tool: T): T {
+  if (typeof tool !== "object" || tool === null || (tool as { type?: unknown }).type !== "function") return tool;
+  const fn = tool as Record<string, unknown>;
+  return { ...fn, parameters: fn.parameters ?? null, strict: fn.strict ?? null } as T;
 }

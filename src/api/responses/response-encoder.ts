@@ -8,6 +8,7 @@ import { customToolInput } from "./custom-tool.ts";
 import { localShellAction } from "./local-shell.ts";
 import { customToolCallItem, functionCallItem, localShellCallItem, reasoningItem } from "./output-items.ts";
 import { plainToolNames, type ToolNames, type ToolOrigin } from "./tool-origin.ts";
+import type { ResponseError, ResponseErrorCode, ResponseErrorEvent, ResponseUsage } from "../wire/openai-wire.ts";
 
 type Json = Record<string, unknown>;
 
@@ -116,7 +117,8 @@ export class ResponseEncoder {
         this.failedWith = event.error;
         const e = event.error;
         out.push(this.ev("response.failed", { response: this.failedResponse(e) }));
-        out.push(this.ev("error", { code: e.code, message: e.message, param: e.param ?? null }));
+        const error: Omit<ResponseErrorEvent, "sequence_number"> = { type: "error", code: e.code, message: e.message, param: e.param ?? null };
+        out.push(this.ev("error", error));
         return out;
       }
     }
@@ -163,7 +165,8 @@ export class ResponseEncoder {
 
   /** The response object of a failed answer (stream `response.failed`, or a late non-stream failure). */
   failedResponse(e: ErrorInfo): Json {
-    return { ...this.base("failed"), error: { code: e.code, message: e.message }, incomplete_details: null, usage: this.usage ? usageJson(this.usage) : null, x_switchyard: this.extension() };
+    const error: ResponseError = { code: responseErrorCode(e), message: e.message };
+    return { ...this.base("failed"), error, incomplete_details: null, usage: this.usage ? usageJson(this.usage) : null, x_switchyard: this.extension() };
   }
 
   private base(status: string): Json {
@@ -334,14 +337,25 @@ export class ResponseEncoder {
   }
 }
 
-export function usageJson(u: Usage | null): Json {
+export function usageJson(u: Usage | null): ResponseUsage {
   const input = u?.promptTokens ?? 0;
   const output = u?.completionTokens ?? 0;
   return {
     input_tokens: input,
-    input_tokens_details: { cached_tokens: u?.cachedTokens ?? 0 },
+    // cache_write_tokens: llama-server's prompt cache is written as a side effect, never billed apart.
+    input_tokens_details: { cached_tokens: u?.cachedTokens ?? 0, cache_write_tokens: 0 },
     output_tokens: output,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: input + output,
   };
+}
+
+/**
+ * A failed Response's `error.code` is one of the spec's values (clients type it as that enum):
+ * Switchyard's own code stays in the `error` event that follows `response.failed`.
+ */
+export function responseErrorCode(e: ErrorInfo): ResponseErrorCode {
+  if (e.status === 429) return "rate_limit_exceeded";
+  if (e.status >= 400 && e.status < 500) return "invalid_prompt";
+  return "server_error";
 }

@@ -191,11 +191,12 @@ describe("MessageEncoder", () => {
     ]);
     expect(types).toEqual(["message_start", "ping", "content_block_start", "content_block_delta", "content_block_delta", "content_block_stop", "message_delta", "message_stop"]);
     expect(out[0]!.message).toMatchObject({ id: "msg_1", type: "message", role: "assistant", model: "m", content: [], stop_reason: null });
-    expect(out[2]).toEqual({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+    expect(out[2]).toEqual({ type: "content_block_start", index: 0, content_block: { type: "text", text: "", citations: null } });
     expect(out[3]).toEqual({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hel" } });
     const usage = { input_tokens: 4, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 2 };
-    expect(out[6]).toEqual({ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage });
-    expect(message).toMatchObject({ content: [{ type: "text", text: "Hello" }], stop_reason: "end_turn", usage });
+    const deltaUsage = { ...usage, output_tokens_details: null, server_tool_use: null };
+    expect(out[6]).toEqual({ type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null, stop_details: null, container: null }, usage: deltaUsage });
+    expect(message).toMatchObject({ content: [{ type: "text", text: "Hello", citations: null }], stop_reason: "end_turn", stop_details: null, container: null, usage });
   });
 
   it("tool calls: a tool_use block per call once the name settles, input_json_delta, stop_reason tool_use", () => {
@@ -211,8 +212,8 @@ describe("MessageEncoder", () => {
     const starts = out.filter((e) => e.type === "content_block_start").map((e) => e.content_block);
     expect(starts).toEqual([
       { type: "thinking", thinking: "", signature: "" },
-      { type: "tool_use", id: expect.stringMatching(/^toolu_/), name: "get_weather", input: {} },
-      { type: "tool_use", id: expect.stringMatching(/^toolu_/), name: "noop", input: {} },
+      { type: "tool_use", id: expect.stringMatching(/^toolu_/), name: "get_weather", input: {}, caller: { type: "direct" } },
+      { type: "tool_use", id: expect.stringMatching(/^toolu_/), name: "noop", input: {}, caller: { type: "direct" } },
     ]);
     const json = out.filter((e) => e.delta?.type === "input_json_delta" && e.index === 1).map((e) => e.delta.partial_json).join("");
     expect(json).toBe('{"city":"Paris"}');
@@ -243,7 +244,7 @@ describe("MessageEncoder", () => {
       { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature } },
       { type: "content_block_stop", index: 0 },
     ]);
-    expect(message.content).toEqual([{ type: "thinking", thinking: "Let me think.", signature }, { type: "text", text: "Done." }]);
+    expect(message.content).toEqual([{ type: "thinking", thinking: "Let me think.", signature }, { type: "text", text: "Done.", citations: null }]);
     expect(sealer.verify("messages.thinking", message.content[0].thinking, message.content[0].signature)).toBe(true);
     // No signature_delta on text blocks; a thinking block still open at the end is signed as it closes.
     expect(out.filter((e) => e.delta?.type === "signature_delta")).toHaveLength(1);
@@ -257,10 +258,12 @@ describe("MessageEncoder", () => {
       { type: "finish", reason: "stop" },
       { type: "usage", usage: { promptTokens: 100, completionTokens: 3, cachedTokens: 80 } },
     ]);
-    expect(out[0]!.message.usage).toEqual({ input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 });
+    // What only Anthropic's platform has is zero or null, in every usage object (the SDK's types require the fields).
+    const platform = { cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 }, inference_geo: null, output_tokens_details: null, server_tool_use: null, service_tier: null };
+    expect(out[0]!.message.usage).toEqual({ input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0, ...platform });
     const usage = { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 80, output_tokens: 3 };
-    expect(out.find((e) => e.type === "message_delta")!.usage).toEqual(usage);
-    expect(message.usage).toEqual(usage);
+    expect(out.find((e) => e.type === "message_delta")!.usage).toEqual({ ...usage, output_tokens_details: null, server_tool_use: null });
+    expect(message.usage).toEqual({ ...usage, ...platform });
   });
 
   it("length → max_tokens; an error is one Anthropic error event and nothing after", () => {
@@ -268,7 +271,7 @@ describe("MessageEncoder", () => {
     const enc = new MessageEncoder({ id: "msg_1", model: "m" }, ext);
     enc.encode({ type: "text", delta: "a" });
     const err = enc.encode({ type: "error", error: { status: 503, type: "unavailable_error", code: "no_capacity", message: "busy" } });
-    expect(err).toEqual([{ type: "error", error: { type: "overloaded_error", message: "busy", code: "no_capacity" } }]);
+    expect(err).toEqual([{ type: "error", error: { type: "overloaded_error", message: "busy", code: "no_capacity" }, request_id: null }]);
     expect(enc.end()).toEqual([]);
     expect([400, 401, 404, 413, 429, 500, 502, 504].map(anthropicErrorType)).toEqual([
       "invalid_request_error", "authentication_error", "not_found_error", "request_too_large", "rate_limit_error", "api_error", "api_error", "timeout_error",

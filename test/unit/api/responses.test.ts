@@ -140,7 +140,7 @@ describe("ResponseEncoder", () => {
     expect(response.output).toEqual([
       { id: expect.stringMatching(/^msg_/), type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hello", annotations: [], logprobs: [] }] },
     ]);
-    expect(response.usage).toEqual({ input_tokens: 3, input_tokens_details: { cached_tokens: 0 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 5 });
+    expect(response.usage).toEqual({ input_tokens: 3, input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens: 2, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 5 });
     expect(out[0]).toMatchObject({ response: { status: "in_progress", output: [], usage: null } });
   });
 
@@ -196,7 +196,8 @@ describe("ResponseEncoder", () => {
     enc.encode({ type: "text", delta: "Par" });
     const err = enc.encode({ type: "error", error: { status: 502, type: "api_error", code: "upstream_error", message: "broke" } });
     expect(err.map((e) => e.type)).toEqual(["response.failed", "error"]);
-    expect(err[0]).toMatchObject({ response: { status: "failed", error: { code: "upstream_error", message: "broke" } } });
+    // The failed response's code is one of the spec's (clients type it as that enum); Switchyard's is the error event's.
+    expect(err[0]).toMatchObject({ response: { status: "failed", error: { code: "server_error", message: "broke" } } });
     expect(err[1]).toMatchObject({ code: "upstream_error", message: "broke", param: null });
     expect(enc.end()).toEqual([]);
     expect(enc.failed?.code).toBe("upstream_error");

@@ -46,7 +46,7 @@ describe("the final error's outcomes", () => {
     const res = anthropicErrorResponse(final());
     expect(res.headers.get("x-switchyard-outcomes")).toBe("llama:127.0.0.1:9=upstream_unreachable; browser:Qwen-x=no_capacity");
     expect(res.headers.get("x-switchyard-attempts")).toBe("2");
-    expect(await res.json()).toEqual({ type: "error", error: { type: "overloaded_error", message: "No browser session is serving Qwen-x.", code: "no_capacity" } });
+    expect(await res.json()).toEqual({ type: "error", error: { type: "overloaded_error", message: "No browser session is serving Qwen-x.", code: "no_capacity" }, request_id: null });
   });
 
   it("withAttempts (errors before commit on the streaming paths) adds both headers", () => {

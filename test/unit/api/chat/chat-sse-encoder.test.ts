@@ -62,7 +62,7 @@ describe("chatSseEncoder", () => {
     const out = written(chatSseEncoder(new ChunkEncoder(meta, ext)), events, true);
     expect(out).toBe(reference(events));
     const frames = out.split("\n\n").filter((f) => f.startsWith("data: {")).map((f) => JSON.parse(f.slice(6)));
-    expect(frames[1].choices[0].logprobs).toEqual({ content: lp("lo") });
+    expect(frames[1].choices[0].logprobs).toEqual({ content: lp("lo"), refusal: null });
     expect(frames[2].choices[0].logprobs).toBeNull();
   });
 

@@ -34,6 +34,8 @@ describe("ChunkEncoder", () => {
     ];
     const withUsage = run(events, true);
     expect(withUsage).toHaveLength(3);
+    // OpenAI's spec: with include_usage every chunk but the usage chunk carries "usage": null.
+    expect(withUsage.slice(0, 2).map((c) => c.usage)).toEqual([null, null]);
     expect(withUsage[2]).toMatchObject({
       choices: [],
       usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, prompt_tokens_details: { cached_tokens: 2 } },

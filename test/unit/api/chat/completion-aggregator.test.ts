@@ -12,7 +12,7 @@ describe("CompletionAggregator", () => {
     a.push({ type: "text", delta: "Hi", logprobs: [hi] });
     a.push({ type: "text", delta: "." , logprobs: [dot] });
     a.push({ type: "finish", reason: "stop" });
-    expect((a.result(meta, ext).choices as any)[0].logprobs).toEqual({ content: [hi, dot] });
+    expect((a.result(meta, ext).choices as any)[0].logprobs).toEqual({ content: [hi, dot], refusal: null });
     const b = new CompletionAggregator();
     b.push({ type: "text", delta: "Hi" });
     expect((b.result(meta, ext).choices as any)[0].logprobs).toBeNull();
@@ -29,7 +29,7 @@ describe("CompletionAggregator", () => {
       object: "chat.completion",
       created: 1700000000,
       model: "my-model",
-      choices: [{ index: 0, message: { role: "assistant", content: "Hello" }, finish_reason: "stop", logprobs: null }],
+      choices: [{ index: 0, message: { role: "assistant", content: "Hello", refusal: null }, finish_reason: "stop", logprobs: null }],
       usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 },
       timings: { predicted_n: 2 },
       x_switchyard: { target: "llama:h:1", attempts: 2 },

@@ -36,6 +36,7 @@ describe("mapLlamaError", () => {
     expect(anthropicErrorBody(e.toInfo())).toEqual({
       type: "error",
       error: { type: "invalid_request_error", message: "prompt is too long: 631 tokens > 256 maximum", code: "context_length_exceeded" },
+      request_id: null,
     });
   });
   it("context overflow without n_prompt_tokens/n_ctx: the counts from the message, else the message kept", () => {
