@@ -20,7 +20,7 @@ import type { StreamStart } from "../responders/sse-response.ts";
 import type { SwitchyardExtension } from "../events/switchyard-extension.ts";
 import type { ChatRequest } from "../schemas/chat-request.ts";
 import type { ToolCallReport } from "../toolcalls/index.ts";
-import { adapterOf } from "../upstreams/registry/adapters.ts";
+import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
 import { attemptTargets, type AttemptOptions, type Started } from "./attempt.ts";
 import { planTargetsFor } from "./plan-targets.ts";
@@ -91,12 +91,10 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
   const abort = () => work.abort();
   scope.signal?.addEventListener?.("abort", abort, { once: true });
 
-  // A server's chat parser may refuse an answer it generated (llama-server): the refused attempt is
-  // charged its bound, and what follows (the raw text, continuations up to resume.maxResumes) is
-  // charged as it runs. It is not reserved up front: reserving a second generation for every request
-  // a parser might refuse would halve what a day limit admits for a failure that real models rarely
-  // cause; the day may instead be passed by what follows a refusal (docs/security.md).
-  const refusals = refusalBudget(Number.POSITIVE_INFINITY, request, (tokens) => scope.meter?.chargeGenerated(tokens));
+  // A server's chat parser may refuse an answer it generated (llama-server): one more generation (a
+  // continuation or the raw text) may follow, reserved below; the refused attempt is charged its bound.
+  const mayRefuse = !given && targets.some((t) => capabilitiesOf(t).continues !== null);
+  const refusals = refusalBudget(1, request, (tokens) => scope.meter?.chargeGenerated(tokens));
   const attemptOptions = (upstream: (t: Target) => Upstream): AttemptOptions => ({
     request,
     requestId: scope.requestId,
@@ -153,8 +151,8 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
   };
 
   const headersOf = () => ({ "x-switchyard-target": delivered?.started.target.name ?? "", "x-switchyard-attempts": String(delivered?.attempts ?? 0) });
-  // 7. meter. A policy retry may generate a second answer, so that much is reserved.
-  const generations = offersTools(request) && minScore > 0 ? 2 : 1;
+  // 7. meter. A policy retry may generate a second answer, and a refusal one more: that much is reserved.
+  const generations = (offersTools(request) && minScore > 0 ? 2 : 1) + (mayRefuse ? 1 : 0);
   const metered: Promise<StreamStart> = meterRun(
     scope.meter,
     request,

@@ -96,7 +96,7 @@ describe("limits under a concurrent burst", () => {
 
   it("tokens per day: counted from real usage (stream, non-stream, failed), enforced at the next request, for a whole burst", async () => {
     const vars = keyedVars(models);
-    // Each request reserves its prompt (11) and its max_tokens (the key's default, 1) until it is charged.
+    // Each request reserves its prompt (11) and twice its max_tokens (the key's default, 1) until it is charged.
     const key = await createKey(vars, { name: "tokens", scopes: ["chat"], limits: { tokensPerDay: 40, defaultMaxTokens: 1 } });
     secrets.push(key.key, vars.ADMIN_TOKEN);
     // say/hello reports 3 prompt + 5 completion tokens; paced/15 reports 3 + 15.
@@ -126,9 +126,10 @@ describe("limits under a concurrent burst", () => {
 
   it("a burst within tokens per day is let in as far as its reservations fit, and charged: the next request is refused", async () => {
     const vars = keyedVars(models);
-    const key = await createKey(vars, { name: "t2", scopes: ["chat"], limits: { tokensPerDay: 30, defaultMaxTokens: 4 } });
+    const key = await createKey(vars, { name: "t2", scopes: ["chat"], limits: { tokensPerDay: 30, defaultMaxTokens: 2 } });
     secrets.push(key.key);
-    // Each reserves 11 + 4 = 15 at admission and is charged 8: whatever the interleaving, two fit
+    // Each reserves 11 + 2 × 2 = 15 at admission (its max_tokens twice: a llama-server's chat parser
+    // may refuse the answer, and one more generation may follow) and is charged 8: whatever the interleaving, two fit
     // (15 + 15 in flight), and a third never does (8 + 8 charged + 15 > 30).
     const first = await burst(4, () => call("/v1/chat/completions", { json: chat("fast"), headers: bearer(key.key) }, vars));
     expect(first.filter((r) => r.status === 200).length).toBe(2);

@@ -206,20 +206,16 @@ describe("a refused answer is charged what the server generated, every attempt i
     expect(r.charged).toBeLessThanOrEqual(30 + r.generated);
   });
 
-  it("a refused answer on a key whose day holds one generation: served (what follows a refusal is not reserved up front), and charged at least what ran", async () => {
-    // max_tokens 40 reserves once: reserving a second generation for every request a parser might
-    // refuse would halve what a day admits. The raw text that follows the refusal is charged as it ran.
+  it("the refused answer on a key without room for a second generation: refused before it runs, nothing generated", async () => {
+    // max_tokens 40 reserves twice (the raw text may follow a refusal): a 60-token day cannot hold it.
     const vars = keyedVars(harmony());
     const { key } = await createKey(vars, { name: "tight", scopes: ["chat"], limits: { tokensPerDay: 60 } });
     const before = await generatedSoFar(HARMONY_URL);
     const { res, done } = await call("/v1/chat/completions", { json: { model: "m", messages: [{ role: "user", content: "hi" }], grammar: grammar("Hello there"), max_tokens: 40 }, headers: { authorization: `Bearer ${key}` } }, vars);
     const body = (await res.json()) as any;
     await done();
-    expect(res.status, JSON.stringify(body)).toBe(200);
-    const generated = (await generatedSoFar(HARMONY_URL)) - before;
-    const { res: usage, done: usageDone } = await call("/v1/usage", { headers: { authorization: `Bearer ${key}` } }, vars);
-    const totals = ((await usage.json()) as any).totals;
-    await usageDone();
-    expect(totals.completion_tokens, `generated ${generated}`).toBeGreaterThanOrEqual(generated);
+    expect(res.status, JSON.stringify(body)).toBe(429);
+    expect(body.error.code).toBe("tokens_per_day_exceeded");
+    expect((await generatedSoFar(HARMONY_URL)) - before).toBe(0);
   });
 });

@@ -76,7 +76,7 @@ describe("every generating route takes a concurrency slot", () => {
 });
 
 describe("tokens per day hold while requests are in flight", () => {
-  it("a 400-token day, 8 requests at once with max_tokens 100: at most 4 admitted (3: each reserves its prompt and 100), at most 400 served", async () => {
+  it("a 400-token day, 8 requests at once with max_tokens 100: at most 4 admitted (1: each reserves its prompt and twice 100), at most 400 served", async () => {
     const vars = keyedVars(configWith({ long: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/u-day400/behave/paced/100` }] } }));
     const key = await createKey(vars, { name: "day400", scopes: ["chat"], limits: { tokensPerDay: 400 } });
     // paced/100 streams for 2 s and reports 3 + 100 tokens: all 8 overlap.
@@ -114,23 +114,24 @@ describe("tokens per day hold while requests are in flight", () => {
     expect(u.totals.prompt_tokens + u.totals.completion_tokens).toBeLessThanOrEqual(400);
   });
 
-  it("a burst on a 30-token day with max_tokens 4: exactly 2 admitted; once they are charged the next is refused until midnight", async () => {
+  it("a burst on a 30-token day with max_tokens 2: exactly 2 admitted; once they are charged the next is refused until midnight", async () => {
     const vars = keyedVars(configWith({ fast: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/behave/say/hello` }] } }));
     const key = await createKey(vars, { name: "day30", scopes: ["chat"], limits: { tokensPerDay: 30 } });
-    // Each reserves 11 (its prompt's 41 characters) + 4 = 15 and is charged 3 + 5 = 8: two fit in
+    // Each reserves 11 (its prompt's 41 characters) + 2 × 2 (its max_tokens, and one more generation
+    // should the server's chat parser refuse the answer) = 15 and is charged 3 + 5 = 8: two fit in
     // flight, and a third never does (8 + 8 + 15 > 30), whatever the interleaving.
     const results = await Promise.all(
-      Array.from({ length: 4 }, () => send("/v1/chat/completions", { json: { model: "fast", max_tokens: 4, messages }, headers: bearer(key.key) }, vars)),
+      Array.from({ length: 4 }, () => send("/v1/chat/completions", { json: { model: "fast", max_tokens: 2, messages }, headers: bearer(key.key) }, vars)),
     );
     expect(results.filter((r) => r.status === 200).length).toBe(2);
     expect(results.filter((r) => r.status === 429 && r.body.error.code === "tokens_per_day_exceeded").length).toBe(2);
-    const next = await send("/v1/chat/completions", { json: { model: "fast", max_tokens: 4, messages }, headers: bearer(key.key) }, vars);
+    const next = await send("/v1/chat/completions", { json: { model: "fast", max_tokens: 2, messages }, headers: bearer(key.key) }, vars);
     expect(next.status).toBe(429);
     expect(next.body.error.code).toBe("tokens_per_day_exceeded");
     expect(next.body.error.message).toContain("14 of its 30 tokens left");
     expect(Number(next.retryAfter)).toBeGreaterThan(1);
     // A request that fits what is left is still served.
-    const small = await send("/v1/chat/completions", { json: { model: "fast", max_tokens: 3, messages }, headers: bearer(key.key) }, vars);
+    const small = await send("/v1/chat/completions", { json: { model: "fast", max_tokens: 1, messages }, headers: bearer(key.key) }, vars);
     expect(small.status).toBe(200);
   });
 
@@ -187,12 +188,12 @@ describe("tokens per day hold while requests are in flight", () => {
   it("a request that fails is charged what it used and its reservation is released at once", async () => {
     const vars = keyedVars(configWith({ broken: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/behave/html-500` }] } }));
     const key = await createKey(vars, { name: "released", scopes: ["chat"], limits: { tokensPerDay: 200 } });
-    const failed = await send("/v1/chat/completions", { json: { model: "broken", max_tokens: 150, messages }, headers: bearer(key.key) }, vars);
+    const failed = await send("/v1/chat/completions", { json: { model: "broken", max_tokens: 90, messages }, headers: bearer(key.key) }, vars);
     expect(failed.status).toBe(502);
     expect(await gateOf(vars, key.id).reservedTokens()).toBe(0);
     expect(await gateOf(vars, key.id).activeLeases()).toBe(0);
-    // 11 + 150 fits the day again: nothing was kept for the failed one.
-    const again = await send("/v1/chat/completions", { json: { model: "broken", max_tokens: 150, messages }, headers: bearer(key.key) }, vars);
+    // 11 + 2 × 90 fits the day again: nothing was kept for the failed one.
+    const again = await send("/v1/chat/completions", { json: { model: "broken", max_tokens: 90, messages }, headers: bearer(key.key) }, vars);
     expect(again.status).toBe(502);
     const u = await usageTotals(vars, key.key);
     expect(u.totals).toMatchObject({ requests: 2, prompt_tokens: 0, completion_tokens: 0, errors: 2 });
