@@ -50,7 +50,7 @@ describe.each([true, false])("a client that leaves (stream: %s)", (stream) => {
     await res.text().catch(() => "");
     await sleep(1200);
     const path = new URL(url).pathname.replace(/^\/u-[^/]+/, "");
-    const sent = (await fixtureLog<{ path: string; headers: Record<string, string> }>("_requests")).filter((r) => r.headers["x-request-id"] === requestId);
+    const sent = (await fixtureLog<{ path: string; headers: Record<string, string> }>("_requests")).filter((r) => r.headers["x-client-request-id"] === requestId);
     expect(sent.map((r) => r.path)).toEqual([`${path}/v1/chat/completions`]);
   });
 });

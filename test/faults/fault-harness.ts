@@ -93,7 +93,8 @@ export async function arrived(requestId: string, withinMs = 5000): Promise<boole
   const until = Date.now() + withinMs;
   while (Date.now() < until) {
     const sent = await fixtureLog<{ headers: Record<string, string> }>("_requests");
-    if (sent.some((r) => r.headers["x-request-id"] === requestId)) return true;
+    // The client's own id reaches the upstream as x-client-request-id (x-request-id is Switchyard's).
+    if (sent.some((r) => r.headers["x-client-request-id"] === requestId)) return true;
     await new Promise((r) => setTimeout(r, 25));
   }
   return false;
