@@ -78,7 +78,10 @@ export function placeRelay(start: RelayStart, live: readonly Session[], queue: L
     }
     return refused(503, { code: "no_capacity", retryAfter: 5, ...unable, message: `No browser session is serving ${start.model}. Open the Switchyard page, load the model and switch on "serve this model for the team".` });
   }
-  const best = queue.place(candidates.map((s) => s.sessionId), start.model, promptChain(start));
+  // Faster engines first among equals (placement takes the first of equally loaded sessions): a tab
+  // that measured itself slow (a CPU one) gets a request only when the faster ones are busier.
+  const bySpeed = [...candidates].sort((a, b) => announcedSpeed(b) - announcedSpeed(a));
+  const best = queue.place(bySpeed.map((s) => s.sessionId), start.model, promptChain(start));
   if (!best || !RelayQueue.fits(best.load)) {
     return refused(503, {
       code: "no_capacity",
@@ -106,4 +109,10 @@ function refusal(status: number, body: Record<string, unknown>): Refusal {
 
 function refused(status: number, body: Record<string, unknown>): Placement {
   return { ok: false, refusal: refusal(status, body) };
+}
+
+/** A session's announced decode speed (hello's `tokensPerSecond`); one that announced none counts as fast (a GPU tab). */
+function announcedSpeed(s: Session): number {
+  const tps = s.capabilities?.tokensPerSecond;
+  return typeof tps === "number" && Number.isFinite(tps) && tps > 0 ? tps : Number.POSITIVE_INFINITY;
 }
