@@ -9,7 +9,8 @@
 
 /** wllama's parameters for the relay request `body`, streaming (without the abort signal). */
 export function wllamaParams(body: Record<string, unknown>): Record<string, unknown> {
-  const { model: _model, stream_options: _options, n: _n, ...rest } = body;
+  // `stream_options.include_usage` stays: llama.cpp then sends the usage chunk (with its timings).
+  const { model: _model, n: _n, ...rest } = body;
   const out: Record<string, unknown> = { ...rest, stream: true };
   const format = body.response_format as { type?: unknown; schema?: unknown } | null | undefined;
   if (format && format.type === "json_object" && typeof format.schema === "string") {

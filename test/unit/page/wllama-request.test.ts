@@ -4,9 +4,9 @@ import { threadsFor, wllamaParams } from "../../../worker/engines/wllama-request
 import { readServeLink } from "../../../worker/serve-link.ts";
 
 describe("wllamaParams", () => {
-  it("passes llama.cpp's own fields through, streams, and drops what the hub added for web-llm", () => {
+  it("passes llama.cpp's own fields through (the usage chunk asked for), streams, and drops the model id", () => {
     const body = { model: "tiny", messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "Hel" }], grammar: 'root ::= "lo"', seed: 7, max_tokens: 9, stream: true, stream_options: { include_usage: true } };
-    expect(wllamaParams(body)).toEqual({ messages: body.messages, grammar: 'root ::= "lo"', seed: 7, max_tokens: 9, stream: true });
+    expect(wllamaParams(body)).toEqual({ messages: body.messages, grammar: 'root ::= "lo"', seed: 7, max_tokens: 9, stream: true, stream_options: { include_usage: true } });
   });
 
   it("turns web-llm's json_object + schema string back into llama.cpp's json_schema", () => {
