@@ -72,7 +72,8 @@ async function main() {
   // The deployment's GGUF models run anywhere (the CPU when WebGPU or shader-f16 is missing).
   const offered = link.token ? await fetchOfferedModels(location.origin, link.token).catch((e) => (notes.push(`The deployment's models could not be listed (${e instanceof Error ? e.message : e}).`), [])) : [];
   const groups = [];
-  const ggufs = offered.filter((m) => m.gguf);
+  const ggufs = ggufRuns() ? offered.filter((m) => m.gguf) : [];
+  if (!ggufRuns() && offered.some((m) => m.gguf)) notes.push(NO_GGUF);
   for (const m of ggufs) state.ggufs.set(m.model, /** @type {string} */ (m.gguf));
   if (ggufs.length) {
     const group = Object.assign(document.createElement("optgroup"), { label: "This deployment's GGUF models (llama.cpp)" });
@@ -99,6 +100,10 @@ async function main() {
   $("load").disabled = false;
   if (link.model && link.start) await startFromLink(link.model);
 }
+
+/** llama.cpp's WebAssembly build needs JSPI (WebAssembly.promising) and 64-bit memory: Chrome/Edge 137+. */
+const ggufRuns = () => typeof (/** @type {{ promising?: unknown }} */ (/** @type {unknown} */ (WebAssembly))).promising === "function";
+const NO_GGUF = "This browser cannot run GGUF models: llama.cpp in WebAssembly needs JSPI and 64-bit memory (Chrome or Edge 137 or later).";
 
 /**
  * `#serve=<token>&model=<id>&start=1`: load that model and serve it without a click.
@@ -150,6 +155,7 @@ async function load() {
     state.engine = null;
     await previous?.unload();
     if (choice.engine === "llama.cpp") {
+      if (!ggufRuns()) throw new Error(NO_GGUF);
       const { loadWllamaEngine } = await import("./engines/wllama-engine.js");
       const source = "file" in choice ? { file: choice.file } : { url: new URL(choice.gguf, location.href).href };
       state.engine = await loadWllamaEngine({ model: choice.model, source, gpu: { shaderF16: caps.shaderF16, adapter }, onProgress });
