@@ -7,7 +7,7 @@
 // the engine's own per-token time (its timings). All clocks are this process's or the page's own.
 //   npx node bench/tab-vs-server.mjs [--runs 5] [--tokens 64] [--write docs/benchmarks.md]
 import { readFileSync, writeFileSync } from "node:fs";
-import { loadavg } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
 import { basename } from "node:path";
 import { parseArgs } from "node:util";
 import { chromium } from "playwright-core";
@@ -123,9 +123,9 @@ try {
   }
   const relay = { gapMs: median(gaps), engineMs: median(engine), firstMs: median(firsts) };
   const lines = [
-    `### A tab against a box on the same GGUF (\`bench/tab-vs-server.mjs\`)`,
+    `## A tab against a box on the same GGUF (issue 42, \`bench/tab-vs-server.mjs\`)`,
     "",
-    `The project's tiny test GGUF (${MODEL}), ${TOKENS} tokens from the same prompt (\`ignore_eos\`), median of ${RUNS} runs, on this machine (load ${loadavg()[0].toFixed(1)} on ${"2"} shared cores). The tab is wllama 3.8.1 in headless Chromium on the CPU (SwiftShader has no shader-f16).`,
+    `The project's tiny test GGUF (${MODEL}), ${TOKENS} tokens from the same prompt (\`ignore_eos\`), median of ${RUNS} runs, on this machine (load ${loadavg()[0].toFixed(1)} on ${availableParallelism()} shared cores). The tab is wllama 3.8.1 in headless Chromium on the CPU (SwiftShader has no shader-f16).`,
     "",
     "| engine | tokens/s | time to first token (ms) |",
     "|---|---|---|",
@@ -138,7 +138,7 @@ try {
   if (flags.write) {
     const doc = readFileSync(flags.write, "utf8");
     const start = doc.indexOf(lines[0]);
-    const next = start < 0 ? -1 : doc.indexOf("\n### ", start + 1);
+    const next = start < 0 ? -1 : doc.indexOf("\n## ", start + 1);
     writeFileSync(flags.write, start < 0 ? `${doc.trimEnd()}\n\n${lines.join("\n")}` : `${doc.slice(0, start)}${lines.join("\n")}${next < 0 ? "" : doc.slice(next)}`);
   }
 } finally {
