@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm start -- <args>`: validates the configuration with the Worker's own schema, optionally starts a
 // local llama-server (LLAMA_MODEL=./model.gguf), then runs `wrangler dev` with every argument after
-// `--` passed through unchanged (plus SWITCHYARD_ENV=dev). Stops its children when it stops. The tokens
+// `--` passed through unchanged (plus SWITCHYARD_ENV=dev). With LLAMA_MODEL it also serves that GGUF
+// file to browser tabs (scripts/serve-gguf.mjs, LLAMA_GGUF), so one file serves both. Stops its children when it stops. The tokens
 // it generates reach wrangler through an owner-only env file (scripts/dev-secrets.mjs), never argv.
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -13,6 +14,7 @@ import { parseConfig } from "../src/config/config.ts";
 import { firstFreePort, portInUse } from "./dev-port.mjs";
 import { devSecretsPlan, writeOwnerOnly } from "./dev-secrets.mjs";
 import { findLlamaServerBinary, llamaServerHelp } from "./find-llama-server.mjs";
+import { serveGguf } from "./serve-gguf.mjs";
 
 const args = process.argv.slice(2);
 const log = (/** @type {string} */ msg) => process.stderr.write(`[switchyard] ${msg}\n`);
@@ -101,6 +103,9 @@ function stopAll(code = 0) {
 process.on("SIGINT", () => stopAll(0));
 process.on("SIGTERM", () => stopAll(0));
 
+/** `--var LLAMA_GGUF:<url>` when the launcher serves LLAMA_MODEL's file to tabs. */
+/** @type {string[]} */
+const ggufArgs = [];
 if (process.env.LLAMA_MODEL) {
   const model = resolve(process.env.LLAMA_MODEL);
   if (!existsSync(model)) {
@@ -125,6 +130,13 @@ if (process.env.LLAMA_MODEL) {
     }
   });
   children.push(llama);
+  // The same file for tabs (llama.cpp in WebAssembly): offered on the page as its file name.
+  if (!vars.LLAMA_GGUF) {
+    const gguf = await serveGguf(model, linkHost);
+    process.on("exit", gguf.close);
+    ggufArgs.push("--var", `LLAMA_GGUF:${gguf.url}`);
+    log(`tabs can serve the same model: ${gguf.url}`);
+  }
 }
 
 const where = `http://${linkHost}:${devPort}`;
@@ -163,7 +175,7 @@ if (Object.keys(generated).length) {
 log(`auth: dev mode serves without keys until you create one (SWITCHYARD_URL=${where} npm run keys -- create --name <you> --scopes chat); then every request needs a key.`);
 execFileSync(process.execPath, ["worker/build.mjs"], { stdio: "inherit" });
 
-const wrangler = spawn(resolve("node_modules/.bin/wrangler"), ["dev", "--var", "SWITCHYARD_ENV:dev", ...secretArgs, ...portArgs, ...args], {
+const wrangler = spawn(resolve("node_modules/.bin/wrangler"), ["dev", "--var", "SWITCHYARD_ENV:dev", ...ggufArgs, ...secretArgs, ...portArgs, ...args], {
   stdio: "inherit",
   env: { WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...process.env, ...wranglerEnv },
 });

@@ -17,7 +17,7 @@ import { deleteStoredResponse, getStoredResponse, listInputItems } from "./route
 import { countTokens, messages } from "./routes/messages.ts";
 import { completions } from "./routes/completions.ts";
 import { embeddings } from "./routes/embeddings.ts";
-import { connectSession, issueSessionTicket } from "./routes/sessions.ts";
+import { connectSession, issueSessionTicket, listOfferedModels } from "./routes/sessions.ts";
 import { authMiddleware } from "./auth/middleware.ts";
 import type { RouteKind } from "./auth/scopes.ts";
 import { corsMiddleware } from "./auth/cors.ts";
@@ -90,6 +90,7 @@ const ROUTES: ReadonlyArray<readonly [Method, string, RouteKind, (c: Context<App
   ["POST", "/v1/embeddings", "generate", embeddings],
   ["GET", "/v1/sessions", "serve", connectSession],
   ["POST", "/v1/sessions/ticket", "serve", issueSessionTicket],
+  ["GET", "/v1/sessions/models", "serve", listOfferedModels],
   ["POST", "/v1/admin/keys", "admin", createKey],
   ["GET", "/v1/admin/keys", "admin", listKeys],
   ["PATCH", "/v1/admin/keys/:id", "admin", updateKey],

@@ -1,25 +1,23 @@
 // The page's session client (docs/relay-protocol.md): ticket → WebSocket → hello, pings, one running
-// request per model (the hub guarantees it), interrupt + drain on cancel, reconnect with backoff. Each
-// request goes to the engine call its `endpoint` names: chat (absent) → engine.chat.completions,
-// "completions" → engine.completions, "embeddings" → engine.embeddings (one chunk with the whole answer).
+// request per model (the hub guarantees it), abort + drain on cancel, reconnect with backoff. Each
+// request goes to the engine (engines/engine.js, web-llm or llama.cpp alike) by its `endpoint`: chat
+// (absent) and "completions" → engine.generate, "embeddings" → engine.embed (one chunk, the whole answer).
 import { MAX_MESSAGE_BYTES, PING_TEXT, RELAY_VERSION, messageBytes, parseHubMessage } from "../src/schemas/relay.ts";
 import { errorParts } from "./describe-error.js";
+import { decodeRate } from "./engines/engine.js";
 
 /**
  * @typedef {Extract<import("../src/schemas/relay.ts").HubMessage, { type: "request" }>} RelayRequest
- * @typedef {import("@mlc-ai/web-llm").MLCEngineInterface} Engine
- * @typedef {import("@mlc-ai/web-llm").ChatCompletionRequestStreaming} ChatCompletionRequestStreaming
- * @typedef {import("@mlc-ai/web-llm").CompletionCreateParamsStreaming} CompletionCreateParamsStreaming
- * @typedef {import("@mlc-ai/web-llm").EmbeddingCreateParams} EmbeddingCreateParams
- * @typedef {import("@mlc-ai/web-llm").CompletionUsage} CompletionUsage
+ * @typedef {import("./engines/engine.js").Engine} Engine
+ * @typedef {import("./engines/engine.js").ChunkData} ChunkData
  */
 
 /**
- * A message to the hub (`PageMessage`), with web-llm's own objects as a chunk's `data` and a done's
+ * A message to the hub (`PageMessage`), with the engine's own objects as a chunk's `data` and a done's
  * `usage`: the hub checks those with its loose schemas.
  * @typedef {Exclude<import("../src/schemas/relay.ts").PageMessage, { type: "chunk" | "done" }>
- *   | { type: "chunk", id: string, data: import("@mlc-ai/web-llm").ChatCompletionChunk | import("@mlc-ai/web-llm").Completion | import("@mlc-ai/web-llm").CreateEmbeddingResponse }
- *   | { type: "done", id: string, usage: CompletionUsage | null }} PageMessage
+ *   | { type: "chunk", id: string, data: ChunkData | Record<string, unknown> }
+ *   | { type: "done", id: string, usage: ChunkData["usage"] | null }} PageMessage
  */
 
 /**
@@ -39,16 +37,15 @@ export class ServeSession {
    * @param {object} options
    * @param {string} options.baseUrl the Switchyard origin
    * @param {string} options.token the serve token
-   * @param {Engine} options.engine
-   * @param {string} options.model the loaded model's id
+   * @param {Engine} options.engine the loaded model (its id is announced)
    * @param {import("../src/schemas/relay.ts").Hello["capabilities"]} options.capabilities sent in `hello`
    * @param {(stats: ServeStats) => void} [options.onChange] called on every change of the stats
    */
-  constructor({ baseUrl, token, engine, model, capabilities, onChange }) {
+  constructor({ baseUrl, token, engine, capabilities, onChange }) {
     this.baseUrl = baseUrl;
     this.token = token;
     this.engine = engine;
-    this.model = model;
+    this.model = engine.model;
     this.capabilities = capabilities;
     this.onChange = onChange;
     /** @type {ServeStats} */
@@ -64,6 +61,8 @@ export class ServeSession {
     this.retryTimer = undefined;
     /** @type {RelayRequest | null} */
     this.running = null;
+    /** Aborts the running request's generation (a cancel, or serving switched off). */
+    this.abort = new AbortController();
     /**
      * The id of the request running when serving was switched off: what it still yields is dropped.
      * @type {string | null}
@@ -93,7 +92,7 @@ export class ServeSession {
     this.stopPings();
     if (this.running) {
       this.abandoned = this.running.id;
-      this.engine.interruptGenerate();
+      this.abort.abort();
     }
     this.ws?.close(1000, "serving switched off");
     this.set({ state: "off", message: "Not serving." });
@@ -168,7 +167,7 @@ export class ServeSession {
       this.set({ state: "serving", message: `Serving ${this.model}${what} for the team.` });
     } else if (msg.type === "request") void this.serve(msg);
     else if (msg.type === "cancel") {
-      if (this.running?.id === msg.id) this.engine.interruptGenerate();
+      if (this.running?.id === msg.id) this.abort.abort();
     } else if (msg.type === "queue") this.set({ waiting: msg.waiting });
     // Something this page sent was not taken as sent (e.g. usage outside what the request allows).
     else if (msg.type === "notice") console.warn(`Switchyard: ${msg.code} for ${msg.id}: ${msg.message}`);
@@ -177,37 +176,37 @@ export class ServeSession {
   /** @param {RelayRequest} msg */
   async serve(msg) {
     this.running = msg;
+    this.abort = new AbortController();
+    const signal = this.abort.signal;
     this.set({ running: msg.id });
     try {
-      // The hub adapted the body for this very engine call (src/upstreams/browser/): web-llm checks it.
-      const body = /** @type {unknown} */ (msg.body);
+      // The hub adapted the body for the engine call (src/upstreams/browser/): the engine checks it.
+      const body = /** @type {Record<string, unknown>} */ (msg.body);
       if (msg.endpoint === "embeddings") {
-        const result = await this.engine.embeddings.create(/** @type {EmbeddingCreateParams} */ (body));
+        if (!this.engine.embed) throw Object.assign(new Error(`${this.model} is not an embedding model`), { name: "EmbeddingUnsupportedModelError" });
+        const result = await this.engine.embed(body);
         if (this.abandoned === msg.id) return;
         this.send({ type: "chunk", id: msg.id, data: result });
         this.send({ type: "done", id: msg.id, usage: null });
         this.set({ served: this.stats.served + 1 });
         return;
       }
-      const chunks =
-        msg.endpoint === "completions"
-          ? await this.engine.completions.create(/** @type {CompletionCreateParamsStreaming} */ (body))
-          : await this.engine.chat.completions.create(/** @type {ChatCompletionRequestStreaming} */ (body));
-      /** @type {CompletionUsage | null} */
-      let usage = null;
+      const chunks = await this.engine.generate(msg.endpoint === "completions" ? "completions" : "chat", body, signal);
+      /** @type {ChunkData | null} */
+      let last = null;
       const started = performance.now();
       let tokens = 0;
       for await (const chunk of chunks) {
-        if (chunk.usage) usage = chunk.usage;
+        if (chunk.usage) last = chunk;
         const choice = chunk.choices?.[0];
         if (choice && ("delta" in choice ? choice.delta?.content : choice.text)) tokens++;
         if (this.abandoned !== msg.id) this.send({ type: "chunk", id: msg.id, data: chunk });
       }
       if (this.abandoned === msg.id) return;
       const secs = (performance.now() - started) / 1000;
-      const rate = usage?.extra?.decode_tokens_per_s ?? (secs > 0 ? tokens / secs : null);
-      this.send({ type: "done", id: msg.id, usage });
-      this.set({ served: this.stats.served + 1, tokensPerSecond: Number.isFinite(rate) ? rate : null });
+      const rate = signal.aborted ? this.stats.tokensPerSecond : (decodeRate(last) ?? (secs > 0 && tokens > 0 ? tokens / secs : null));
+      this.send({ type: "done", id: msg.id, usage: last?.usage ?? null });
+      this.set({ served: this.stats.served + 1, tokensPerSecond: rate });
     } catch (e) {
       const { kind, message } = errorParts(e);
       this.send({ type: "error", id: msg.id, kind, message: message.slice(0, 4000) });

@@ -52,8 +52,17 @@ export const RouterServerSchema = z.strictObject({
 
 export const BrowserTargetSchema = z.strictObject({
   kind: z.literal("browser"),
-  /** The web-llm model id a connected page must be serving, e.g. Qwen2.5-0.5B-Instruct-q4f32_1-MLC. */
+  /**
+   * The model id a connected page must be serving: a web-llm model id (e.g.
+   * Qwen2.5-0.5B-Instruct-q4f32_1-MLC), or with `gguf` the id tabs serve that file as.
+   */
   model: z.string().check(z.minLength(1)),
+  /**
+   * A GGUF file tabs run with llama.cpp in WebAssembly (any http(s) URL the page can fetch with CORS:
+   * a model hub, R2, the team's own server). The same file as a llama-server of the model: an answer
+   * cut off on one is continued on the other. Absent: a web-llm model.
+   */
+  gguf: z.optional(z.string().check(z.url({ protocol: /^https?$/ }))),
 });
 
 /** A header name (an HTTP token) and the headers Switchyard sets itself or takes from `apiKeySecret`. */

@@ -22,6 +22,11 @@ export interface Config {
   /** llama-server routers serving every model they list (names not in `models`), or null. */
   routers: RouterServer[] | null;
   llamaUrl: string;
+  /**
+   * The GGUF file the server at LLAMA_URL runs, offered to tabs too (LLAMA_GGUF; `npm start` sets it
+   * for LLAMA_MODEL): the model id tabs serve it as (its file name without .gguf) and its URL. Null: none.
+   */
+  llamaGguf: { model: string; url: string } | null;
   dev: boolean;
   limits: { maxBodyBytes: number; defaultMaxTokens: number; maxSocketsPerKey: number; maxMessagesPerSocket: number; socketReadBytesPerS: number };
   timeouts: {
@@ -95,6 +100,7 @@ export interface ConfigProblem {
 export interface ConfigEnv {
   SWITCHYARD_CONFIG?: unknown;
   LLAMA_URL?: unknown;
+  LLAMA_GGUF?: unknown;
   SWITCHYARD_ENV?: unknown;
 }
 
@@ -129,6 +135,8 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
   if (!/^https?:\/\/[^/]/.test(llamaUrl) || !URL.canParse(llamaUrl)) {
     problems.push({ field: "LLAMA_URL", message: `"${llamaUrl}" is not an http:// or https:// URL` });
   }
+  const llamaGguf = ggufOffer(env.LLAMA_GGUF);
+  if (typeof llamaGguf === "string") problems.push({ field: "LLAMA_GGUF", message: llamaGguf });
 
   // A deployed Worker cannot reach loopback or private addresses: such a URL only fails later, per
   // request, with a confusing connection error. Say so up front.
@@ -168,6 +176,7 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
       models: input.models ? ownEntries(input.models) : input.routers ? ownEntries({}) : null,
       routers: input.routers ?? null,
       llamaUrl,
+      llamaGguf: typeof llamaGguf === "string" ? null : llamaGguf,
       dev,
       limits: {
         maxBodyBytes: input.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
@@ -224,7 +233,22 @@ function ownEntries<T>(record: Record<string, T>): Record<string, T> {
  * session serving a model of that name (implicit: its "no session" never hides the server's failure).
  */
 export function zeroConfigTargets(config: Config, model: string): Array<{ target: TargetConfig; implicit?: true }> {
-  return [{ target: { kind: "llama", url: config.llamaUrl } }, { target: { kind: "browser", model }, implicit: true }];
+  // The server's own GGUF, when tabs serve it under this name: the same file, so answers continue across.
+  const gguf = config.llamaGguf?.model === model ? { gguf: config.llamaGguf.url } : {};
+  return [{ target: { kind: "llama", url: config.llamaUrl } }, { target: { kind: "browser", model, ...gguf }, implicit: true }];
+}
+
+/**
+ * LLAMA_GGUF: the URL of the GGUF the server at LLAMA_URL runs → what tabs serve it as; null when
+ * unset; a sentence when it is not an http(s) URL of a `.gguf` file.
+ */
+export function ggufOffer(value: unknown): { model: string; url: string } | null | string {
+  if (value === undefined || value === "") return null;
+  if (typeof value !== "string" || !/^https?:\/\/[^/]/.test(value) || !URL.canParse(value)) return `"${String(value)}" is not an http:// or https:// URL`;
+  const file = decodeURIComponent(new URL(value).pathname.split("/").pop() ?? "");
+  const model = /^(.+)\.gguf$/i.exec(file)?.[1];
+  if (!model) return `"${value}" does not name a .gguf file (its path must end in <model>.gguf: tabs serve it as <model>)`;
+  return { model, url: value };
 }
 
 /**

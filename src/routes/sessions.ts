@@ -7,6 +7,7 @@ import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
 import { GRANT_HEADER, type ServeGrant } from "../upstreams/browser/serve-grant.ts";
 import { requireServe } from "../auth/principal.ts";
 import { keyStore } from "../auth/key-directory.ts";
+import { offeredModels } from "../upstreams/browser/offered-models.ts";
 
 /**
  * The serve credential, checked, and what it grants the session it opens: a serve key's own
@@ -46,6 +47,15 @@ export async function issueSessionTicket(c: Context<AppEnv>): Promise<Response> 
   const grant = await serveGrant(c);
   const { ticket, expiresInMs } = await sessionHub(c.env).issueTicket(grant);
   return c.json({ ticket, expires_in: Math.round(expiresInMs / 1000) }, 200, { "cache-control": "no-store" });
+}
+
+/**
+ * `GET /v1/sessions/models`: the models this deployment offers to tabs, for a serve credential — each
+ * browser target's model id, and its GGUF URL when tabs run it with llama.cpp (docs/relay-protocol.md §1).
+ */
+export async function listOfferedModels(c: Context<AppEnv>): Promise<Response> {
+  await serveGrant(c);
+  return c.json({ object: "list", data: offeredModels(loadConfig(c.env)) }, 200, { "cache-control": "no-store" });
 }
 
 /** `GET /v1/sessions`: the serving page's WebSocket, authenticated before the upgrade. */

@@ -43,6 +43,12 @@ export const HelloSchema = z.object({
       completions: z.optional(z.boolean()),
       /** Which of `models` are embedding models (web-llm `model_type: embedding`): they serve only `endpoint: "embeddings"`. */
       embeddingModels: z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(200))).check(z.maxLength(16))),
+      /** Which engine runs the models: web-llm (MLC, WebGPU) or llama.cpp (GGUF, WebAssembly). */
+      engine: z.optional(z.enum(["web-llm", "llama.cpp"])),
+      /** What really runs them, in words ("CPU, 2 threads", "WebGPU, google swiftshader"). */
+      backend: z.optional(z.string().check(z.maxLength(200))),
+      /** The engine's measured decode speed, tokens per second. */
+      tokensPerSecond: z.optional(z.number().check(z.positive())),
       /** Per model of `models`, the most tokens one request can hold (web-llm's `context_window_size`): longer prompts go elsewhere. */
       contextWindows: z.optional(z.record(z.string().check(z.maxLength(200)), z.int().check(z.positive()))),
     }),

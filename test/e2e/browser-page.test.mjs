@@ -140,7 +140,7 @@ describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chro
     await context.close();
   });
 
-  it("without WebGPU the page says so and offers nothing to download", async () => {
+  it("without WebGPU the page says so, offers no web-llm model and downloads nothing; a local GGUF file still can run", async () => {
     const context = await browser.newContext({ viewport: { width: 900, height: 600 } });
     await context.addInitScript(() => delete Object.getPrototypeOf(navigator).gpu);
     const page = await context.newPage();
@@ -150,8 +150,11 @@ describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chro
     await page.goto(proxy.url);
     await page.waitForSelector("#gpu.bad");
     assert.match(/** @type {string} */ (await page.textContent("#gpu-sentences")), /does not offer WebGPU/);
-    assert.equal(await page.isHidden("#models-panel"), true);
+    await page.waitForSelector("#load:not([disabled])");
+    assert.equal(await page.$$eval("#model option", (os) => os.length), 0, "no web-llm model without WebGPU (and no GGUF offered by this deployment)");
+    assert.match(/** @type {string} */ (await page.textContent("#models-note")), /open a local \.gguf file/);
     assert.ok(!fetched.includes("/vendor/web-llm/index.js"), "web-llm is not even fetched");
+    assert.ok(!fetched.some((p) => p.startsWith("/vendor/wllama/")), "nor llama.cpp, until a GGUF is chosen");
     await page.screenshot({ path: `${SHOTS}/switchyard-page-no-webgpu.png`, fullPage: true });
     await context.close();
   });

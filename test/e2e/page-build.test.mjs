@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-const FILES = ["app.js", "web-llm-thread.js", "status.js", "vendor/web-llm/index.js"];
+const FILES = ["app.js", "web-llm-thread.js", "status.js", "vendor/web-llm/index.js", "vendor/wllama/index.js", "vendor/wllama/wllama.wasm"];
 const buildInto = (/** @type {string} */ dir) => execFileSync(process.execPath, ["worker/build.mjs", "--out", dir], { stdio: "pipe" });
 
 it("a second build leaves every output file untouched; a changed one is rewritten", () => {

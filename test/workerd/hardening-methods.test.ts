@@ -30,6 +30,7 @@ const PATHS: Array<[string, string]> = [
   ["/v1/embeddings", "POST"],
   ["/v1/sessions", "GET, HEAD"],
   ["/v1/sessions/ticket", "POST"],
+  ["/v1/sessions/models", "GET, HEAD"],
   ["/v1/admin/keys", "GET, HEAD, POST"],
   ["/v1/admin/keys/key_1", "PATCH, DELETE"],
   ["/v1/admin/keys/key_1/revoke", "POST"],

@@ -55,6 +55,15 @@ describe("credentials before the upgrade", () => {
     expect(plain.res.status).toBe(426);
   });
 
+  it("GET /v1/sessions/models: the deployment's browser models, a GGUF's URL with it, for a serve credential only", async () => {
+    const cfg = vars({ m: { targets: [{ kind: "browser", model: "tiny", gguf: "https://models.example.com/tiny.gguf" }, { kind: "browser", model: "Qwen2.5-0.5B-Instruct-q4f32_1-MLC" }] } });
+    const { res } = await call("/v1/sessions/models", { headers: { authorization: `Bearer ${TOKEN}` } }, cfg);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ object: "list", data: [{ model: "tiny", gguf: "https://models.example.com/tiny.gguf" }, { model: "Qwen2.5-0.5B-Instruct-q4f32_1-MLC" }] });
+    expect((await call("/v1/sessions/models", {}, cfg)).res.status).toBe(401);
+    expect((await call("/v1/sessions/models", { headers: { authorization: "Bearer nope" } }, cfg)).res.status).toBe(403);
+  });
+
   it("a ticket is one-use: POST /v1/sessions/ticket with the token, then ?ticket=", async () => {
     expect((await call("/v1/sessions/ticket", { method: "POST" }, { SERVE_TOKEN: TOKEN })).res.status).toBe(401);
     const { res } = await call("/v1/sessions/ticket", { method: "POST", headers: { authorization: `Bearer ${TOKEN}` } }, { SERVE_TOKEN: TOKEN });

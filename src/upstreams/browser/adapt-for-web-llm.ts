@@ -16,8 +16,10 @@ import { applyPromptMode } from "../../toolcalls/prompt/apply-prompt-mode.ts";
  *   json_schema as unconstrained);
  * - `model` is the session's loaded model id (anything else is SpecifiedModelNotFoundError);
  * - it always streams with usage, like every upstream here. Every other field is kept.
+ * A GGUF tab (`engine` "llama.cpp", wllama) takes the same body, which it reads as llama-server would;
+ * only its tools differ: prompt mode under a GBNF grammar, as on a llama-server.
  */
-export function adaptForWebLlm(req: ChatRequest, model: string): Record<string, unknown> {
+export function adaptForWebLlm(req: ChatRequest, model: string, engine: "web-llm" | "llama.cpp" = "web-llm"): Record<string, unknown> {
   const body: Record<string, unknown> = { ...req };
   body.model = model;
   body.stream = true;
@@ -32,7 +34,11 @@ export function adaptForWebLlm(req: ChatRequest, model: string): Record<string, 
     body.response_format = schema === undefined ? { type: "json_object" } : { type: "json_object", schema: JSON.stringify(schema) };
   }
 
-  if (req.tools?.length || req.tool_choice) applyToolMode(body, req, model);
+  // A GGUF tab runs llama.cpp: prompt mode with the same GBNF grammar as a llama-server's.
+  if (req.tools?.length || req.tool_choice) {
+    if (engine === "llama.cpp") applyPromptMode(body, req, "grammar");
+    else applyToolMode(body, req, model);
+  }
 
   const system: string[] = [];
   const rest: Record<string, unknown>[] = [];

@@ -12,8 +12,9 @@ export const browserAdapter: TargetAdapter<BrowserTarget> = {
     // The hub tracks its sessions itself: no server for Switchyard's health, queue or ledger.
     server: null,
     identity: t.model,
-    // web-llm refuses a trailing assistant message: an answer cannot be continued in a page.
-    continues: null,
+    // web-llm refuses a trailing assistant message: its answers cannot be continued in a page. A GGUF
+    // tab runs llama.cpp's own chat code, which continues one (and echoes it first, as llama-server does).
+    continues: t.gguf ? { withPromptTools: false } : null,
     retriesSameTarget: false,
     placesByPrompt: true,
     teammateDevice: true,

@@ -66,7 +66,7 @@ export async function openRelay(endpoint: Endpoint, model: string, body: Record<
   return res.body;
 }
 
-/** A browser session running web-llm, reached through the SessionHub relay. */
+/** A browser session running web-llm, or llama.cpp for a target with `gguf`, reached through the SessionHub relay. */
 export class BrowserUpstream implements Upstream {
   constructor(
     readonly name: string,
@@ -74,7 +74,7 @@ export class BrowserUpstream implements Upstream {
   ) {}
 
   async open(request: ChatRequest, ctx: AttemptContext): Promise<EventStreamReader> {
-    const body = adaptForWebLlm(request, this.target.model);
+    const body = adaptForWebLlm(request, this.target.model, this.target.gguf ? "llama.cpp" : "web-llm");
     const out = await openRelay("chat", this.target.model, body, ctx);
     return relayEvents(out, this.name);
   }

@@ -18,6 +18,8 @@ export interface WebLlmChunk {
     };
   }>;
   usage?: { prompt_tokens?: number; completion_tokens?: number; extra?: Record<string, unknown> } | null;
+  /** llama.cpp's own timings (a GGUF tab: wllama sends them beside `usage`, as llama-server does). */
+  timings?: Record<string, unknown> | null;
 }
 
 /**
@@ -49,7 +51,7 @@ export function normalizeWebLlmChunk(chunk: WebLlmChunk, upstream: string): Upst
     if (choice.finish_reason) events.push({ type: "finish", reason: mapWebLlmFinishReason(choice.finish_reason) });
   }
   if (chunk.usage) {
-    const timings = timingsOf(chunk.usage);
+    const timings = llamaTimingsOf(chunk.timings) ?? timingsOf(chunk.usage);
     events.push({
       type: "usage",
       usage: { promptTokens: tokenCount(chunk.usage.prompt_tokens), completionTokens: tokenCount(chunk.usage.completion_tokens) },
@@ -77,6 +79,17 @@ export function mapWebLlmFinishReason(reason: string): FinishReason {
     default:
       return "stop";
   }
+}
+
+/** llama.cpp's `timings` as sent (its numbers only), or undefined when the chunk has none. */
+function llamaTimingsOf(timings: WebLlmChunk["timings"]): Timings | undefined {
+  if (!timings || typeof timings !== "object") return undefined;
+  const out: Timings = {};
+  for (const k of ["cache_n", "prompt_n", "prompt_ms", "prompt_per_second", "predicted_n", "predicted_ms", "predicted_per_second"]) {
+    const v = timings[k];
+    if (typeof v === "number" && Number.isFinite(v) && v >= 0) out[k] = v;
+  }
+  return Object.keys(out).length ? out : undefined;
 }
 
 /** web-llm's `usage.extra` (seconds and rates) in llama.cpp's `timings` names (milliseconds). */

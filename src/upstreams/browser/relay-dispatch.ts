@@ -97,7 +97,10 @@ export function placeRelay(start: RelayStart, live: readonly Session[], queue: L
     const message = `Every browser session serving ${start.model} said the model is not loaded yet (web-llm's ModelNotLoadedError). It is asked again in ${seconds} s, or a session that announces the model takes the request: retry after that.`;
     return { ok: false, refusal: refusal(503, { code: "model_loading", retryAfter: seconds, message }), loadingUntil: until };
   }
-  const best = queue.place(loaded.map((s) => s.sessionId), start.model, promptChain(start));
+  // Faster engines first among equals (placement takes the first of equally loaded sessions): a tab
+  // that measured itself slow (a CPU one) gets a request only when the faster ones are busier.
+  const bySpeed = [...loaded].sort((a, b) => announcedSpeed(b) - announcedSpeed(a));
+  const best = queue.place(bySpeed.map((s) => s.sessionId), start.model, promptChain(start));
   if (!best || !RelayQueue.fits(best.load)) {
     return refused(503, {
       code: "no_capacity",
@@ -128,4 +131,10 @@ function refusal(status: number, body: Record<string, unknown>): Refusal {
 
 function refused(status: number, body: Record<string, unknown>): Placement {
   return { ok: false, refusal: refusal(status, body) };
+}
+
+/** A session's announced decode speed (hello's `tokensPerSecond`); one that announced none counts as fast (a GPU tab). */
+function announcedSpeed(s: Session): number {
+  const tps = s.capabilities?.tokensPerSecond;
+  return typeof tps === "number" && Number.isFinite(tps) && tps > 0 ? tps : Number.POSITIVE_INFINITY;
 }

@@ -37,6 +37,15 @@ describe("placeRelay: which session takes a relayed request", () => {
     expect(refused(placeRelay(start({ endpoint: "completions" }), [completions], loaded({})))?.body.unable).toBe(true);
   });
 
+  it("among equally loaded sessions, the faster engine first; a slow CPU tab only when the faster ones are busier", () => {
+    const cpu = session("cpu", { capabilities: { engine: "llama.cpp", backend: "CPU, 1 thread", tokensPerSecond: 12 } });
+    const gpu = session("gpu", { capabilities: { engine: "llama.cpp", backend: "WebGPU", tokensPerSecond: 90 } });
+    const unmeasured = session("webllm", { capabilities: { engine: "web-llm" } });
+    expect(placed(placeRelay(start(), [cpu, gpu], loaded({})))).toBe("gpu");
+    expect(placed(placeRelay(start(), [cpu, unmeasured], loaded({})))).toBe("webllm");
+    expect(placed(placeRelay(start(), [cpu, gpu], loaded({ gpu: 1 })))).toBe("cpu");
+  });
+
   it("the context window: a prompt of as many tokens as the window does not fit, one fewer does; an unknown window fits", () => {
     const small = session("s1", { capabilities: { contextWindows: { [M]: 4096 } } });
     const large = session("s2", { capabilities: { contextWindows: { [M]: 8192 } } });
