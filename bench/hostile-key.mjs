@@ -72,6 +72,9 @@ async function freshSwitchyard() {
   proxy = await startSwitchyard({
     vars: {
       ADMIN_TOKEN,
+      // A key store of its own: the keys made here must not lock the checkout's local state (where
+      // `npm start` and the end-to-end tests run open, with no keys) behind them.
+      KEY_STORE_NAME: `bench-hostile-${Date.now()}`,
       SWITCHYARD_CONFIG: {
         models: {
           say: { targets: [{ kind: "llama", url: `${fixtures.url}/behave/say/ok` }] },
