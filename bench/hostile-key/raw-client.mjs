@@ -3,6 +3,7 @@
 // and an HTTP request that is written and then never read.
 import { randomBytes } from "node:crypto";
 import { connect } from "node:net";
+import { readFrame } from "../../test/support/ws-frame.mjs";
 
 /**
  * Opens `GET path` with an upgrade on `port` (loopback). Resolves with the status; on 101, `send`
@@ -40,22 +41,10 @@ export function openWebSocket(port, path, headers) {
 
     function readFrames() {
       for (;;) {
-        if (buffer.length < 2) return;
-        const opcode = buffer[0] & 0x0f;
-        let length = buffer[1] & 0x7f;
-        let at = 2;
-        if (length === 126) {
-          if (buffer.length < 4) return;
-          length = buffer.readUInt16BE(2);
-          at = 4;
-        } else if (length === 127) {
-          if (buffer.length < 10) return;
-          length = Number(buffer.readBigUInt64BE(2));
-          at = 10;
-        }
-        if (buffer.length < at + length) return;
-        const payload = buffer.subarray(at, at + length);
-        buffer = buffer.subarray(at + length);
+        const frame = readFrame(buffer);
+        if (!frame) return;
+        const { opcode, payload } = frame;
+        buffer = buffer.subarray(frame.size);
         if (opcode === 1) messages.push(payload.toString("utf8"));
         if (opcode === 8) state.closed = payload.length >= 2 ? payload.readUInt16BE(0) : 1005;
         wake();

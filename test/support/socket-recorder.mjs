@@ -4,6 +4,7 @@
 // socket's bytes only as counts).
 import { createServer, request as httpRequest } from "node:http";
 import zlib from "node:zlib";
+import { readFrame } from "./ws-frame.mjs";
 
 /** @typedef {{ socket: number, from: "client" | "server", seq: number, text: string }} SocketMessage */
 
@@ -42,28 +43,10 @@ function socketReader(deflate, onMessage, nextSeq) {
     feed(chunk) {
       buffer = Buffer.concat([buffer, chunk]);
       for (;;) {
-        if (buffer.length < 2) return;
-        const opcode = buffer[0] & 0x0f;
-        let length = buffer[1] & 0x7f;
-        let at = 2;
-        if (length === 126) {
-          if (buffer.length < 4) return;
-          length = buffer.readUInt16BE(2);
-          at = 4;
-        } else if (length === 127) {
-          if (buffer.length < 10) return;
-          length = Number(buffer.readBigUInt64BE(2));
-          at = 10;
-        }
-        const masked = (buffer[1] & 0x80) !== 0;
-        const mask = masked ? buffer.subarray(at, at + 4) : null;
-        if (masked) at += 4;
-        if (buffer.length < at + length) return;
-        const payload = Buffer.from(buffer.subarray(at, at + length));
-        if (mask) for (let i = 0; i < payload.length; i++) payload[i] ^= mask[i % 4];
-        const fin = (buffer[0] & 0x80) !== 0;
-        const rsv1 = (buffer[0] & 0x40) !== 0;
-        buffer = buffer.subarray(at + length);
+        const frame = readFrame(buffer);
+        if (!frame) return;
+        const { opcode, payload, fin, rsv1 } = frame;
+        buffer = buffer.subarray(frame.size);
         if (opcode >= 8) continue;
         if (opcode !== 0) [parts, compressed] = [[], rsv1];
         parts.push(payload);
