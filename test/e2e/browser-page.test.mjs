@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import OpenAI from "openai";
 import { chromium } from "playwright-core";
-import { freePort } from "../support/llama-server.mjs";
+import { DEAD_UPSTREAM } from "../support/llama-server.mjs";
 import { startSwitchyard } from "../support/switchyard-dev.mjs";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -24,7 +24,7 @@ let proxy;
 let browser;
 
 before(async () => {
-  const dead = `http://127.0.0.1:${await freePort()}`;
+  const dead = DEAD_UPSTREAM;
   [proxy, browser] = await Promise.all([
     startSwitchyard({ vars: { SERVE_TOKEN: TOKEN, SWITCHYARD_CONFIG: { models: { team: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: MODEL }] }, embed: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: EMBED }] } } } } }),
     chromium.launch({ executablePath: CHROMIUM, args: FLAGS }),

@@ -4,7 +4,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
-import { freePort } from "../support/llama-server.mjs";
+import { DEAD_UPSTREAM } from "../support/llama-server.mjs";
 import { startRelayClient } from "../support/relay-client.mjs";
 import { readSse, startSwitchyard } from "../support/switchyard-dev.mjs";
 import { FakeEngine, fakeEmbedding } from "../fakes/fake-web-llm.mjs";
@@ -28,7 +28,7 @@ let sessions = [];
 before(async () => {
   // A long commit grace: the header assertions need the target known before the response commits,
   // even when a loaded machine relays the first event slowly.
-  const dead = `http://127.0.0.1:${await freePort()}`;
+  const dead = DEAD_UPSTREAM;
   proxy = await startSwitchyard({
     vars: {
       SERVE_TOKEN: TOKEN,
@@ -163,7 +163,7 @@ describe("completions and embeddings from browser sessions when llama.cpp is dow
   const mine = [];
 
   before(async () => {
-    const dead = `http://127.0.0.1:${await freePort()}`;
+    const dead = DEAD_UPSTREAM;
     proxy2 = await startSwitchyard({
       vars: {
         SERVE_TOKEN: TOKEN,

@@ -11,7 +11,7 @@ import { createServer } from "node:http";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { startTap } from "../support/http-tap.mjs";
-import { freePort, startLlamaServer } from "../support/llama-server.mjs";
+import { DEAD_UPSTREAM, freePort, startLlamaServer } from "../support/llama-server.mjs";
 import { readSse, startSwitchyard } from "../support/switchyard-dev.mjs";
 
 const KEY = "llama-key-behind-portkey-0123";
@@ -98,12 +98,12 @@ before(async () => {
   portkey = await startPortkey();
   tap = await startTap(portkey.url);
   breaking = await startBreakingServer();
-  const dead = await freePort();
+  const dead = DEAD_UPSTREAM;
   const config = {
     models: {
       pk: { targets: [viaPortkey({ model: "switchyard-tiny" })] },
       "pk-prompt": { targets: [viaPortkey({ tools: "prompt" })] },
-      failover: { targets: [{ kind: "openai", url: `http://127.0.0.1:${dead}` }, viaPortkey()] },
+      failover: { targets: [{ kind: "openai", url: dead }, viaPortkey()] },
       resume: { targets: [{ kind: "openai", url: breaking.url }, viaPortkey({ prefill: "assistant" })] },
     },
     health: { sampleMs: 200 },
