@@ -4,7 +4,7 @@
 // Durable Object call), and with a key with limits (plus the awaited KeyGate admission and, for a
 // generating request, a stream slot). Runs the Worker with wrangler's unstable_startWorker (the
 // wrangler dev pipeline on real workerd, no file watching) against a tiny local upstream.
-// It prints the table; docs/benchmarks.md ("Added latency") quotes it by hand.
+// It prints the table; docs/benchmarks.md ("Auth and limits", "Added latency") quotes it by hand.
 //   npx node bench/auth-overhead.mjs [--requests 400]
 import { createServer } from "node:http";
 import { performance } from "node:perf_hooks";

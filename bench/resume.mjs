@@ -17,7 +17,7 @@
 // gap between content frames of the uninterrupted answer, and each answer's total time.
 //
 //   npx node bench/resume.mjs [--rounds 8] [--words 60] [--kill-at 0.5] [--write]
-// About 2 minutes on 2 shared cores. --write replaces the section between the resume markers in
+// About 2 minutes on 2 shared cores. --write replaces the block between the resume markers in
 // docs/benchmarks.md.
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -116,8 +116,7 @@ try {
   }
   const m = (/** @type {(r: typeof rows[number]) => number} */ f) => median(rows.map(f));
   const section = [
-    "<!-- resume:start -->",
-    "## Continuing an interrupted answer",
+    "<!-- resume:start (written by bench/resume.mjs --write) -->",
     "",
     "`npx node bench/resume.mjs --write` (bench/resume.mjs): llama-servers with the tiny test model (1 slot,",
     `1 thread each) under \`wrangler dev\`; ${rounds} rounds. Each round streams the same ${text.length}-character answer (a`,
@@ -140,15 +139,19 @@ try {
     "takes `timeouts.idleMs`), the continuation's request, and the spare's prefill of the prompt plus the",
     "text so far. The tiny model prefills in milliseconds; with a real model the silence grows by that",
     "prefill (the text so far ÷ the server's `prompt_per_second`), still far less than generating it again.",
+    "",
     "<!-- resume:end -->",
   ].join("\n");
   console.log(`\n${section}`);
   if (flags.write) {
     const file = new URL("../docs/benchmarks.md", import.meta.url);
     const doc = readFileSync(file, "utf8");
-    const start = doc.indexOf("<!-- resume:start -->");
+    // Only the block between the markers is the run's; the section's heading and what is around the
+    // block are written by hand. Without the markers, the section goes at the end with its heading.
+    const start = doc.indexOf("<!-- resume:start");
     const end = doc.indexOf("<!-- resume:end -->");
-    const next = start >= 0 && end > start ? doc.slice(0, start) + section + doc.slice(end + "<!-- resume:end -->".length) : `${doc.trimEnd()}\n\n${section}\n`;
+    if ((start >= 0) !== (end >= 0) || end < start) throw new Error("docs/benchmarks.md has only one of the resume markers");
+    const next = start >= 0 ? doc.slice(0, start) + section + doc.slice(end + "<!-- resume:end -->".length) : `${doc.trimEnd()}\n\n## Continuing an interrupted answer\n\n${section}\n`;
     writeFileSync(file, next);
     console.log("wrote docs/benchmarks.md");
   }

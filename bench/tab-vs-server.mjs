@@ -6,6 +6,7 @@
 // `npm start` (the Worker, the hub, the WebSocket), its text's gaps as the HTTP client sees them against
 // the engine's own per-token time (its timings). All clocks are this process's or the page's own.
 //   npx node bench/tab-vs-server.mjs [--runs 5] [--tokens 64] [--write docs/benchmarks.md]
+// --write replaces the block between the tab-vs-server markers in that file.
 import { readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg } from "node:os";
 import { basename } from "node:path";
@@ -20,6 +21,9 @@ const RUNS = Number(flags.runs);
 const TOKENS = Number(flags.tokens);
 const PROMPT = "The history of the railway switchyard";
 const TOKEN = "bench-serve-token";
+const HEADING = "## A tab against a box on the same GGUF";
+const START = "<!-- tab-vs-server:start (written by bench/tab-vs-server.mjs --write) -->";
+const END = "<!-- tab-vs-server:end -->";
 
 /** @param {number[]} xs */
 const median = (xs) => {
@@ -123,7 +127,7 @@ try {
   }
   const relay = { gapMs: median(gaps), engineMs: median(engine), firstMs: median(firsts) };
   const lines = [
-    `## A tab against a box on the same GGUF (issue 42, \`bench/tab-vs-server.mjs\`)`,
+    START,
     "",
     `The project's tiny test GGUF (${MODEL}), ${TOKENS} tokens from the same prompt (\`ignore_eos\`), median of ${RUNS} runs, on this machine (load ${loadavg()[0].toFixed(1)} on ${availableParallelism()} shared cores). The tab is wllama 3.8.1 in headless Chromium on the CPU (SwiftShader has no shader-f16).`,
     "",
@@ -133,13 +137,20 @@ try {
     "",
     `Through the relay (npm start → Worker → hub → the tab's WebSocket, the box down): the client's median gap between text chunks ${f1(relay.gapMs)} ms against the engine's own ${f1(relay.engineMs)} ms a token (its timings), so the relay adds ${f1(relay.gapMs - relay.engineMs)} ms a token; first text ${f1(relay.firstMs)} ms after the request.`,
     "",
+    `\`npx node bench/tab-vs-server.mjs --runs ${RUNS} --tokens ${TOKENS}\`, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC.`,
+    "",
+    END,
   ];
   console.log(lines.join("\n"));
   if (flags.write) {
+    // Only the block between the markers is the run's; the section's heading and its caveats around
+    // the block are written by hand. Without the markers, the section goes at the end with its heading.
     const doc = readFileSync(flags.write, "utf8");
-    const start = doc.indexOf(lines[0]);
-    const next = start < 0 ? -1 : doc.indexOf("\n## ", start + 1);
-    writeFileSync(flags.write, start < 0 ? `${doc.trimEnd()}\n\n${lines.join("\n")}` : `${doc.slice(0, start)}${lines.join("\n")}${next < 0 ? "" : doc.slice(next)}`);
+    const start = doc.indexOf(START);
+    const end = doc.indexOf(END);
+    if ((start >= 0) !== (end >= 0) || end < start) throw new Error(`${flags.write} has only one of the tab-vs-server markers`);
+    const block = lines.join("\n");
+    writeFileSync(flags.write, start >= 0 ? `${doc.slice(0, start)}${block}${doc.slice(end + END.length)}` : `${doc.trimEnd()}\n\n${HEADING}\n\n${block}\n`);
   }
 } finally {
   await browser.close();

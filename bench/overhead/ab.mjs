@@ -19,7 +19,7 @@
 //             `--warmup` requests go to each build before a run's rounds, then the settling time, so
 //             the warm-up's own batch is not counted. The default, 2,000, is a warm-up for code run a
 //             batch at a time too: 200 (about one batch) left the request log's and the export's code
-//             and heap young, and added some 3 % to their whole-run cost (docs/benchmarks.md, "4 Dec 17:05").
+//             and heap young, and added some 3 % to their whole-run cost (bench/overhead/NOTES.md, "4 Dec 17:05").
 //   latency   added latency, both apps bundled behind one entry that picks the app per request by the
 //             x-ab header, under one Miniflare; every round sends one request straight to the upstream,
 //             one to A and one to B, in an order cycling through all six permutations (a fixed order

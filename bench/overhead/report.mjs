@@ -1,5 +1,5 @@
 // Turns bench/run.mjs's results into the "Proxy overhead" section of docs/benchmarks.md (between
-// markers, so a re-run replaces it and leaves the other sections alone).
+// markers, so a re-run replaces the block and leaves the rest of the section and the other sections alone).
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { pct } from "./client.mjs";
 
@@ -202,7 +202,8 @@ export function renderReport(r) {
 }
 
 /**
- * The report's Markdown, also written into `file` (docs/benchmarks.md) between its markers when given.
+ * The report's Markdown (with its "## Proxy overhead" heading), also written into `file` (docs/benchmarks.md)
+ * between its markers when given: the block from the start marker on replaces the one there.
  * @param {Results} r
  * @param {string | null} file
  */
@@ -210,9 +211,12 @@ export function writeReport(r, file) {
   const md = renderReport(r);
   if (!file) return md;
   let doc = existsSync(file) ? readFileSync(file, "utf8") : "# Benchmarks\n";
-  const a = doc.indexOf("## Proxy overhead");
+  // Only the block between the markers is the run's: the section's heading, its introduction and its
+  // caveats around the block are written by hand. Without the markers, the section goes at the end.
+  const a = doc.indexOf(START);
   const b = doc.indexOf(END);
-  if (a >= 0 && b > a) doc = doc.slice(0, a) + md + doc.slice(b + END.length);
+  if (a >= 0 && b > a) doc = doc.slice(0, a) + md.slice(md.indexOf(START)) + doc.slice(b + END.length);
+  else if (a >= 0 || b >= 0) throw new Error(`${file} has only one of the proxy-overhead markers`);
   else doc = doc.trimEnd() + "\n\n" + md + "\n";
   writeFileSync(file, doc);
   return md;

@@ -3,7 +3,7 @@
 // always from ctx.waitUntil, so a request never waits on the log or the collector. A request's own
 // path only queues what it learned; its record, log row and spans are built here, in one loop per
 // batch, where that code runs hot (built at the end of each request it cost several times the CPU:
-// docs/benchmarks.md, "4 Dec").
+// bench/overhead/NOTES.md, "4 Dec").
 import type { EnvVars } from "../config/env-vars.ts";
 import { wakeableDelay } from "../lib/wakeable-delay.ts";
 import type { AnswerFacts } from "./answer-facts.ts";
