@@ -1,5 +1,5 @@
-// The attempt stage: the request's targets tried in turn (TargetTries hands out each Attempt: admission,
-// order and placement, retries and failover), each attempt's upstream opened and its first event read
+// The attempt stage: the request's targets tried in turn (tryTargets: admission, order and placement,
+// retries and failover), each attempt's upstream opened and its first event read
 // under the attempt's timeouts; a server whose chat parser refused the answer gives it again as raw
 // text. The outcome reaches the health hub once the chosen attempt's events end.
 import type { Config } from "../config/config.ts";
@@ -18,7 +18,7 @@ import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Deadlines } from "../lib/deadlines.ts";
 import { EventReader } from "./event-reader.ts";
 import type { Target } from "./target.ts";
-import { TargetTries, type Tried } from "./try-targets.ts";
+import { tryTargets, type Tried } from "./try-targets.ts";
 import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { EventPull } from "../events/event-source.ts";
 import type { AttemptTracer } from "../observability/request-trace.ts";
@@ -67,8 +67,8 @@ export interface AttemptOptions {
 }
 
 /**
- * Tries `targets` until one produces its first event: each Attempt TargetTries hands out is opened
- * here (openAttempt) and reported back. The outcome reaches the health hub once its events end.
+ * Tries `targets` until one produces its first event: tryTargets' loop opens each attempt here
+ * (openAttempt). The outcome reaches the health hub once its events end.
  */
 export async function attemptTargets(targets: Target[], opts: AttemptOptions): Promise<Started> {
   const { config } = opts;
@@ -80,45 +80,39 @@ export async function attemptTargets(targets: Target[], opts: AttemptOptions): P
   let placement: PlacementRequest | undefined;
   const placementOnce = () => (placement ??= { key: conversationKey(messages), prefixes: prefixesOf(partsOnce()), ...(typeof maxTokens === "number" ? { maxTokens } : {}) });
   const askContext = () => ({ env: opts.env, requestId: opts.requestId, timeoutMs: Math.min(COUNT_TIMEOUT_MS, config.timeouts.responseStartMs), signal: opts.signal });
-  const tries = new TargetTries(targets, {
-    config,
-    env: opts.env,
-    model: opts.request.model,
-    placement: placementOnce,
-    size: () => ({ chars: partsOnce().reduce((n, p) => n + p.length, 0), prefixes: placementOnce().prefixes, ...(typeof maxTokens === "number" ? { maxTokens } : {}) }),
-    serverCounts: {
-      // Asked only for a prompt near a server's window: its template and tokenizer, two short local calls.
-      count: async (t) => adapterOf(t).countPromptTokens?.(t, opts.request, askContext()),
-      window: async (t) => (await adapterOf(t).describeModel?.(t, askContext()))?.contextWindow,
+  const tried = await tryTargets(
+    targets,
+    {
+      config,
+      env: opts.env,
+      model: opts.request.model,
+      placement: placementOnce,
+      size: () => ({ chars: partsOnce().reduce((n, p) => n + p.length, 0), prefixes: placementOnce().prefixes, ...(typeof maxTokens === "number" ? { maxTokens } : {}) }),
+      serverCounts: {
+        // Asked only for a prompt near a server's window: its template and tokenizer, two short local calls.
+        count: async (t) => adapterOf(t).countPromptTokens?.(t, opts.request, askContext()),
+        window: async (t) => (await adapterOf(t).describeModel?.(t, askContext()))?.contextWindow,
+      },
+      signal: opts.signal,
+      waitUntil: opts.waitUntil,
+      queue: { key: opts.keyId ?? null, priority: opts.priority ?? 0 },
     },
-    signal: opts.signal,
-    waitUntil: opts.waitUntil,
-    queue: { key: opts.keyId ?? null, priority: opts.priority ?? 0 },
-  });
-  let tried: Tried<Opened>;
-  let spanOf: AttemptSpanEnd | undefined;
-  for (;;) {
-    const attempt = await tries.next();
-    const { target } = attempt;
-    // A target that places conversations among its own engines gets the prompt's chain of hashes,
-    // and its low token estimate for the engines' windows (tokenizer unknown).
-    const byPrompt = capabilitiesOf(target).placesByPrompt ? { promptChain: placementOnce().prefixes.map((p) => p.hash), promptTokens: promptTokensLow(placementOnce().prefixes.at(-1)?.chars ?? 0) } : {};
-    const span = opts.trace?.attemptStarted(target.name, capabilitiesOf(target).server?.url);
-    const ctx: AttemptContext = { requestId: opts.requestId, ...(opts.clientRequestId !== undefined ? { clientRequestId: opts.clientRequestId } : {}), signal: attempt.signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...byPrompt, ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}), ...(span ? { traceparent: span.traceparent } : {}) };
-    let opened: Opened;
-    try {
-      opened = await openWithRawFallback(opts.upstreamFor(target), target, ctx, opts, attempt.startedAt);
-    } catch (e) {
-      span?.ended(e instanceof ProxyError ? e.code : "upstream_error");
-      tries.failed(e);
-      continue;
-    }
-    tried = await tries.succeeded(opened);
-    spanOf = span;
-    break;
-  }
+    async (target, signal, startedAt): Promise<Opened & { span?: AttemptSpanEnd }> => {
+      // A target that places conversations among its own engines gets the prompt's chain of hashes,
+      // and its low token estimate for the engines' windows (tokenizer unknown).
+      const byPrompt = capabilitiesOf(target).placesByPrompt ? { promptChain: placementOnce().prefixes.map((p) => p.hash), promptTokens: promptTokensLow(placementOnce().prefixes.at(-1)?.chars ?? 0) } : {};
+      const span = opts.trace?.attemptStarted(target.name, capabilitiesOf(target).server?.url);
+      const ctx: AttemptContext = { requestId: opts.requestId, ...(opts.clientRequestId !== undefined ? { clientRequestId: opts.clientRequestId } : {}), signal, responseStartMs: config.timeouts.responseStartMs, deadlines: opts.deadlines, env: opts.env, ...byPrompt, ...(opts.keyId !== undefined ? { keyId: opts.keyId } : {}), ...(span ? { traceparent: span.traceparent } : {}) };
+      try {
+        return { ...(await openWithRawFallback(opts.upstreamFor(target), target, ctx, opts, startedAt)), ...(span ? { span } : {}) };
+      } catch (e) {
+        span?.ended(e instanceof ProxyError ? e.code : "upstream_error");
+        throw e;
+      }
+    },
+  );
   const { target, value, startedAt, succeededAt: firstEventAt } = tried;
-  observeEnd(value.events, target, tried.health, tried.requestStart, firstEventAt, tried.placed, spanOf);
+  observeEnd(value.events, target, tried.health, tried.requestStart, firstEventAt, tried.placed, value.span);
   // The raw text was a second request to the same server: a try of its own.
   const attempts = tried.attempts + (value.raw ? 1 : 0);
   return { target, attempts, first: value.first, events: value.events, startedAt, firstEventAt, upstream: value.upstream, ...(value.raw ? { raw: value.raw } : {}) };

@@ -1,6 +1,6 @@
-// The attempt loop's bookkeeping: which target is tried next (admission turns, order and placement,
-// context fit, same-target retries, failover), what each outcome means for health, and the final
-// error. The caller runs each Attempt it hands out (routing/attempt.ts) and reports back.
+// The attempt loop: which target is tried next (admission turns, order and placement, context fit,
+// same-target retries, failover), what each outcome means for health, and the final error. The
+// caller says what one attempt is (routing/attempt.ts: a chat's first event; embeddings: the body).
 import { balanceOf, type Config } from "../config/config.ts";
 import type { EnvVars } from "../config/env-vars.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
@@ -78,22 +78,9 @@ export interface Tried<T> {
   placed?: { server: string; chars: number | undefined; end(at: number): void };
 }
 
-/** One try of one target, handed out by TargetTries: the caller runs it and reports how it went. */
-export interface Attempt {
-  readonly target: Target;
-  /** Aborted when the client leaves or the attempt is abandoned. */
-  readonly signal: AbortSignal;
-  readonly startedAt: number;
-  /** Its number among the request's tries, same-target retries included (1-based). */
-  readonly number: number;
-}
-
-type Report = { ok: true; value: unknown } | { ok: false; error: unknown };
-
 /**
- * The tries of one request, as values: `next()` hands out the next Attempt (waiting for an
- * admission turn, or a retry's backoff, first) or throws the request's final error; the caller runs
- * it and reports with `succeeded` (the Tried to answer with) or `failed` (then asks `next()` again).
+ * Tries `targets` until `attemptOne` succeeds on one, or throws the request's final error: each pass
+ * over the targets (tryOnce) runs `attemptOne` on each in turn, between the admission turns it waits for.
  *
  * Until a success nothing has reached the client, so a retryable failure may try the same server
  * again (a 5xx, or no free slot with a short Retry-After: bounded by `retries.perTarget`, with
@@ -103,60 +90,7 @@ type Report = { ok: true; value: unknown } | { ok: false; error: unknown };
  * target's outcome. The order comes from the model's `balance` and the cached health snapshot; every
  * attempt is a passive health signal.
  */
-export class TargetTries {
-  private readonly run: AsyncGenerator<Attempt, Tried<unknown>, Report | undefined>;
-  private current: Attempt | undefined;
-
-  constructor(targets: Target[], opts: TryOptions) {
-    this.run = triesOf(targets, opts);
-  }
-
-  /** The next attempt to run; throws the request's final error when there is none. */
-  async next(): Promise<Attempt> {
-    if (this.current) throw new Error("TargetTries: report the current attempt before asking for the next");
-    const report = this.pending;
-    this.pending = undefined;
-    const r = await this.run.next(report);
-    if (r.done) throw new Error("TargetTries: the tries are over");
-    return (this.current = r.value);
-  }
-
-  /** The current attempt succeeded with `value`: what the request answers with. */
-  async succeeded<T>(value: T): Promise<Tried<T>> {
-    this.current = undefined;
-    const r = await this.run.next({ ok: true, value });
-    if (!r.done) throw new Error("TargetTries: a success ends the tries");
-    return r.value as Tried<T>;
-  }
-
-  /** The current attempt failed with `error` before anything reached the client. */
-  failed(error: unknown): void {
-    this.pending = { ok: false, error };
-    this.current = undefined;
-  }
-
-  /** The last failure, handed to the loop by the next `next()`. */
-  private pending: Report | undefined;
-}
-
-/** Runs `attemptOne` on each attempt TargetTries hands out until one succeeds (or throws the final error). */
-export async function tryTargets<T>(targets: Target[], opts: TryOptions, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
-  const tries = new TargetTries(targets, opts);
-  for (;;) {
-    const attempt = await tries.next();
-    let value: T;
-    try {
-      value = await attemptOne(attempt.target, attempt.signal, attempt.startedAt);
-    } catch (e) {
-      tries.failed(e);
-      continue;
-    }
-    return tries.succeeded(value);
-  }
-}
-
-/** The loop TargetTries runs: admission turns around passes over the targets (tryOnce). */
-async function* triesOf(planned: Target[], opts: TryOptions): AsyncGenerator<Attempt, Tried<unknown>, Report | undefined> {
+export async function tryTargets<T>(planned: Target[], opts: TryOptions, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
   const { config } = opts;
   const requestStart = Date.now();
   // Routers (servers that load models on demand) are read before the first placement on them: what
@@ -214,7 +148,7 @@ async function* triesOf(planned: Target[], opts: TryOptions): AsyncGenerator<Att
       throw finish(e as ProxyError);
     }
     try {
-      const tried = yield* tryOnce(targets, opts, { requestStart, health, place, tries });
+      const tried = await tryOnce(targets, opts, { requestStart, health, place, tries }, attemptOne);
       place?.turnEnded();
       return tried;
     } catch (e) {
@@ -269,7 +203,7 @@ const COMEBACK_MS = 250;
 const clientClosed = () => new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
 
 /** One pass over the targets; the error thrown carries the attempts and every target's outcome. */
-async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): AsyncGenerator<Attempt, Tried<unknown>, Report | undefined> {
+async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
   const { config } = opts;
   const { requestStart, health, place, tries } = state;
   // One target has no order to choose and no failure to weigh against another: no snapshot needed.
@@ -370,9 +304,7 @@ async function* tryOnce(targets: Target[], opts: TryOptions, state: TryState): A
           }
         : undefined;
       try {
-        const report = yield { target, signal: attempt.signal, startedAt, number: attempts };
-        if (!report || !report.ok) throw report?.error;
-        const value = report.value;
+        const value = await attemptOne(target, attempt.signal, startedAt);
         const succeededAt = Date.now();
         if (inPool) {
           const justLoaded = view?.status !== "loaded";

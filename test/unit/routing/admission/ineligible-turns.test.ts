@@ -5,7 +5,7 @@ import { resetTokenCounts } from "../../../../src/routing/context-check.ts";
 import { waitingFor } from "../../../../src/routing/admission/queue-place.ts";
 import { promptPrefixes } from "../../../../src/routing/placement/prompt-prefixes.ts";
 import type { Target } from "../../../../src/routing/target.ts";
-import { TargetTries } from "../../../../src/routing/try-targets.ts";
+import { tryTargets, type AttemptOne } from "../../../../src/routing/try-targets.ts";
 
 // Issue 41, fault 2: a waiter was given turns on a free server its prompt cannot fit (a turn is for
 // any free seat of its plan), failed each pass at once, was given the next turn at once again, and
@@ -20,10 +20,10 @@ if (!parsed.ok) throw new Error("config");
 const config = parsed.config;
 const windows = new Map([[A.name, 4096], [B.name, 1024]]);
 
-function request(content: string, counted: number) {
+function request(content: string, counted: number, attemptOne: AttemptOne<string>) {
   const messages = [{ role: "user", content }];
   const prefixes = promptPrefixes(messages);
-  return new TargetTries([A, B], {
+  return tryTargets([A, B], {
     config,
     env: {},
     model: "ineligible",
@@ -31,7 +31,7 @@ function request(content: string, counted: number) {
     queue: { key: null, priority: 0 },
     size: () => ({ chars: prefixes.at(-1)!.chars, prefixes }),
     serverCounts: { count: async () => counted, window: async (t) => windows.get(t.name) },
-  });
+  }, attemptOne);
 }
 
 async function until(cond: () => boolean, ms: number): Promise<boolean> {
@@ -48,24 +48,21 @@ describe("admission turns and servers a request cannot use", () => {
     resetHealthCache();
     resetTokenCounts();
     // R1 holds A's one slot.
-    const r1 = request("short", 10);
-    const first = await r1.next();
-    expect(first.target).toBe(A);
-    const held = await r1.succeeded("answer");
+    const first: Target[] = [];
+    const held = await request("short", 10, async (t) => (first.push(t), "answer"));
+    expect(first[0]).toBe(A);
     // R2: ~3,000 tokens, counted by A as 2,900 (fits its 4,096), clearly over B's 1,024.
-    const r2 = request("x".repeat(12_000), 2900);
     const handed: string[] = [];
-    const next = r2.next().then((a) => (handed.push(a.target.name), a));
+    const next = request("x".repeat(12_000), 2900, async (t) => (handed.push(t.name), "answer"));
     // It waits in the line (today it was handed B's turn at once after each pass, never in line).
     expect(await until(() => waitingFor("ineligible") === 1, 1000)).toBe(true);
     expect(await until(() => waitingFor("ineligible") !== 1, 300)).toBe(false);
     // R1 ends: R2 is handed A at once, the only attempt it was handed.
     const endedAt = Date.now();
     held.placed!.end(Date.now());
-    const attempt = await next;
+    const done = await next;
     expect(Date.now() - endedAt).toBeLessThan(100);
     expect(handed).toEqual(["A"]);
-    const done = await r2.succeeded("answer");
     done.placed!.end(Date.now());
   });
 });
