@@ -24,7 +24,8 @@ import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-
 import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { TrackedServer } from "../upstreams/adapter.ts";
 import { discoverPools, pool, poolStale } from "./placement/isolate-pool.ts";
-import type { ModelView, PoolAttempt } from "./placement/model-pool.ts";
+import type { PoolAttempt } from "./placement/model-pool.ts";
+import { PoolGate, pooledModel, withoutUnlisted } from "./placement/pool-gate.ts";
 import { putBackEvicted } from "./placement/put-back-evicted.ts";
 import type { PoolEstimate } from "./placement/rank-pool.ts";
 
@@ -213,9 +214,7 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
   const placement = balance === "least-busy" ? (opts.placement?.() ?? null) : null;
   const estimates = new Map<Target, PoolEstimate>();
   const byBalance = snapshot ? orderTargets(targets, { balance, snapshot, now, placement, model: opts.model, onPool: (t, e) => estimates.set(t, e) }) : targets;
-  // A model that failed to load on one of these routers is not loaded on another by evicting a model
-  // there: the same file most likely fails the same way (it may where there is room).
-  const failedOn = targets.find((t) => poolView(t, opts.model, now)?.failed);
+  const pools = new PoolGate(targets, opts.model, now, requestStart);
   const size = snapshot ? (opts.size?.() ?? null) : null;
   const { ordered, tooLong } = size && snapshot ? await byContext(byBalance, size, snapshot, ledger, opts.serverCounts) : { ordered: byBalance, tooLong: [] };
 
@@ -258,24 +257,16 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
       if (opts.signal.aborted || attempts - firstAttempt >= config.retries.maxAttempts) break targets;
       const tracked = capabilitiesOf(target).server;
       const server = tracked?.key;
-      const pooled = server !== undefined ? pooledModel(target, opts.model) : undefined;
-      const view = pooled !== undefined ? pool.view(server!, pooled, Date.now()) : undefined;
-      if (view && (view.failed || (failedOn && view.victim !== null && view.status === "unloaded"))) {
-        // Not an attempt, but the answer when nothing serves it (it ranks as the request's own failure).
-        failed(target, loadFailedBefore(pooled!, view.failed ? target : failedOn!));
-        kinds.set(target, "client");
+      // A router's refusal (placement/pool-gate.ts) stands for an attempt: a model that failed to load
+      // there lately is the answer when nothing serves it; busy, the request waits in line.
+      const gate = pools.check(target, estimates.get(target), sawBusy);
+      if ("refused" in gate) {
+        failed(target, gate.refused);
+        if (gate.refused.busy) sawBusy = true;
+        else kinds.set(target, "client");
         continue targets;
       }
-      // A router that would have to evict a model with requests in flight (or swap mid-load) is full
-      // for this model until they drain; a load elsewhere that is clearly slower than the server a
-      // refusal came from waits for it too, until the request has waited as long as that load would
-      // take. Both wait in line rather than thrash the routers.
-      const estimate = estimates.get(target);
-      if (view && (view.victim === "busy" || (estimate?.standby && sawBusy && Date.now() - requestStart < view.loadMs))) {
-        sawBusy = true;
-        failed(target, new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, retryAfter: 1, message: `${target.name} is busy with other models; ${pooled} would have to wait for them.` }));
-        continue targets;
-      }
+      const entry = gate.entry;
       // A server holding as many of the requests as it has slots would only queue this one inside,
       // where nobody takes turns: it counts as a refusal for capacity, without asking it.
       const gated = gatedServer(target);
@@ -295,7 +286,7 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
       // Switchyard's own requests in flight on a llama-server are what later placements queue behind,
       // and what the admission queue counts against its slots; each one's end may give a waiter its turn.
       const begun = server !== undefined ? ledger.begin(server, placement?.key ?? null, expectedServiceMs(server, placement, startedAt), startedAt) : undefined;
-      const inPool: PoolAttempt | undefined = view ? pool.begin(server!, pooled!, startedAt) : undefined;
+      const inPool: PoolAttempt | undefined = entry ? pool.begin(entry.server, entry.model, startedAt) : undefined;
       const end = begun
         ? (served?: boolean, at?: number) => {
             begun(served, at);
@@ -307,7 +298,7 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
         const value = await attemptOne(target, attempt.signal, startedAt);
         const succeededAt = Date.now();
         if (inPool) {
-          const justLoaded = view?.status !== "loaded";
+          const justLoaded = entry?.view.status !== "loaded";
           inPool.served(succeededAt);
           // A model just loaded there: the next read learns its slots (the admission queue's count).
           if (justLoaded) poolStale(server!);
@@ -389,57 +380,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
     };
     signal.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-/**
- * The model `target` asks its server for when that server is a known router that lists it: the
- * target's own `model`, else the requested name. Undefined for any other target.
- */
-function pooledModel(target: Target, requested: string): string | undefined {
-  const server = capabilitiesOf(target).server;
-  if (!server || !pool.isRouter(server.key)) return undefined;
-  const model = server.upstreamModel ?? requested;
-  return pool.lists(server.key, model) ? model : undefined;
-}
-
-/** What the pool knows of the request's model on `target`'s router (undefined: not a router that lists it). */
-function poolView(target: Target, requested: string, now: number): ModelView | undefined {
-  const model = pooledModel(target, requested);
-  return model !== undefined ? pool.view(capabilitiesOf(target).server!.key, model, now) : undefined;
-}
-
-/** The answer for a model that failed to load on `where` lately, without asking any server again. */
-function loadFailedBefore(model: string, where: Target): ProxyError {
-  return new ProxyError({
-    status: 502,
-    code: "model_load_failed",
-    message: `The model "${model}" failed to load on ${where.name} within the last 5 minutes (a damaged or incompatible model file, or not enough memory); it is not tried again there, nor loaded elsewhere in place of a model in use. Check the server's log.`,
-  });
-}
-
-/**
- * The plan without the routers that do not list the model (a router answers such a request with a
- * 400). When every server was such a router, 404 model_not_found: no server serves that name.
- */
-function withoutUnlisted(targets: Target[], requested: string): Target[] {
-  const unlisted = (t: Target) => {
-    const server = capabilitiesOf(t).server;
-    return server !== null && pool.isRouter(server.key) && pool.lists(server.key, server.upstreamModel ?? requested) === false;
-  };
-  const kept = targets.filter((t) => !unlisted(t));
-  if (kept.length === targets.length) return targets;
-  const servers = kept.filter((t) => capabilitiesOf(t).server !== null || !t.implicit);
-  if (servers.length === 0) {
-    const names = new Set(targets.filter(unlisted).flatMap((t) => pool.modelIds(capabilitiesOf(t).server!.key)));
-    const some = [...names].slice(0, 20);
-    throw new ProxyError({
-      status: 404,
-      code: "model_not_found",
-      param: "model",
-      message: `The model "${requested}" is not served here: no server lists it. Available: ${some.map((m) => `"${m}"`).join(", ") || "none"}${names.size > some.length ? ", …" : ""} (GET /v1/models lists them).`,
-    });
-  }
-  return kept;
 }
 
 /** The server the admission queue gates `target` on: one that reports its slots (undefined otherwise). */
