@@ -18,14 +18,14 @@ import { byContext, type ServerCounts } from "./context-check.ts";
 import { expectedServiceMs, ledger, placementNote } from "./placement/isolate-ledger.ts";
 import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Target } from "./target.ts";
-import { QueuePlace, slotReleased } from "./admission/queue-place.ts";
-import { learnSlotCounts } from "./admission/slot-counts.ts";
+import { slotReleased } from "./admission/queue-place.ts";
+import { AdmissionWait } from "./admission/admission-wait.ts";
 import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-hints.ts";
 import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { TrackedServer } from "../upstreams/adapter.ts";
 import { discoverPools, pool, poolStale } from "./placement/isolate-pool.ts";
 import type { PoolAttempt } from "./placement/model-pool.ts";
-import { PoolGate, pooledModel, withoutUnlisted } from "./placement/pool-gate.ts";
+import { PoolGate, withoutUnlisted } from "./placement/pool-gate.ts";
 import { putBackEvicted } from "./placement/put-back-evicted.ts";
 import type { PoolEstimate } from "./placement/rank-pool.ts";
 
@@ -108,81 +108,41 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
     }),
     opts.waitUntil,
   );
-  const place =
+  const admission =
     opts.queue && config.queue.maxWaitMs > 0
-      ? new QueuePlace({
-          model: opts.model,
-          key: opts.queue.key,
-          priority: opts.queue.priority,
-          plan: targets.map((t) => {
-            const server = gatedServer(t) ?? null;
-            const model = server !== null ? pooledModel(t, opts.model) : undefined;
-            return model !== undefined ? { server, model } : { server };
-          }),
-          maxWaitMs: config.queue.maxWaitMs,
-          signal: opts.signal,
-          snapshot: () => health.snapshot(),
-        })
+      ? new AdmissionWait(targets, { model: opts.model, ...opts.queue, maxWaitMs: config.queue.maxWaitMs, signal: opts.signal, env: opts.env, snapshot: () => health.snapshot(), defer: (p) => defer(p, opts.waitUntil) })
       : undefined;
-  // A server whose slot count this isolate does not know yet is taken to have one until it does:
-  // read it now (milliseconds) so the next request is gated on the real count; waiters are pumped
-  // when it arrives, and a request arriving while it is read waits for it.
-  const reading = place ? learnSlotCounts(targets, health.snapshot(), opts.env, () => slotReleased(() => health.snapshot()), (p) => defer(p, opts.waitUntil)) : undefined;
+  // A slot count this isolate does not know yet is read first; a read under way is waited for.
+  const reading = admission?.slotCounts();
   if (reading) await reading;
   const tries: TryState["tries"] = { attempts: 0, finishTarget: "none", wait: null };
   const finish = (err: ProxyError): ProxyError => {
     health.finish({ target: tries.finishTarget, code: err.code, totalMs: Date.now() - requestStart });
     return err;
   };
-  let turn: Promise<void> | null | undefined;
-  let spins = 0;
-  try {
-    turn = place?.first();
-  } catch (e) {
-    throw finish(e as ProxyError);
-  }
   // Every target at capacity: wait for another turn while queue.maxWaitMs lasts.
   for (;;) {
     try {
+      const turn = admission?.turn();
       if (turn) await turn;
     } catch (e) {
       throw finish(e as ProxyError);
     }
     try {
-      const tried = await tryOnce(targets, opts, { requestStart, health, place, tries }, attemptOne);
-      place?.turnEnded();
+      const tried = await tryOnce(targets, opts, { requestStart, health, admission, tries }, attemptOne);
+      admission?.passEnded();
       return tried;
     } catch (e) {
-      place?.turnEnded();
+      admission?.passEnded();
       const err = e as ProxyError;
       // Worth waiting for: a target that is there but full (whatever error the precedence chose to
       // answer with: a server still loading ranks first, and must not send away a request a busy
       // one will take), or, with every target down, one loading its model. None serving the model,
       // or refusing the request, is the answer now.
-      const wait = tries.wait;
-      if (!place || wait === null || opts.signal.aborted) throw finish(err);
-      if (wait === "comeback") {
-        // Nothing to take turns on while every server is down: look again shortly, the last time
-        // when the wait runs out; then the failure that ranks first is the answer.
-        const left = place.timeLeft();
-        if (left <= 0) throw finish(err);
-        if (!(await sleep(Math.min(left, COMEBACK_MS * (1 + Math.random() / 3)), opts.signal))) throw finish(clientClosed());
-        turn = null;
-        continue;
-      }
-      try {
-        turn = place.again();
-      } catch (refused) {
-        const r = refused as ProxyError;
-        r.attempts = err.attempts;
-        if (err.outcomes) r.outcomes = err.outcomes;
-        throw finish(r);
-      }
-      // Given a turn at once after a pass that failed (a busy target the line cannot see, such as
-      // a browser session's queue): from the second time on, the next pass waits a moment, or it
-      // would spin.
-      if (turn !== null) spins = 0;
-      else if (++spins > 1 && !(await sleep(COMEBACK_MS * (1 + Math.random() / 3), opts.signal))) throw finish(clientClosed());
+      if (!admission || tries.wait === null || opts.signal.aborted) throw finish(err);
+      const next = admission.afterPass(err, tries.wait);
+      if (next instanceof ProxyError) throw finish(next);
+      if (next !== null && !(await sleep(next, opts.signal))) throw finish(clientClosed());
     }
   }
 }
@@ -194,19 +154,16 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
 interface TryState {
   requestStart: number;
   health: HealthRecorder;
-  place: QueuePlace | undefined;
+  admission: AdmissionWait | undefined;
   tries: { attempts: number; finishTarget: string; wait: "capacity" | "comeback" | null };
 }
-
-/** How long a request waiting for a server to come back waits between looks (jittered up to a third more). */
-const COMEBACK_MS = 250;
 
 const clientClosed = () => new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
 
 /** One pass over the targets; the error thrown carries the attempts and every target's outcome. */
 async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
   const { config } = opts;
-  const { requestStart, health, place, tries } = state;
+  const { requestStart, health, admission, tries } = state;
   // One target has no order to choose and no failure to weigh against another: no snapshot needed.
   const snapshot = targets.length > 1 ? health.snapshot() : undefined;
   const now = Date.now();
@@ -232,8 +189,7 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
   // the admission line gives this request no turn for its slots any more.
   for (const { target, error } of tooLong) {
     failed(target, error, true);
-    const gated = gatedServer(target);
-    if (gated !== undefined) place?.exclude(gated);
+    admission?.exclude(target);
   }
   let lastTarget: Target | undefined;
   // Attempts count across the request's tries; `retries.maxAttempts` bounds each try.
@@ -267,12 +223,11 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
         continue targets;
       }
       const entry = gate.entry;
-      // A server holding as many of the requests as it has slots would only queue this one inside,
-      // where nobody takes turns: it counts as a refusal for capacity, without asking it.
-      const gated = gatedServer(target);
-      if (gated !== undefined && place && !place.mayStart(gated)) {
+      // A llama-server whose slots are all taken (admission/admission-wait.ts) refuses for capacity, unasked.
+      const full = admission?.refuses(target);
+      if (full) {
         sawBusy = true;
-        failed(target, new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, retryAfter: 1, message: `${target.name} has every slot busy.` }));
+        failed(target, full);
         continue targets;
       }
       const before = lastTarget;
@@ -380,12 +335,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
     };
     signal.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-/** The server the admission queue gates `target` on: one that reports its slots (undefined otherwise). */
-function gatedServer(target: Target): string | undefined {
-  const server = capabilitiesOf(target).server;
-  return server?.reportsSlots ? server.key : undefined;
 }
 
 /** What the health hub needs of a tracked server. */

@@ -1,0 +1,138 @@
+// A request's wait for its turns in its model's admission line, around its passes over the targets
+// (docs/architecture.md, "Admission queue"): its place in the line, the gate on each llama-server's
+// slots during a pass, and after a pass that failed, whether it waits for another turn, looks again
+// shortly for a server coming back, or is answered.
+import type { EnvVars } from "../../config/env-vars.ts";
+import { ProxyError } from "../../errors/proxy-error.ts";
+import type { HealthSnapshot } from "../../health/upstream-health.ts";
+import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
+import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
+import { pooledModel } from "../placement/pool-gate.ts";
+import { QueuePlace, slotReleased } from "./queue-place.ts";
+import { learnSlotCounts } from "./slot-counts.ts";
+
+/** How long a request waiting for a server to come back waits between looks (jittered up to a third more). */
+const COMEBACK_MS = 250;
+
+export interface WaitOptions {
+  /** The requested model: its line. */
+  model: string;
+  /** The request's key id (null without one) and its priority: whose turn it takes. */
+  key: string | null;
+  priority: number;
+  /** `queue.maxWaitMs`: from its arrival, the longest it waits in line. */
+  maxWaitMs: number;
+  /** Aborted when the client leaves: it leaves the line at once. */
+  signal: AbortSignal;
+  env: EnvVars;
+  /** The request's own view of upstream health (its HealthRecorder's cached snapshot). */
+  snapshot(): HealthSnapshot;
+  /** Keeps a background read alive past the response (ctx.waitUntil). */
+  defer(p: Promise<unknown>): void;
+}
+
+/** What a failed pass is worth waiting for (routing/worth-waiting.ts): a target that was full, or one coming back. */
+export type WorthWaiting = "capacity" | "comeback";
+
+/**
+ * A request's wait in its model's line: `turn()` before each pass over the targets, `refuses` and
+ * `exclude` during it, `passEnded()` after it, and `afterPass` when it failed.
+ */
+export class AdmissionWait {
+  private readonly place: QueuePlace;
+  /** The turn the next pass waits for: the first turn before the first pass; null when it may go at once. */
+  private next: Promise<void> | null | "first" = "first";
+  /** Turns given at once, in a row, after passes that failed. */
+  private spins = 0;
+
+  constructor(
+    private readonly targets: readonly Target[],
+    private readonly opts: WaitOptions,
+  ) {
+    this.place = new QueuePlace({
+      model: opts.model,
+      key: opts.key,
+      priority: opts.priority,
+      plan: targets.map((t) => {
+        const server = gatedServer(t) ?? null;
+        const model = server !== null ? pooledModel(t, opts.model) : undefined;
+        return model !== undefined ? { server, model } : { server };
+      }),
+      maxWaitMs: opts.maxWaitMs,
+      signal: opts.signal,
+      snapshot: opts.snapshot,
+    });
+  }
+
+  /**
+   * A server whose slot count this isolate does not know yet is taken to have one until it does:
+   * its count is read now (milliseconds) so the next request is gated on the real count; waiters are
+   * pumped when it arrives, and a request arriving while it is read waits for it (the promise).
+   */
+  slotCounts(): Promise<void> | undefined {
+    return learnSlotCounts(this.targets, this.opts.snapshot(), this.opts.env, () => slotReleased(this.opts.snapshot), this.opts.defer);
+  }
+
+  /** The turn the next pass waits for: rejects with 503 no_capacity when the wait runs out, 499 when the client leaves; null: it goes now. */
+  turn(): Promise<void> | null {
+    const turn = this.next === "first" ? this.place.first() : this.next;
+    this.next = null;
+    return turn;
+  }
+
+  /**
+   * A server holding as many of the requests as it has slots would only queue this one inside,
+   * where nobody takes turns: `target`'s refusal for capacity, without asking it (undefined: it may
+   * start there, and a slot held for this request there is its own from now on).
+   */
+  refuses(target: Target): ProxyError | undefined {
+    const gated = gatedServer(target);
+    if (gated === undefined || this.place.mayStart(gated)) return undefined;
+    return new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, retryAfter: 1, message: `${target.name} has every slot busy.` });
+  }
+
+  /** `target` cannot take this request (its prompt does not fit there): the line gives it no turn for its slots any more. */
+  exclude(target: Target): void {
+    const gated = gatedServer(target);
+    if (gated !== undefined) this.place.exclude(gated);
+  }
+
+  /** The pass that took the turn is over. */
+  passEnded(): void {
+    this.place.turnEnded();
+  }
+
+  /**
+   * After a pass that failed with `err`, worth waiting for (`worth`): the error to answer with (the
+   * line's 503 once the wait is over, carrying the pass's attempts and outcomes), or how long to
+   * pause before the next pass (ms), or null: the next pass goes when `turn()` says.
+   */
+  afterPass(err: ProxyError, worth: WorthWaiting): ProxyError | number | null {
+    if (worth === "comeback") {
+      // Nothing to take turns on while every server is down: look again shortly, the last time
+      // when the wait runs out; then the failure that ranks first is the answer.
+      const left = this.place.timeLeft();
+      if (left <= 0) return err;
+      return Math.min(left, COMEBACK_MS * (1 + Math.random() / 3));
+    }
+    try {
+      this.next = this.place.again();
+    } catch (refused) {
+      const r = refused as ProxyError;
+      r.attempts = err.attempts;
+      if (err.outcomes) r.outcomes = err.outcomes;
+      return r;
+    }
+    // Given a turn at once after a pass that failed (a busy target the line cannot see, such as a
+    // browser session's queue): from the second time on, the next pass waits a moment, or it would spin.
+    if (this.next !== null) this.spins = 0;
+    else if (++this.spins > 1) return COMEBACK_MS * (1 + Math.random() / 3);
+    return null;
+  }
+}
+
+/** The server the admission queue gates `target` on: one that reports its slots (undefined otherwise). */
+function gatedServer(target: Target): string | undefined {
+  const server = capabilitiesOf(target).server;
+  return server?.reportsSlots ? server.key : undefined;
+}
