@@ -15,18 +15,16 @@ import { orderTargets } from "./order-targets.ts";
 import { retryDelayMs } from "./retry-delay.ts";
 import type { PromptSize } from "../upstreams/context-fit.ts";
 import { byContext, type ServerCounts } from "./context-check.ts";
-import { expectedServiceMs, ledger, placementNote } from "./placement/isolate-ledger.ts";
+import { ledger } from "./placement/isolate-ledger.ts";
 import type { PlacementRequest } from "./placement/rank-servers.ts";
 import type { Target } from "./target.ts";
-import { slotReleased } from "./admission/queue-place.ts";
 import { AdmissionWait } from "./admission/admission-wait.ts";
+import { AttemptRecord, type Placed } from "./attempt-record.ts";
 import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-hints.ts";
 import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { TrackedServer } from "../upstreams/adapter.ts";
-import { discoverPools, pool, poolStale } from "./placement/isolate-pool.ts";
-import type { PoolAttempt } from "./placement/model-pool.ts";
+import { discoverPools } from "./placement/isolate-pool.ts";
 import { PoolGate, withoutUnlisted } from "./placement/pool-gate.ts";
-import { putBackEvicted } from "./placement/put-back-evicted.ts";
 import type { PoolEstimate } from "./placement/rank-pool.ts";
 
 export interface TryOptions {
@@ -76,7 +74,7 @@ export interface Tried<T> {
   /** The request's health signals: the caller reports the outcome with `finish` once the answer is over. */
   health: HealthRecorder;
   /** A server's place in the ledger: `end()` once the answer is over; the prompt's characters, when sized. */
-  placed?: { server: string; chars: number | undefined; end(at: number): void };
+  placed?: Placed;
 }
 
 /**
@@ -211,8 +209,6 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
   targets: for (const target of ordered) {
     for (let onTarget = 1; ; onTarget++) {
       if (opts.signal.aborted || attempts - firstAttempt >= config.retries.maxAttempts) break targets;
-      const tracked = capabilitiesOf(target).server;
-      const server = tracked?.key;
       // A router's refusal (placement/pool-gate.ts) stands for an attempt: a model that failed to load
       // there lately is the answer when nothing serves it; busy, the request waits in line.
       const gate = pools.check(target, estimates.get(target), sawBusy);
@@ -222,7 +218,6 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
         else kinds.set(target, "client");
         continue targets;
       }
-      const entry = gate.entry;
       // A llama-server whose slots are all taken (admission/admission-wait.ts) refuses for capacity, unasked.
       const full = admission?.refuses(target);
       if (full) {
@@ -238,45 +233,17 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
       const onAbort = () => attempt.abort();
       opts.signal.addEventListener("abort", onAbort, { once: true });
       const startedAt = Date.now();
-      // Switchyard's own requests in flight on a llama-server are what later placements queue behind,
-      // and what the admission queue counts against its slots; each one's end may give a waiter its turn.
-      const begun = server !== undefined ? ledger.begin(server, placement?.key ?? null, expectedServiceMs(server, placement, startedAt), startedAt) : undefined;
-      const inPool: PoolAttempt | undefined = entry ? pool.begin(entry.server, entry.model, startedAt) : undefined;
-      const end = begun
-        ? (served?: boolean, at?: number) => {
-            begun(served, at);
-            inPool?.end(at ?? Date.now());
-            slotReleased(() => health.snapshot());
-          }
-        : undefined;
+      // Its place in the ledger and the pool, and its health signals (attempt-record.ts).
+      const record = new AttemptRecord(target, gate.entry, { health, placement, env: opts.env, defer: (p) => defer(p, opts.waitUntil) }, startedAt);
       try {
         const value = await attemptOne(target, attempt.signal, startedAt);
         const succeededAt = Date.now();
-        if (inPool) {
-          const justLoaded = entry?.view.status !== "loaded";
-          inPool.served(succeededAt);
-          // A model just loaded there: the next read learns its slots (the admission queue's count).
-          if (justLoaded) poolStale(server!);
-        }
-        if (tracked) health.success(tracked.url);
-        if (server !== undefined && placement) {
-          ledger.served(server, placement.prefixes, succeededAt);
-          health.placed(placementNote(server, placement, succeededAt));
-        }
-        // The answer's usage teaches the server's speeds and its tokens per character (the context fit reads it too).
-        const chars = placement?.prefixes.at(-1)?.chars ?? size?.chars;
-        const placed = server !== undefined && end ? { server, chars, end: (at: number) => end(true, at) } : undefined;
+        const placed = record.succeeded(succeededAt, size);
         tries.attempts = attempts;
         return { target, attempts, value, requestStart, startedAt, succeededAt, health, ...(placed ? { placed } : {}) };
       } catch (e) {
         const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} failed: ${String(e)}` });
-        if (inPool && err.code === "model_load_failed") {
-          inPool.loadFailed(Date.now());
-          // The router evicted a model for this load before it failed: put it back (in the background).
-          if (inPool.evicted.length) defer(putBackEvicted(target, inPool.evicted, opts.env), opts.waitUntil);
-        }
-        if (inPool) poolStale(server!);
-        end?.(false, Date.now());
+        record.failed(err);
         attempt.abort();
         opts.signal.removeEventListener("abort", onAbort);
         if (opts.skips?.(err, target)) {
@@ -289,7 +256,7 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
         if (kind === "gone") break targets;
         kinds.set(target, kind);
         const retryAfterMs = getUpstreamRetryAfter(err);
-        if (tracked) health.failure(tracked.url, kind, retryAfterMs);
+        record.unhealthy(kind, retryAfterMs);
         failed(target, err);
         if (kind === "client") throw fail(err, failures.get(target));
         if (!capabilitiesOf(target).retriesSameTarget || !retriesSameTarget(kind) || onTarget >= config.retries.perTarget) continue targets;
