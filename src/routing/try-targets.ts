@@ -1,18 +1,18 @@
-// The attempt loop: which target is tried next (admission turns, order and placement, context fit,
-// same-target retries, failover), what each outcome means for health, and the final error. The
-// caller says what one attempt is (routing/attempt.ts: a chat's first event; embeddings: the body).
+// The attempt loop: a request's targets put in order (order-targets.ts, context-check.ts), each gated
+// (a router's pool: placement/pool-gate.ts; a llama-server's slots: admission/admission-wait.ts),
+// tried, recorded (attempt-record.ts), then tried again or left for the next; a pass that failed
+// everywhere ends with the failure that ranks first (pass-failures.ts), or waits in the admission
+// line for another. The caller says what one attempt is (attempt.ts: a chat's first event;
+// /v1/embeddings: the whole body).
 import { balanceOf, type Config } from "../config/config.ts";
 import type { EnvVars } from "../config/env-vars.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { HealthRecorder } from "../health/health-client.ts";
-import type { HealthSnapshot } from "../health/upstream-health.ts";
 import type { UpstreamRef } from "../health/health-report.ts";
-import { circuitState } from "../health/circuit-breaker.ts";
 import { classifyFailure, retriesSameTarget, type FailureKind } from "../health/classify-failure.ts";
-import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcome.ts";
-import { waitFor } from "./worth-waiting.ts";
+import { PassFailures, type Tries } from "./pass-failures.ts";
 import { orderTargets } from "./order-targets.ts";
-import { retryDelayMs } from "./retry-delay.ts";
+import { retryDelayMs, type RetryPolicy } from "./retry-delay.ts";
 import type { PromptSize } from "../upstreams/context-fit.ts";
 import { byContext, type ServerCounts } from "./context-check.ts";
 import { ledger } from "./placement/isolate-ledger.ts";
@@ -113,7 +113,7 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
   // A slot count this isolate does not know yet is read first; a read under way is waited for.
   const reading = admission?.slotCounts();
   if (reading) await reading;
-  const tries: TryState["tries"] = { attempts: 0, finishTarget: "none", wait: null };
+  const tries: Tries = { attempts: 0, finishTarget: "none", wait: null };
   const finish = (err: ProxyError): ProxyError => {
     health.finish({ target: tries.finishTarget, code: err.code, totalMs: Date.now() - requestStart });
     return err;
@@ -145,20 +145,17 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
   }
 }
 
-/**
- * The request's state across its tries: attempts so far, the target its outcome is reported under,
- * and what the last pass that failed says is worth waiting for (see triesOf).
- */
+/** What every pass of the request shares. */
 interface TryState {
   requestStart: number;
   health: HealthRecorder;
   admission: AdmissionWait | undefined;
-  tries: { attempts: number; finishTarget: string; wait: "capacity" | "comeback" | null };
+  tries: Tries;
 }
 
 const clientClosed = () => new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
 
-/** One pass over the targets; the error thrown carries the attempts and every target's outcome. */
+/** One pass: the targets put in order, then tried in it (tryInOrder); the error thrown carries the attempts and every target's outcome. */
 async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
   const { config } = opts;
   const { requestStart, health, admission, tries } = state;
@@ -172,63 +169,56 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
   const pools = new PoolGate(targets, opts.model, now, requestStart);
   const size = snapshot ? (opts.size?.() ?? null) : null;
   const { ordered, tooLong } = size && snapshot ? await byContext(byBalance, size, snapshot, ledger, opts.serverCounts) : { ordered: byBalance, tooLong: [] };
-
-  // Each target's last failure, in the order first tried.
-  const failures = new Map<Target, TargetFailure>();
-  const failed = (target: Target, error: ProxyError, skipped = false) =>
-    failures.set(target, {
-      target: target.name,
-      error,
-      ...(skipped ? { skipped } : {}),
-      ...(circuitOpen(target, snapshot, now) ? { circuitOpen: true } : {}),
-      ...(target.implicit ? { implicit: true } : {}),
-    });
+  const pass = new PassFailures(tries, snapshot, now, health, config.retries.maxRetryAfterMs);
   // A target whose context cannot hold the prompt is skipped, with the error it would have answered;
   // the admission line gives this request no turn for its slots any more.
   for (const { target, error } of tooLong) {
-    failed(target, error, true);
+    pass.failed(target, error, { skipped: true });
     admission?.exclude(target);
   }
-  let lastTarget: Target | undefined;
-  // Attempts count across the request's tries; `retries.maxAttempts` bounds each try.
-  let attempts = tries.attempts;
-  const firstAttempt = attempts;
-  // Each target's last failure kind, for what the pass's end says is worth waiting for.
-  const kinds = new Map<Target, FailureKind>();
-  const fail = (err: ProxyError, from?: TargetFailure): ProxyError => {
-    tries.attempts = attempts;
-    tries.wait = waitFor([...failures.entries()].filter(([, f]) => !f.skipped), kinds, snapshot ?? health.snapshot(), Date.now(), config.retries.maxRetryAfterMs);
-    err.attempts = attempts;
-    err.outcomes = targetOutcomes([...failures.values()]);
-    tries.finishTarget = from && !from.skipped ? from.target : (lastTarget?.name ?? tries.finishTarget);
-    return err;
-  };
+  return tryInOrder(ordered, opts, { ...state, pass, pools, estimates, placement, size }, attemptOne);
+}
 
+/** A pass's order and what it learns as it goes. */
+interface PassState extends TryState {
+  pass: PassFailures;
+  pools: PoolGate;
+  /** Each router's estimate from the order (placement/rank-pool.ts). */
+  estimates: Map<Target, PoolEstimate>;
+  placement: PlacementRequest | null;
+  size: PromptSize | null;
+}
+
+/**
+ * The targets in order, each gated (a router's pool, a llama-server's slots), tried, recorded, and
+ * then tried again (a retryable failure, within `retries.perTarget`, after a backoff) or left for
+ * the next; a client mistake stops at once.
+ */
+async function tryInOrder<T>(ordered: Target[], opts: TryOptions, state: PassState, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
+  const { config } = opts;
+  const { requestStart, health, admission, tries, pass, pools, estimates, placement, size } = state;
   // A target refused for capacity in this pass: a standby load (placement/rank-pool.ts) waits for it.
   let sawBusy = false;
   targets: for (const target of ordered) {
     for (let onTarget = 1; ; onTarget++) {
-      if (opts.signal.aborted || attempts - firstAttempt >= config.retries.maxAttempts) break targets;
+      if (opts.signal.aborted || pass.made >= config.retries.maxAttempts) break targets;
       // A router's refusal (placement/pool-gate.ts) stands for an attempt: a model that failed to load
       // there lately is the answer when nothing serves it; busy, the request waits in line.
       const gate = pools.check(target, estimates.get(target), sawBusy);
       if ("refused" in gate) {
-        failed(target, gate.refused);
+        pass.failed(target, gate.refused, gate.refused.busy ? {} : { kind: "client" });
         if (gate.refused.busy) sawBusy = true;
-        else kinds.set(target, "client");
         continue targets;
       }
       // A llama-server whose slots are all taken (admission/admission-wait.ts) refuses for capacity, unasked.
       const full = admission?.refuses(target);
       if (full) {
         sawBusy = true;
-        failed(target, full);
+        pass.failed(target, full);
         continue targets;
       }
-      const before = lastTarget;
-      attempts++;
-      lastTarget = target;
-      opts.onAttempt?.(attempts, target);
+      const undo = pass.begin(target);
+      opts.onAttempt?.(pass.attempts, target);
       const attempt = new AbortController();
       const onAbort = () => attempt.abort();
       opts.signal.addEventListener("abort", onAbort, { once: true });
@@ -239,45 +229,37 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
         const value = await attemptOne(target, attempt.signal, startedAt);
         const succeededAt = Date.now();
         const placed = record.succeeded(succeededAt, size);
-        tries.attempts = attempts;
-        return { target, attempts, value, requestStart, startedAt, succeededAt, health, ...(placed ? { placed } : {}) };
+        tries.attempts = pass.attempts;
+        return { target, attempts: pass.attempts, value, requestStart, startedAt, succeededAt, health, ...(placed ? { placed } : {}) };
       } catch (e) {
         const err = e instanceof ProxyError ? e : new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${target.name} failed: ${String(e)}` });
         record.failed(err);
         attempt.abort();
         opts.signal.removeEventListener("abort", onAbort);
         if (opts.skips?.(err, target)) {
-          attempts--;
-          lastTarget = before;
-          failed(target, err, true);
+          undo();
+          pass.failed(target, err, { skipped: true });
           continue targets;
         }
         const kind = classifyFailure(err, getUpstreamStatus(err));
         if (kind === "gone") break targets;
-        kinds.set(target, kind);
         const retryAfterMs = getUpstreamRetryAfter(err);
         record.unhealthy(kind, retryAfterMs);
-        failed(target, err);
-        if (kind === "client") throw fail(err, failures.get(target));
-        if (!capabilitiesOf(target).retriesSameTarget || !retriesSameTarget(kind) || onTarget >= config.retries.perTarget) continue targets;
-        const delay = retryDelayMs(onTarget, retryAfterMs, config.retries);
+        pass.failed(target, err, { kind });
+        if (kind === "client") throw pass.end(err, target);
+        const delay = sameTargetDelay(target, kind, onTarget, retryAfterMs, config.retries);
         if (delay === null) continue targets;
         if (!(await sleep(delay, opts.signal))) break targets;
       }
     }
   }
-  if (opts.signal.aborted) throw fail(clientClosed());
-  const chosen = finalOutcome([...failures.values()]);
-  throw fail(chosen?.error ?? new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, message: "No target is available for this model." }), chosen);
+  throw opts.signal.aborted ? pass.end(clientClosed()) : pass.final();
 }
 
-
-/** Whether the target's circuit was open when the request was ordered (orderTargets put it last). */
-function circuitOpen(target: Target, snapshot: HealthSnapshot | undefined, now: number): boolean {
-  const server = capabilitiesOf(target).server;
-  if (!server || !snapshot) return false;
-  const h = snapshot.upstreams[server.key];
-  return h !== undefined && circuitState(h.circuit, now) === "open";
+/** How long to wait before trying `target` again after its `retry`-th failure of `kind` (retry-delay.ts), or null to move on. */
+function sameTargetDelay(target: Target, kind: FailureKind, retry: number, retryAfterMs: number | undefined, policy: RetryPolicy): number | null {
+  if (!capabilitiesOf(target).retriesSameTarget || !retriesSameTarget(kind) || retry >= policy.perTarget) return null;
+  return retryDelayMs(retry, retryAfterMs, policy);
 }
 
 /** Keeps `p` alive past the response where the runtime allows (ctx.waitUntil); its failure is nobody's. */
