@@ -1,5 +1,5 @@
 // Whether a request fits a target's context window: one check for routing (llama-server targets,
-// from an estimate or the server's own count: try-targets.ts, routing/context-check.ts) and the
+// from an estimate or the server's own count: routing/placement/context-check.ts) and the
 // SessionHub (a browser session's window, from a low estimate: relay-dispatch.ts). Here, below both,
 // so either may import it.
 import { ProxyError } from "../errors/proxy-error.ts";

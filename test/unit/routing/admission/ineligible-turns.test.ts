@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../../../src/config/config.ts";
 import { resetHealthCache } from "../../../../src/health/health-client.ts";
-import { resetTokenCounts } from "../../../../src/routing/context-check.ts";
+import { resetTokenCounts } from "../../../../src/routing/placement/context-check.ts";
 import { waitingFor } from "../../../../src/routing/admission/queue-place.ts";
 import { promptPrefixes } from "../../../../src/routing/placement/prompt-prefixes.ts";
 import type { Target } from "../../../../src/routing/target.ts";

@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { CLOSED } from "../../../src/health/circuit-breaker.ts";
-import type { HealthSnapshot } from "../../../src/health/upstream-health.ts";
-import { byContext, estimateTokens, resetTokenCounts, type ServerCounts } from "../../../src/routing/context-check.ts";
-import { prefixesOf } from "../../../src/routing/placement/prompt-prefixes.ts";
-import { ServerLedger } from "../../../src/routing/placement/server-ledger.ts";
-import type { Target } from "../../../src/routing/target.ts";
-import { capabilitiesOf } from "../../../src/upstreams/registry/adapters.ts";
+import { CLOSED } from "../../../../src/health/circuit-breaker.ts";
+import type { HealthSnapshot } from "../../../../src/health/upstream-health.ts";
+import { byContext, estimateTokens, resetTokenCounts, type ServerCounts } from "../../../../src/routing/placement/context-check.ts";
+import { prefixesOf } from "../../../../src/routing/placement/prompt-prefixes.ts";
+import { ServerLedger } from "../../../../src/routing/placement/server-ledger.ts";
+import type { Target } from "../../../../src/routing/target.ts";
+import { capabilitiesOf } from "../../../../src/upstreams/registry/adapters.ts";
 
 // The window check over llama-servers of different windows, their counts scripted: which prompts are
 // counted, which decide alone, and that a count settles it whatever the estimate said.

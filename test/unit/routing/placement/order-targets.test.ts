@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { CLOSED, type Circuit } from "../../../src/health/circuit-breaker.ts";
-import { conversationKey } from "../../../src/routing/placement/conversation-key.ts";
-import { orderTargets, rendezvous } from "../../../src/routing/order-targets.ts";
-import type { Target } from "../../../src/routing/target.ts";
-import type { HealthSnapshot, UpstreamHealth } from "../../../src/health/upstream-health.ts";
-import { promptPrefixes } from "../../../src/routing/placement/prompt-prefixes.ts";
-import type { PlacementRequest } from "../../../src/routing/placement/rank-servers.ts";
-import { ServerLedger } from "../../../src/routing/placement/server-ledger.ts";
+import { CLOSED, type Circuit } from "../../../../src/health/circuit-breaker.ts";
+import { conversationKey } from "../../../../src/routing/placement/conversation-key.ts";
+import { orderTargets, rendezvous } from "../../../../src/routing/placement/order-targets.ts";
+import type { Target } from "../../../../src/routing/target.ts";
+import type { HealthSnapshot, UpstreamHealth } from "../../../../src/health/upstream-health.ts";
+import { promptPrefixes } from "../../../../src/routing/placement/prompt-prefixes.ts";
+import type { PlacementRequest } from "../../../../src/routing/placement/rank-servers.ts";
+import { ServerLedger } from "../../../../src/routing/placement/server-ledger.ts";
 
 const llama = (n: number, weight?: number): Target => ({ kind: "llama", url: `http://gpu-${n}:8080`, name: `llama:gpu-${n}:8080`, ...(weight ? { weight } : {}) });
 const browser: Target = { kind: "browser", model: "web", name: "browser:web" };

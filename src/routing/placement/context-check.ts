@@ -2,12 +2,12 @@
 // each llama-server's estimate of the prompt's tokens decides alone when it is clearly below or
 // above the server's window; near it, the server's own count (its template, then its tokenizer)
 // decides. Counts are cached per server and prompt, and teach the server's token model.
-import type { HealthSnapshot } from "../health/upstream-health.ts";
-import type { ProxyError } from "../errors/proxy-error.ts";
-import { estimateFit, tokensFit, type Fit, type PromptSize } from "../upstreams/context-fit.ts";
-import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
-import type { ServerLedger } from "./placement/server-ledger.ts";
-import type { Target } from "./target.ts";
+import type { HealthSnapshot } from "../../health/upstream-health.ts";
+import type { ProxyError } from "../../errors/proxy-error.ts";
+import { estimateFit, tokensFit, type Fit, type PromptSize } from "../../upstreams/context-fit.ts";
+import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
+import type { ServerLedger } from "./server-ledger.ts";
+import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
 
 /** What the servers themselves can tell of a request's fit (undefined: they could not tell now). */
 export interface ServerCounts {

@@ -1,15 +1,15 @@
 // The order a request tries its targets in: open circuits last, and with least-busy the server that
 // would finish it soonest first.
-import type { HealthSnapshot, UpstreamHealth } from "../health/upstream-health.ts";
-import { circuitState } from "../health/circuit-breaker.ts";
-import { fnv1a } from "./placement/conversation-key.ts";
-import { ledger } from "./placement/isolate-ledger.ts";
-import { rankServers, type PlacementRequest } from "./placement/rank-servers.ts";
-import { pool } from "./placement/isolate-pool.ts";
-import { rankPool, type PoolEstimate } from "./placement/rank-pool.ts";
-import type { ServerLedger } from "./placement/server-ledger.ts";
-import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
-import type { Target } from "./target.ts";
+import type { HealthSnapshot, UpstreamHealth } from "../../health/upstream-health.ts";
+import { circuitState } from "../../health/circuit-breaker.ts";
+import { fnv1a } from "./conversation-key.ts";
+import { ledger } from "./isolate-ledger.ts";
+import { rankServers, type PlacementRequest } from "./rank-servers.ts";
+import { pool } from "./isolate-pool.ts";
+import { rankPool, type PoolEstimate } from "./rank-pool.ts";
+import type { ServerLedger } from "./server-ledger.ts";
+import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
+import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
 
 export interface OrderOptions {
   balance: "ordered" | "least-busy";
