@@ -9,7 +9,7 @@ import type { ConfigEnv } from "../../src/config/config.ts";
 import { loadConfig } from "../../src/config/load-config.ts";
 import { readJsonBody } from "../../src/http/read-json-body.ts";
 import { Deadlines } from "../../src/lib/deadlines.ts";
-import { EventReader } from "../../src/routing/event-reader.ts";
+import { EventReader } from "../../src/routing/attempt/event-reader.ts";
 import { runChat } from "../../src/routing/pipeline.ts";
 import { requestScope } from "../../src/routes/request-scope.ts";
 import { chatCompletions } from "../../src/routes/chat-completions.ts";

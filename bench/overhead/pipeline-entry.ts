@@ -3,7 +3,7 @@
 // EventReader (timeouts) → pullThrough + ToolCallEvents (rewrite, when the request has tools) →
 // ChunkEncoder + sseResponse (encode, the committed body) → bytes read by a client.
 import { Deadlines } from "../../src/lib/deadlines.ts";
-import { EventReader } from "../../src/routing/event-reader.ts";
+import { EventReader } from "../../src/routing/attempt/event-reader.ts";
 import { ChunkEncoder } from "../../src/api/chat/chunk-encoder.ts";
 import type { EventPull } from "../../src/events/event-source.ts";
 import { pullThrough } from "../../src/events/pull-through.ts";

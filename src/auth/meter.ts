@@ -156,7 +156,7 @@ export class Meter {
 
   /**
    * Tokens an attempt generated beyond what the answer's events count: one whose answer its server's
-   * chat parser refused before another generation took over (routing/resume/refusal-budget.ts).
+   * chat parser refused before another generation took over (routing/attempt/refusal-budget.ts).
    */
   chargeGenerated(tokens: number): void {
     this.discarded.completionTokens += tokens;

@@ -24,7 +24,7 @@ export interface UpstreamHealth {
    * When a sample last found it ready, or a request was last answered there (hub clock; an
    * isolate's copy also its own answers). A server down since less than a while is one
    * restarting (a crash, an OOM kill, a deploy): a request that finds every server of its model
-   * down waits for it to come back (routing/worth-waiting.ts); one never ready, or down for longer,
+   * down waits for it to come back (routing/attempt/worth-waiting.ts); one never ready, or down for longer,
    * is answered at once.
    */
   readyAt?: number;

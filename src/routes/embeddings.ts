@@ -7,7 +7,7 @@ import { loadConfig } from "../config/load-config.ts";
 import { Deadlines } from "../lib/deadlines.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { planTargetsFor } from "../routing/plan-targets.ts";
-import { tryTargets } from "../routing/try-targets.ts";
+import { tryTargets } from "../routing/attempt/try-targets.ts";
 import { embeddingInputCount, EmbeddingsRequestSchema, MAX_EMBEDDING_INPUTS } from "../schemas/embeddings-request.ts";
 import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import { TargetUnableError } from "../upstreams/upstream.ts";

@@ -2,9 +2,9 @@
 // compaction) answers through runChat, and this file is the one place the stages are put in order.
 //
 //   1. plan        the model's targets under the caller's browser policy      plan-targets.ts
-//   2. admit       a turn in the model's line when every slot is taken         admission/ (in TargetTries)
-//   3. order/place the targets' order: health, balance, prompt-cache placement order-targets.ts, placement/
-//   4. attempt     each target in turn: open, first event, retries, failover   attempt.ts, try-targets.ts
+//   2. admit       a turn in the model's line when every slot is taken         admission/ (the attempt loop waits)
+//   3. order/place the targets' order: health, balance, prompt-cache placement placement/ (order-targets.ts)
+//   4. attempt     each target in turn: gate, open, first event, retries       attempt/ (try-targets.ts: the loop)
 //   5. continue    an answer whose upstream fails mid-answer goes on elsewhere continue-on-failure.ts
 //   6. rewrite     tool calls written as text become tool_calls                rewrite-stage.ts
 //                  (and the min-score policy retries a poor call)              tool-call-policy.ts
@@ -22,12 +22,12 @@ import type { ChatRequest } from "../schemas/chat-request.ts";
 import type { ToolCallReport } from "../toolcalls/index.ts";
 import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
-import { attemptTargets, type AttemptOptions, type Started } from "./attempt.ts";
+import { attemptTargets, type AttemptOptions, type Started } from "./attempt/attempt-targets.ts";
 import { planTargetsFor } from "./plan-targets.ts";
 import type { RequestScope } from "./request-scope.ts";
 import { continueOnFailure, type ResumePlan } from "./continue-on-failure.ts";
 import { resumeBlocker } from "./resume/continuation-request.ts";
-import { refusalBudget } from "./resume/refusal-budget.ts";
+import { refusalBudget } from "./attempt/refusal-budget.ts";
 import type { ResumingEvents } from "./resume/resuming-events.ts";
 import { offersTools, rewriteOrFail, type RewrittenAnswer } from "./rewrite-stage.ts";
 import type { Target } from "./target.ts";

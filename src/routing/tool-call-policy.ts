@@ -2,7 +2,7 @@
 // constrained, or elsewhere; the best answer is delivered, flagged when none reached the score.
 import { ProxyError } from "../errors/proxy-error.ts";
 import { adapterOf } from "../upstreams/registry/adapters.ts";
-import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcome.ts";
+import { finalOutcome, targetOutcomes, type TargetFailure } from "./attempt/final-outcome.ts";
 import type { EventPull } from "../events/event-source.ts";
 import type { UpstreamEvent } from "../events/events.ts";
 import type { ToolCallReport } from "../toolcalls/index.ts";
@@ -47,7 +47,7 @@ export class ToolCallPolicy {
   /** Each target, then its constrained retry where its kind can constrain its output. */
   readonly steps: PolicyStep[];
   private best: { attempt: RewrittenAttempt; score: number; attempts: number; target: Target } | null = null;
-  /** Each target's last failure: the client gets the one the shared precedence picks (final-outcome.ts). */
+  /** Each target's last failure: the client gets the one the shared precedence picks (attempt/final-outcome.ts). */
   private readonly failures = new Map<Target, TargetFailure>();
   private attempts = 0;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { FIXTURE_URL, call, configWith, received } from "./harness.ts";
 
-// `POST /v1/embeddings` goes through the same attempt logic as chat (src/routing/try-targets.ts):
+// `POST /v1/embeddings` goes through the same attempt logic as chat (src/routing/attempt/try-targets.ts):
 // same-server retries, failover, the circuit breaker's order and retries.maxAttempts, against the
 // fixture upstream's embeddings behaviours (test/support/fixture-upstream.mjs).
 

@@ -31,7 +31,7 @@ export interface WaitOptions {
   defer(p: Promise<unknown>): void;
 }
 
-/** What a failed pass is worth waiting for (routing/worth-waiting.ts): a target that was full, or one coming back. */
+/** What a failed pass is worth waiting for (routing/attempt/worth-waiting.ts): a target that was full, or one coming back. */
 export type WorthWaiting = "capacity" | "comeback";
 
 /**

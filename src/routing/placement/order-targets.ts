@@ -21,7 +21,7 @@ export interface OrderOptions {
   ledger?: ServerLedger;
   /** The requested model: on routers, placement goes by which model each has loaded. */
   model?: string;
-  /** Hears each router's estimate for the request's model (standby, blocked, failed: try-targets acts on them). */
+  /** Hears each router's estimate for the request's model (standby, blocked, failed: the attempt loop's pool gate, pool-gate.ts, acts on them). */
   onPool?(target: Target, estimate: PoolEstimate): void;
 }
 

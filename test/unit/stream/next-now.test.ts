@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ProxyError } from "../../../src/errors/proxy-error.ts";
 import { Deadlines } from "../../../src/lib/deadlines.ts";
-import { EventReader } from "../../../src/routing/event-reader.ts";
+import { EventReader } from "../../../src/routing/attempt/event-reader.ts";
 import { bodyEvents, type BodyParser, type EventPull } from "../../../src/events/event-source.ts";
 import type { UpstreamEvent } from "../../../src/events/events.ts";
 import { pullThrough, type EventStage } from "../../../src/events/pull-through.ts";

@@ -5,7 +5,7 @@ import { resetTokenCounts } from "../../../../src/routing/placement/context-chec
 import { waitingFor } from "../../../../src/routing/admission/queue-place.ts";
 import { promptPrefixes } from "../../../../src/routing/placement/prompt-prefixes.ts";
 import type { Target } from "../../../../src/routing/target.ts";
-import { tryTargets, type AttemptOne } from "../../../../src/routing/try-targets.ts";
+import { tryTargets, type AttemptOne } from "../../../../src/routing/attempt/try-targets.ts";
 
 // Issue 41, fault 2: a waiter was given turns on a free server its prompt cannot fit (a turn is for
 // any free seat of its plan), failed each pass at once, was given the next turn at once again, and

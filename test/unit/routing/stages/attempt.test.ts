@@ -1,11 +1,11 @@
-// The attempt stage (src/routing/attempt.ts): targets tried in turn until one yields its first event,
+// The attempt stage (src/routing/attempt/attempt-targets.ts): targets tried in turn until one yields its first event,
 // a refused parse answered again as raw text, browser-like targets given the prompt's chain.
 import { beforeEach, describe, expect, it } from "vitest";
 import { parseConfig, type Config } from "../../../../src/config/config.ts";
 import { ProxyError } from "../../../../src/errors/proxy-error.ts";
 import { resetHealthCache } from "../../../../src/health/health-client.ts";
 import { Deadlines } from "../../../../src/lib/deadlines.ts";
-import { attemptTargets, type AttemptOptions } from "../../../../src/routing/attempt.ts";
+import { attemptTargets, type AttemptOptions } from "../../../../src/routing/attempt/attempt-targets.ts";
 import type { Target } from "../../../../src/routing/target.ts";
 import { named } from "../../../../src/upstreams/registry/adapters.ts";
 import type { Upstream } from "../../../../src/upstreams/upstream.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { classifyFailure, countsAgainstUpstream, retriesSameTarget } from "../../../../src/health/classify-failure.ts";
 import { mapLlamaError } from "../../../../src/upstreams/llama/map-llama-error.ts";
-import { failureClass } from "../../../../src/routing/final-outcome.ts";
+import { failureClass } from "../../../../src/routing/attempt/final-outcome.ts";
 import imageUnsupported from "../../../fixtures/llama/error-image-unsupported-500.body.json";
 import jsonSchema500 from "../../../fixtures/llama/error-json-schema-500.body.json";
 import malformedJson from "../../../fixtures/llama/error-malformed-json-500.body.json";

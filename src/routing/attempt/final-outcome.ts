@@ -1,7 +1,7 @@
 // Which failure the client is told when no target served its request, the same whatever order the
 // targets were tried in; and what each target did, for the operator.
-import type { ProxyError, TargetOutcome } from "../errors/proxy-error.ts";
-import { parseContextLengthMessage } from "../errors/context-length.ts";
+import type { ProxyError, TargetOutcome } from "../../errors/proxy-error.ts";
+import { parseContextLengthMessage } from "../../errors/context-length.ts";
 
 /** One target's last failure in a request that no target served. */
 export interface TargetFailure {

@@ -4,20 +4,20 @@
 // success tells the hub the server is well and where the conversation's prompt now sits (a placement
 // note), a failure tells its kind, and a router learns a load that was done or failed (putting back
 // the models it evicted for a failed one).
-import type { EnvVars } from "../config/env-vars.ts";
-import type { ProxyError } from "../errors/proxy-error.ts";
-import type { FailureKind } from "../health/classify-failure.ts";
-import type { HealthRecorder } from "../health/health-client.ts";
-import type { PromptSize } from "../upstreams/context-fit.ts";
-import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
-import { slotReleased } from "./admission/queue-place.ts";
-import { expectedServiceMs, ledger, placementNote } from "./placement/isolate-ledger.ts";
-import { pool, poolStale } from "./placement/isolate-pool.ts";
-import type { PoolAttempt } from "./placement/model-pool.ts";
-import type { PoolEntry } from "./placement/pool-gate.ts";
-import { putBackEvicted } from "./placement/put-back-evicted.ts";
-import type { PlacementRequest } from "./placement/rank-servers.ts";
-import type { Target } from "./target.ts";
+import type { EnvVars } from "../../config/env-vars.ts";
+import type { ProxyError } from "../../errors/proxy-error.ts";
+import type { FailureKind } from "../../health/classify-failure.ts";
+import type { HealthRecorder } from "../../health/health-client.ts";
+import type { PromptSize } from "../../upstreams/context-fit.ts";
+import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
+import { slotReleased } from "../admission/queue-place.ts";
+import { expectedServiceMs, ledger, placementNote } from "../placement/isolate-ledger.ts";
+import { pool, poolStale } from "../placement/isolate-pool.ts";
+import type { PoolAttempt } from "../placement/model-pool.ts";
+import type { PoolEntry } from "../placement/pool-gate.ts";
+import { putBackEvicted } from "../placement/put-back-evicted.ts";
+import type { PlacementRequest } from "../placement/rank-servers.ts";
+import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
 
 export interface RecordOptions {
   /** The request's health signals. */

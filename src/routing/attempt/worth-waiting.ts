@@ -1,11 +1,11 @@
 // What a pass over a model's targets that failed everywhere is worth waiting for in the admission
 // line: a target that was there but full, or one coming back (loading, or restarting: ready moments
 // ago); anything else is answered at once (pure, given the health snapshot).
-import type { HealthSnapshot } from "../health/upstream-health.ts";
-import type { FailureKind } from "../health/classify-failure.ts";
-import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
+import type { HealthSnapshot } from "../../health/upstream-health.ts";
+import type { FailureKind } from "../../health/classify-failure.ts";
+import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
 import type { TargetFailure } from "./final-outcome.ts";
-import type { Target } from "./target.ts";
+import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
 
 /** A server that cannot answer now but may in a moment: dead, restarting, loading its model. */
 const DOWN_KINDS: ReadonlySet<FailureKind> = new Set(["unreachable", "timeout", "loading", "broken"]);

@@ -1,7 +1,7 @@
 // What a chat parser's refusal costs a request: the refused attempt charged the rest of its bound,
 // and no more generations after refusals than were reserved.
 import { describe, expect, it } from "vitest";
-import { refusalBudget } from "../../../../src/routing/resume/refusal-budget.ts";
+import { refusalBudget } from "../../../../src/routing/attempt/refusal-budget.ts";
 
 const charges = () => {
   const got: number[] = [];

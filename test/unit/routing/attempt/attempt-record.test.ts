@@ -1,16 +1,16 @@
 // One attempt in the isolate's books: its place in the ledger and a router's pool while it runs, what
 // its end frees, and the health signals and placement note of its outcome.
 import { beforeEach, describe, expect, it } from "vitest";
-import { ProxyError } from "../../../src/errors/proxy-error.ts";
-import type { HealthRecorder } from "../../../src/health/health-client.ts";
-import type { PlacementNote } from "../../../src/health/health-report.ts";
-import { EMPTY_SNAPSHOT, upstreamKey } from "../../../src/health/upstream-health.ts";
-import { AttemptRecord, type RecordOptions } from "../../../src/routing/attempt-record.ts";
-import { ledger, resetLedger } from "../../../src/routing/placement/isolate-ledger.ts";
-import { pool, resetPool } from "../../../src/routing/placement/isolate-pool.ts";
-import { PoolGate } from "../../../src/routing/placement/pool-gate.ts";
-import { promptPrefixes } from "../../../src/routing/placement/prompt-prefixes.ts";
-import type { Target } from "../../../src/routing/target.ts";
+import { ProxyError } from "../../../../src/errors/proxy-error.ts";
+import type { HealthRecorder } from "../../../../src/health/health-client.ts";
+import type { PlacementNote } from "../../../../src/health/health-report.ts";
+import { EMPTY_SNAPSHOT, upstreamKey } from "../../../../src/health/upstream-health.ts";
+import { AttemptRecord, type RecordOptions } from "../../../../src/routing/attempt/attempt-record.ts";
+import { ledger, resetLedger } from "../../../../src/routing/placement/isolate-ledger.ts";
+import { pool, resetPool } from "../../../../src/routing/placement/isolate-pool.ts";
+import { PoolGate } from "../../../../src/routing/placement/pool-gate.ts";
+import { promptPrefixes } from "../../../../src/routing/placement/prompt-prefixes.ts";
+import type { Target } from "../../../../src/routing/target.ts";
 
 const LLAMA: Target = { kind: "llama", url: "http://127.0.0.1:9/record", name: "llama" };
 const ROUTER: Target = { kind: "llama", url: "http://127.0.0.1:9/router", name: "router" };

@@ -1,13 +1,13 @@
-// What a pass that failed on every target is worth waiting for (src/routing/worth-waiting.ts): a
+// What a pass that failed on every target is worth waiting for (src/routing/attempt/worth-waiting.ts): a
 // full server, a loading one, or one restarting (refusing connections, ready moments ago); a server
 // gone for good, never ready, or merely slow is answered at once.
 import { describe, expect, it } from "vitest";
-import { ProxyError } from "../../../src/errors/proxy-error.ts";
-import type { FailureKind } from "../../../src/health/classify-failure.ts";
-import { CLOSED } from "../../../src/health/circuit-breaker.ts";
-import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "../../../src/health/upstream-health.ts";
-import type { Target } from "../../../src/routing/target.ts";
-import { RESTARTING_MS, waitFor } from "../../../src/routing/worth-waiting.ts";
+import { ProxyError } from "../../../../src/errors/proxy-error.ts";
+import type { FailureKind } from "../../../../src/health/classify-failure.ts";
+import { CLOSED } from "../../../../src/health/circuit-breaker.ts";
+import { upstreamKey, type HealthSnapshot, type UpstreamHealth } from "../../../../src/health/upstream-health.ts";
+import type { Target } from "../../../../src/routing/target.ts";
+import { RESTARTING_MS, waitFor } from "../../../../src/routing/attempt/worth-waiting.ts";
 
 const now = 1_000_000_000;
 let n = 0;

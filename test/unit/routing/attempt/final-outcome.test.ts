@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { ProxyError } from "../../../src/errors/proxy-error.ts";
-import { failureClass, finalOutcome, targetOutcomes, type TargetFailure } from "../../../src/routing/final-outcome.ts";
-import { contextLengthMessage } from "../../../src/errors/context-length.ts";
+import { ProxyError } from "../../../../src/errors/proxy-error.ts";
+import { failureClass, finalOutcome, targetOutcomes, type TargetFailure } from "../../../../src/routing/attempt/final-outcome.ts";
+import { contextLengthMessage } from "../../../../src/errors/context-length.ts";
 
 const err = (init: ConstructorParameters<typeof ProxyError>[0]) => new ProxyError(init);
 const LLAMA = "llama:10.0.0.1:8080";

@@ -2,14 +2,14 @@
 // first tried) and its kind, the attempts so far, and the error the pass ends with when no target
 // served it: the failure that ranks first (final-outcome.ts), carrying the attempts and every
 // target's outcome, and what it is worth waiting for in the admission line (worth-waiting.ts).
-import { ProxyError } from "../errors/proxy-error.ts";
-import { circuitState } from "../health/circuit-breaker.ts";
-import type { FailureKind } from "../health/classify-failure.ts";
-import type { HealthRecorder } from "../health/health-client.ts";
-import type { HealthSnapshot } from "../health/upstream-health.ts";
-import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
+import { ProxyError } from "../../errors/proxy-error.ts";
+import { circuitState } from "../../health/circuit-breaker.ts";
+import type { FailureKind } from "../../health/classify-failure.ts";
+import type { HealthRecorder } from "../../health/health-client.ts";
+import type { HealthSnapshot } from "../../health/upstream-health.ts";
+import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
 import { finalOutcome, targetOutcomes, type TargetFailure } from "./final-outcome.ts";
-import type { Target } from "./target.ts";
+import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
 import { waitFor } from "./worth-waiting.ts";
 
 /** The request's tries across its passes: what a pass reads and leaves for the next (and for the request's outcome). */

@@ -1,12 +1,12 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { parseConfig, type Config } from "../../../src/config/config.ts";
-import { ProxyError } from "../../../src/errors/proxy-error.ts";
-import { resetHealthCache } from "../../../src/health/health-client.ts";
-import type { Target } from "../../../src/routing/target.ts";
-import { tryTargets, type TryOptions } from "../../../src/routing/try-targets.ts";
+import { parseConfig, type Config } from "../../../../src/config/config.ts";
+import { ProxyError } from "../../../../src/errors/proxy-error.ts";
+import { resetHealthCache } from "../../../../src/health/health-client.ts";
+import type { Target } from "../../../../src/routing/target.ts";
+import { tryTargets, type TryOptions } from "../../../../src/routing/attempt/try-targets.ts";
 
 // tryTargets' final error when every target fails: one precedence, whatever the order of the
-// targets and the state of their circuits (src/routing/final-outcome.ts).
+// targets and the state of their circuits (src/routing/attempt/final-outcome.ts).
 
 const parsed = parseConfig({ SWITCHYARD_ENV: "dev" });
 if (!parsed.ok) throw new Error("default config");

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { parseRetryAfter } from "../../../src/http/parse-retry-after.ts";
-import { retryDelayMs } from "../../../src/routing/retry-delay.ts";
-import { classifyFailure, countsAgainstUpstream, retriesSameTarget } from "../../../src/health/classify-failure.ts";
-import { ProxyError } from "../../../src/errors/proxy-error.ts";
+import { parseRetryAfter } from "../../../../src/http/parse-retry-after.ts";
+import { retryDelayMs } from "../../../../src/routing/attempt/retry-delay.ts";
+import { classifyFailure, countsAgainstUpstream, retriesSameTarget } from "../../../../src/health/classify-failure.ts";
+import { ProxyError } from "../../../../src/errors/proxy-error.ts";
 
 const policy = { perTarget: 3, maxAttempts: 6, backoffMs: 100, maxBackoffMs: 400, maxRetryAfterMs: 2000 };
 

@@ -1,31 +1,30 @@
-// The attempt loop: a request's targets put in order (order-targets.ts, context-check.ts), each gated
+// The attempt loop: a request's targets put in order (placement/: order-targets.ts, context-check.ts), each gated
 // (a router's pool: placement/pool-gate.ts; a llama-server's slots: admission/admission-wait.ts),
 // tried, recorded (attempt-record.ts), then tried again or left for the next; a pass that failed
 // everywhere ends with the failure that ranks first (pass-failures.ts), or waits in the admission
-// line for another. The caller says what one attempt is (attempt.ts: a chat's first event;
+// line for another. The caller says what one attempt is (attempt-targets.ts: a chat's first event;
 // /v1/embeddings: the whole body).
-import { balanceOf, type Config } from "../config/config.ts";
-import type { EnvVars } from "../config/env-vars.ts";
-import { ProxyError } from "../errors/proxy-error.ts";
-import { HealthRecorder } from "../health/health-client.ts";
-import type { UpstreamRef } from "../health/health-report.ts";
-import { classifyFailure, retriesSameTarget, type FailureKind } from "../health/classify-failure.ts";
-import { PassFailures, type Tries } from "./pass-failures.ts";
-import { orderTargets } from "./placement/order-targets.ts";
-import { retryDelayMs, type RetryPolicy } from "./retry-delay.ts";
-import type { PromptSize } from "../upstreams/context-fit.ts";
-import { byContext, type ServerCounts } from "./placement/context-check.ts";
-import { ledger } from "./placement/isolate-ledger.ts";
-import type { PlacementRequest } from "./placement/rank-servers.ts";
-import type { Target } from "./target.ts";
-import { AdmissionWait } from "./admission/admission-wait.ts";
+import { balanceOf, type Config } from "../../config/config.ts";
+import type { EnvVars } from "../../config/env-vars.ts";
+import { ProxyError } from "../../errors/proxy-error.ts";
+import { classifyFailure, retriesSameTarget, type FailureKind } from "../../health/classify-failure.ts";
+import { HealthRecorder } from "../../health/health-client.ts";
+import type { UpstreamRef } from "../../health/health-report.ts";
+import type { NamedTarget as Target, TrackedServer } from "../../upstreams/adapter.ts";
+import type { PromptSize } from "../../upstreams/context-fit.ts";
+import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
+import { getUpstreamRetryAfter, getUpstreamStatus } from "../../upstreams/upstream-hints.ts";
+import { AdmissionWait } from "../admission/admission-wait.ts";
+import { byContext, type ServerCounts } from "../placement/context-check.ts";
+import { ledger } from "../placement/isolate-ledger.ts";
+import { discoverPools } from "../placement/isolate-pool.ts";
+import { orderTargets } from "../placement/order-targets.ts";
+import { PoolGate, withoutUnlisted } from "../placement/pool-gate.ts";
+import type { PoolEstimate } from "../placement/rank-pool.ts";
+import type { PlacementRequest } from "../placement/rank-servers.ts";
 import { AttemptRecord, type Placed } from "./attempt-record.ts";
-import { getUpstreamRetryAfter, getUpstreamStatus } from "../upstreams/upstream-hints.ts";
-import { capabilitiesOf } from "../upstreams/registry/adapters.ts";
-import type { TrackedServer } from "../upstreams/adapter.ts";
-import { discoverPools } from "./placement/isolate-pool.ts";
-import { PoolGate, withoutUnlisted } from "./placement/pool-gate.ts";
-import type { PoolEstimate } from "./placement/rank-pool.ts";
+import { PassFailures, type Tries } from "./pass-failures.ts";
+import { retryDelayMs, type RetryPolicy } from "./retry-delay.ts";
 
 export interface TryOptions {
   config: Config;

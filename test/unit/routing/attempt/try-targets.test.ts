@@ -1,9 +1,9 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import { parseConfig, type Config } from "../../../src/config/config.ts";
-import { ProxyError } from "../../../src/errors/proxy-error.ts";
-import { resetHealthCache } from "../../../src/health/health-client.ts";
-import type { Target } from "../../../src/routing/target.ts";
-import { tryTargets, type TryOptions } from "../../../src/routing/try-targets.ts";
+import { parseConfig, type Config } from "../../../../src/config/config.ts";
+import { ProxyError } from "../../../../src/errors/proxy-error.ts";
+import { resetHealthCache } from "../../../../src/health/health-client.ts";
+import type { Target } from "../../../../src/routing/target.ts";
+import { tryTargets, type TryOptions } from "../../../../src/routing/attempt/try-targets.ts";
 
 class Unable extends ProxyError {}
 

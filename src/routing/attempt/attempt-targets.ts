@@ -2,27 +2,27 @@
 // retries and failover), each attempt's upstream opened and its first event read
 // under the attempt's timeouts; a server whose chat parser refused the answer gives it again as raw
 // text. The outcome reaches the health hub once the chosen attempt's events end.
-import type { Config } from "../config/config.ts";
-import type { EnvVars } from "../config/env-vars.ts";
-import { ProxyError } from "../errors/proxy-error.ts";
-import type { HealthRecorder } from "../health/health-client.ts";
-import type { ChatRequest } from "../schemas/chat-request.ts";
-import type { UpstreamEvent } from "../events/events.ts";
-import type { AttemptContext, Upstream } from "../upstreams/upstream.ts";
-import { classifyFailure } from "../health/classify-failure.ts";
-import { conversationKey } from "./placement/conversation-key.ts";
-import { promptTokensLow } from "../upstreams/context-fit.ts";
-import { learnFromUsage } from "./placement/isolate-ledger.ts";
-import { prefixesOf, promptParts } from "./placement/prompt-prefixes.ts";
-import type { PlacementRequest } from "./placement/rank-servers.ts";
-import type { Deadlines } from "../lib/deadlines.ts";
+import type { Config } from "../../config/config.ts";
+import type { EnvVars } from "../../config/env-vars.ts";
+import { ProxyError } from "../../errors/proxy-error.ts";
+import type { HealthRecorder } from "../../health/health-client.ts";
+import type { ChatRequest } from "../../schemas/chat-request.ts";
+import type { UpstreamEvent } from "../../events/events.ts";
+import type { AttemptContext, Upstream } from "../../upstreams/upstream.ts";
+import { classifyFailure } from "../../health/classify-failure.ts";
+import { conversationKey } from "../placement/conversation-key.ts";
+import { promptTokensLow } from "../../upstreams/context-fit.ts";
+import { learnFromUsage } from "../placement/isolate-ledger.ts";
+import { prefixesOf, promptParts } from "../placement/prompt-prefixes.ts";
+import type { PlacementRequest } from "../placement/rank-servers.ts";
+import type { Deadlines } from "../../lib/deadlines.ts";
 import { EventReader } from "./event-reader.ts";
-import type { Target } from "./target.ts";
+import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
 import { tryTargets, type Tried } from "./try-targets.ts";
-import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
-import type { EventPull } from "../events/event-source.ts";
-import type { AttemptTracer } from "../observability/request-trace.ts";
-import type { RefusalBudget } from "./resume/refusal-budget.ts";
+import { adapterOf, capabilitiesOf } from "../../upstreams/registry/adapters.ts";
+import type { EventPull } from "../../events/event-source.ts";
+import type { AttemptTracer } from "../../observability/request-trace.ts";
+import type { RefusalBudget } from "./refusal-budget.ts";
 
 /** A server's count of a prompt near its window answers within this, or the prompt is sent uncounted. */
 const COUNT_TIMEOUT_MS = 2000;

@@ -2,11 +2,11 @@
 // and the error it ends with (carrying the attempts and every target's outcome, and what the
 // request's outcome is reported under and what is worth waiting for).
 import { describe, expect, it } from "vitest";
-import type { HealthRecorder } from "../../../src/health/health-client.ts";
-import { EMPTY_SNAPSHOT, type HealthSnapshot } from "../../../src/health/upstream-health.ts";
-import { ProxyError } from "../../../src/errors/proxy-error.ts";
-import { PassFailures, type Tries } from "../../../src/routing/pass-failures.ts";
-import type { Target } from "../../../src/routing/target.ts";
+import type { HealthRecorder } from "../../../../src/health/health-client.ts";
+import { EMPTY_SNAPSHOT, type HealthSnapshot } from "../../../../src/health/upstream-health.ts";
+import { ProxyError } from "../../../../src/errors/proxy-error.ts";
+import { PassFailures, type Tries } from "../../../../src/routing/attempt/pass-failures.ts";
+import type { Target } from "../../../../src/routing/target.ts";
 
 const A: Target = { kind: "llama", url: "http://10.0.2.1:8080", name: "A" };
 const B: Target = { kind: "llama", url: "http://10.0.2.2:8080", name: "B" };

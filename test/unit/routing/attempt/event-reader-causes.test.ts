@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { ProxyError } from "../../../src/errors/proxy-error.ts";
-import { classifyFailure, countsAgainstUpstream, retriesSameTarget } from "../../../src/health/classify-failure.ts";
-import { EventReader, type EndObserver } from "../../../src/routing/event-reader.ts";
-import { Deadlines } from "../../../src/lib/deadlines.ts";
-import type { EventStreamReader } from "../../../src/events/event-source.ts";
-import type { UpstreamEvent } from "../../../src/events/events.ts";
+import { ProxyError } from "../../../../src/errors/proxy-error.ts";
+import { classifyFailure, countsAgainstUpstream, retriesSameTarget } from "../../../../src/health/classify-failure.ts";
+import { EventReader, type EndObserver } from "../../../../src/routing/attempt/event-reader.ts";
+import { Deadlines } from "../../../../src/lib/deadlines.ts";
+import type { EventStreamReader } from "../../../../src/events/event-source.ts";
+import type { UpstreamEvent } from "../../../../src/events/events.ts";
 
 // Who ended an attempt's events is told apart where it is known (issue 26, finding 6): the request's
 // own total deadline over an answer that kept coming, an upstream that stalled, the client leaving.

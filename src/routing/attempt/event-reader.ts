@@ -1,10 +1,10 @@
 // Reads one attempt's events under its timeouts, telling an upstream's stall from the request's own
 // length and from a client that left, so health signals blame the right party.
-import { ProxyError } from "../errors/proxy-error.ts";
-import type { UpstreamEvent } from "../events/events.ts";
-import type { EventStreamReader } from "../events/event-source.ts";
-import type { Deadline, Deadlines } from "../lib/deadlines.ts";
-import { markOwnDeadline } from "../health/classify-failure.ts";
+import { ProxyError } from "../../errors/proxy-error.ts";
+import type { UpstreamEvent } from "../../events/events.ts";
+import type { EventStreamReader } from "../../events/event-source.ts";
+import type { Deadline, Deadlines } from "../../lib/deadlines.ts";
+import { markOwnDeadline } from "../../health/classify-failure.ts";
 
 /**
  * Reads an attempt's events with its timeouts: the first event within `firstTokenMs`, every later
