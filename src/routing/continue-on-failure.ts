@@ -1,13 +1,13 @@
 // The continue-on-failure stage: an answer whose upstream fails mid-answer goes on on another target
 // that can continue it (an assistant prefill), or, when only the server's chat parser failed, on the
 // same server; the client sees one answer (ResumingEvents). Continuations are attempts like any other
-// (routing/attempt/) and answers like any other (routing/rewrite-stage.ts).
+// (routing/attempt/) and answers like any other (routing/rewrite/).
 import type { ErrorInfo } from "../errors/proxy-error.ts";
 import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
 import type { Upstream } from "../upstreams/upstream.ts";
 import { CONTINUATION_PRIORITY } from "./admission/queue-place.ts";
 import { attemptTargets, openAttempt, type AttemptOptions, type Started } from "./attempt/attempt-targets.ts";
-import { offersTools, rewriteAnswer } from "./rewrite-stage.ts";
+import { offersTools, rewriteAnswer } from "./rewrite/rewrite-stage.ts";
 import type { Target } from "./target.ts";
 import { continuationRequest, type Written } from "./resume/continuation-request.ts";
 import { ResumingEvents, type Continuation, type ResumeOptions } from "./resume/resuming-events.ts";

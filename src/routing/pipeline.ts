@@ -6,8 +6,8 @@
 //   3. order/place the targets' order: health, balance, prompt-cache placement placement/ (order-targets.ts)
 //   4. attempt     each target in turn: gate, open, first event, retries       attempt/ (try-targets.ts: the loop)
 //   5. continue    an answer whose upstream fails mid-answer goes on elsewhere continue-on-failure.ts
-//   6. rewrite     tool calls written as text become tool_calls                rewrite-stage.ts
-//                  (and the min-score policy retries a poor call)              tool-call-policy.ts
+//   6. rewrite     tool calls written as text become tool_calls                rewrite/ (rewrite-stage.ts)
+//                  (and the min-score policy retries a poor call)              rewrite/tool-call-policy.ts
 //   7. meter       the key's reservation, usage and slot follow the events     auth/meter.ts (meterRun)
 //                  (and the request log's facts, when the log or traces are on) observability/run-facts.ts
 //   8. encode      the caller's encoder turns the events into its wire format  api/, responders/
@@ -29,9 +29,9 @@ import { continueOnFailure, type ResumePlan } from "./continue-on-failure.ts";
 import { resumeBlocker } from "./resume/continuation-request.ts";
 import { refusalBudget } from "./attempt/refusal-budget.ts";
 import type { ResumingEvents } from "./resume/resuming-events.ts";
-import { offersTools, rewriteOrFail, type RewrittenAnswer } from "./rewrite-stage.ts";
+import { offersTools, rewriteOrFail, type RewrittenAnswer } from "./rewrite/rewrite-stage.ts";
 import type { Target } from "./target.ts";
-import { ToolCallPolicy, type PolicyOutcome, type RewrittenAttempt } from "./tool-call-policy.ts";
+import { ToolCallPolicy, type PolicyOutcome, type RewrittenAttempt } from "./rewrite/tool-call-policy.ts";
 
 /** What every API surface needs to answer from the event stream. */
 export interface ChatRun {

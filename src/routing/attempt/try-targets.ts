@@ -1,8 +1,8 @@
-// The attempt loop: a request's targets put in order (placement/: order-targets.ts, context-check.ts), each gated
-// (a router's pool: placement/pool-gate.ts; a llama-server's slots: admission/admission-wait.ts),
-// tried, recorded (attempt-record.ts), then tried again or left for the next; a pass that failed
-// everywhere ends with the failure that ranks first (pass-failures.ts), or waits in the admission
-// line for another. The caller says what one attempt is (attempt-targets.ts: a chat's first event;
+// The attempt loop: a request's targets put in order (placement/order-targets.ts, context-check.ts),
+// each gated (a router's pool: placement/pool-gate.ts; a llama-server's slots:
+// admission/admission-wait.ts), tried, recorded (attempt-record.ts), then tried again or left for
+// the next; a pass that failed everywhere ends with the failure that ranks first (pass-failures.ts),
+// or waits in the admission line for another. The caller says what one attempt is (attempt-targets.ts: a chat's first event;
 // /v1/embeddings: the whole body).
 import { balanceOf, type Config } from "../../config/config.ts";
 import type { EnvVars } from "../../config/env-vars.ts";

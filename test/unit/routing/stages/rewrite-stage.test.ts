@@ -1,7 +1,7 @@
-// The rewrite stage (src/routing/rewrite-stage.ts): the one place an answer meets the tool-call rewriter.
+// The rewrite stage (src/routing/rewrite/rewrite-stage.ts): the one place an answer meets the tool-call rewriter.
 import { describe, expect, it } from "vitest";
 import type { UpstreamEvent } from "../../../../src/events/events.ts";
-import { offersTools, rewriteAnswer, rewriteOrFail } from "../../../../src/routing/rewrite-stage.ts";
+import { offersTools, rewriteAnswer, rewriteOrFail } from "../../../../src/routing/rewrite/rewrite-stage.ts";
 import type { ChatRequest } from "../../../../src/schemas/chat-request.ts";
 import { finish, text } from "./fake-upstream.ts";
 import type { EventPull } from "../../../../src/events/event-source.ts";

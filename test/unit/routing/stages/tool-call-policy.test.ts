@@ -1,9 +1,9 @@
-// The min-score policy stage (src/routing/tool-call-policy.ts), driven the way the pipeline drives it.
+// The min-score policy stage (src/routing/rewrite/tool-call-policy.ts), driven the way the pipeline drives it.
 import { describe, expect, it } from "vitest";
 import { ProxyError } from "../../../../src/errors/proxy-error.ts";
 import type { UpstreamEvent } from "../../../../src/events/events.ts";
 import type { Target } from "../../../../src/routing/target.ts";
-import { ToolCallPolicy, type RewrittenAttempt } from "../../../../src/routing/tool-call-policy.ts";
+import { ToolCallPolicy, type RewrittenAttempt } from "../../../../src/routing/rewrite/tool-call-policy.ts";
 import { named } from "../../../../src/upstreams/registry/adapters.ts";
 
 const call = (index: number): UpstreamEvent => ({ type: "toolCall", index, id: `call_${index}`, name: "f", argumentsDelta: "{}" });

@@ -1,12 +1,12 @@
 // The tool-call policy stage: a call scoring below the model's minToolCallScore is tried again,
 // constrained, or elsewhere; the best answer is delivered, flagged when none reached the score.
-import { ProxyError } from "../errors/proxy-error.ts";
-import { adapterOf } from "../upstreams/registry/adapters.ts";
-import { finalOutcome, targetOutcomes, type TargetFailure } from "./attempt/final-outcome.ts";
-import type { EventPull } from "../events/event-source.ts";
-import type { UpstreamEvent } from "../events/events.ts";
-import type { ToolCallReport } from "../toolcalls/index.ts";
-import type { Target } from "./target.ts";
+import { ProxyError } from "../../errors/proxy-error.ts";
+import { adapterOf } from "../../upstreams/registry/adapters.ts";
+import { finalOutcome, targetOutcomes, type TargetFailure } from "../attempt/final-outcome.ts";
+import type { EventPull } from "../../events/event-source.ts";
+import type { UpstreamEvent } from "../../events/events.ts";
+import type { ToolCallReport } from "../../toolcalls/index.ts";
+import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
 
 /** One started attempt, its events already through the tool-call rewriter. */
 export interface RewrittenAttempt {

@@ -3,8 +3,8 @@
 // trailing assistant message), whether the client asked for reasoning kept inline (llama.cpp's
 // `reasoning_format: "none"`), and whether it asked for a JSON answer.
 
-import type { ChatRequest } from "../schemas/chat-request.ts";
-import { ToolCallEvents, type RewriteOptions, type ToolDefinition } from "../toolcalls/index.ts";
+import type { ChatRequest } from "../../schemas/chat-request.ts";
+import { ToolCallEvents, type RewriteOptions, type ToolDefinition } from "../../toolcalls/index.ts";
 
 export function rewriteContext(request: ChatRequest): Pick<RewriteOptions, "continuation" | "reasoningFormat" | "jsonResponse"> {
   const extra = request as ChatRequest & { reasoning_format?: unknown; response_format?: { type?: unknown } | null };

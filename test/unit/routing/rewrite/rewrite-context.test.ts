@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { rewriteContext } from "../../../src/routing/rewrite-context.ts";
-import type { ChatRequest } from "../../../src/schemas/chat-request.ts";
+import { rewriteContext } from "../../../../src/routing/rewrite/rewrite-context.ts";
+import type { ChatRequest } from "../../../../src/schemas/chat-request.ts";
 
 const request = (extra: Record<string, unknown>, messages: Array<{ role: string; content: string }> = [{ role: "user", content: "Hi" }]) =>
   ({ model: "m", messages, ...extra }) as unknown as ChatRequest;

@@ -1,12 +1,12 @@
 // The tool-call rewrite stage: every answer an attempt produces passes through here, and only here,
 // on its way to the encoder — the tools' calls read from the text (a model's markup becomes real
 // tool_calls), or, for raw text with no tools, only reasoning split off and the framing dropped.
-import { ProxyError } from "../errors/proxy-error.ts";
-import type { EventPull } from "../events/event-source.ts";
-import type { UpstreamEvent } from "../events/events.ts";
-import { pullThrough } from "../events/pull-through.ts";
-import type { ChatRequest } from "../schemas/chat-request.ts";
-import type { ToolCallReport } from "../toolcalls/index.ts";
+import { ProxyError } from "../../errors/proxy-error.ts";
+import type { EventPull } from "../../events/event-source.ts";
+import type { UpstreamEvent } from "../../events/events.ts";
+import { pullThrough } from "../../events/pull-through.ts";
+import type { ChatRequest } from "../../schemas/chat-request.ts";
+import type { ToolCallReport } from "../../toolcalls/index.ts";
 import { toolCallEventsFor } from "./rewrite-context.ts";
 
 /** An answer as an attempt produced it: its first event and the rest. */
