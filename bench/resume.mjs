@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Continuing an interrupted answer: what a llama-server dying mid-answer costs the client when
-// Switchyard continues the answer on another server (src/routing/resume/), against the answer not
+// Switchyard continues the answer on another server (src/routing/continuation/), against the answer not
 // being interrupted and against the client starting over. Everything is real: llama-servers with the
 // project's tiny random-weight test model (1 slot, 1 thread each), Switchyard under `wrangler dev`
 // (test/support/switchyard-dev.mjs), streams read with eventsource-parser.

@@ -5,7 +5,7 @@
 //   2. admit       a turn in the model's line when every slot is taken         admission/ (the attempt loop waits)
 //   3. order/place the targets' order: health, balance, prompt-cache placement placement/ (order-targets.ts)
 //   4. attempt     each target in turn: gate, open, first event, retries       attempt/ (try-targets.ts: the loop)
-//   5. continue    an answer whose upstream fails mid-answer goes on elsewhere continue-on-failure.ts
+//   5. continue    an answer whose upstream fails mid-answer goes on elsewhere continuation/ (continue-on-failure.ts)
 //   6. rewrite     tool calls written as text become tool_calls                rewrite/ (rewrite-stage.ts)
 //                  (and the min-score policy retries a poor call)              rewrite/tool-call-policy.ts
 //   7. meter       the key's reservation, usage and slot follow the events     auth/meter.ts (meterRun)
@@ -25,10 +25,10 @@ import type { Upstream } from "../upstreams/upstream.ts";
 import { attemptTargets, type AttemptOptions, type Started } from "./attempt/attempt-targets.ts";
 import { planTargetsFor } from "./plan-targets.ts";
 import type { RequestScope } from "./request-scope.ts";
-import { continueOnFailure, type ResumePlan } from "./continue-on-failure.ts";
-import { resumeBlocker } from "./resume/continuation-request.ts";
+import { continueOnFailure, type ContinuationPlan } from "./continuation/continue-on-failure.ts";
+import { continuationBlocker } from "./continuation/continuation-request.ts";
 import { refusalBudget } from "./attempt/refusal-budget.ts";
-import type { ResumingEvents } from "./resume/resuming-events.ts";
+import type { ContinuingEvents } from "./continuation/continuing-events.ts";
 import { offersTools, rewriteOrFail, type RewrittenAnswer } from "./rewrite/rewrite-stage.ts";
 import type { Target } from "./target.ts";
 import { ToolCallPolicy, type PolicyOutcome, type RewrittenAttempt } from "./rewrite/tool-call-policy.ts";
@@ -64,7 +64,7 @@ export interface RunOptions {
 
 /** The answer being delivered: the attempt it came from, its events after the rewrite, and its scores. */
 interface Delivered {
-  started: Started & { resuming?: ResumingEvents };
+  started: Started & { continuing?: ContinuingEvents };
   answer: RewrittenAnswer;
   attempts: number;
   belowMinScore: boolean;
@@ -110,14 +110,14 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
     refusals,
   });
   // Only a chat request can be continued as a trailing assistant message; text completions cannot.
-  const resume: ResumePlan | undefined = given ? undefined : { targets, maxResumes: maxResumes(config, request.model), blocked: resumeBlocker(request) };
+  const continuation: ContinuationPlan | undefined = given ? undefined : { targets, maxResumes: maxResumes(config, request.model), blocked: continuationBlocker(request) };
   const minScore = minToolCallScore(config, request.model);
 
   /** 2–6 for one plan: admitted, ordered and attempted; made continuable; rewritten. */
   const answerFrom = async (plan: Target[], upstream: (t: Target) => Upstream, continuable: boolean) => {
     const opts = attemptOptions(upstream);
     const attempted = await attemptTargets(plan, opts);
-    const started = resume && continuable ? continueOnFailure(attempted, opts, resume) : attempted;
+    const started = continuation && continuable ? continueOnFailure(attempted, opts, continuation) : attempted;
     // Capture keeps the model's own text beside the answer, when the rewriter may change it.
     const raw = scope.facts && offersTools(request) ? scope.facts.rawOf(started) : started;
     const answer = await rewriteOrFail(request, raw, started.target.name);
@@ -168,11 +168,11 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
   const extension = (): SwitchyardExtension => {
     const d = delivered;
     const scores = d?.answer.reports() ?? [];
-    const resuming = d?.started.resuming;
+    const continuing = d?.started.continuing;
     return {
-      target: resuming?.current ?? d?.started.target.name ?? "",
-      attempts: (d?.attempts ?? 0) + (resuming?.extraAttempts ?? 0),
-      ...(resuming?.resumes.length ? { resumes: resuming.resumes } : {}),
+      target: continuing?.current ?? d?.started.target.name ?? "",
+      attempts: (d?.attempts ?? 0) + (continuing?.extraAttempts ?? 0),
+      ...(continuing?.resumes.length ? { resumes: continuing.resumes } : {}),
       ...(d ? { timings: { first_event_ms: d.started.firstEventAt - d.started.startedAt, total_ms: Date.now() - d.started.startedAt } } : {}),
       ...(scores.length ? { tool_calls: scores.map(({ index, id, score, problems }: ToolCallReport) => ({ index, id, score, problems })) } : {}),
       ...(d?.belowMinScore || (minScore > 0 && scores.some((r) => r.score < minScore)) ? { policy: "below_min_score" } : {}),

@@ -54,8 +54,8 @@ export interface Capabilities {
   identity: string;
   /**
    * It can continue an answer given as a trailing assistant message (an assistant prefill), so a
-   * broken answer can go on there (routing/resume/). `withPromptTools`: also when tools are sent in
-   * the prompt under a grammar, which a continuation would start over (false: not then).
+   * broken answer can go on there (routing/continuation/). `withPromptTools`: also when tools are
+   * sent in the prompt under a grammar, which a continuation would start over (false: not then).
    */
   continues: { withPromptTools: boolean } | null;
   /** A retryable failure may be retried on the same target (a server), not only moved to the next one. */

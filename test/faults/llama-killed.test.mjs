@@ -1,6 +1,6 @@
 // Fault: the real llama-server killed mid-answer, through `wrangler dev`, with the tiny model
 // generating through a one-literal grammar (so both servers write the same text).
-// - With a second llama-server for the model, the answer is continued there (src/routing/resume/):
+// - With a second llama-server for the model, the answer is continued there (src/routing/continuation/):
 //   the official openai client, stream and non-stream, gets the exact full text, one id, a normal
 //   finish, usage as for an uninterrupted answer, and `x_switchyard.resumes` naming both servers.
 // - With no other target, or resume off for the model: the text so far, then one error frame (stream)

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { FAST, chat, fixture, fixtureLog, llama, outcome, vars } from "./fault-harness.ts";
 import { parseSse } from "../workerd/harness.ts";
 
-// Continuing an answer on another target when its upstream fails mid-answer (src/routing/resume/),
+// Continuing an answer on another target when its upstream fails mid-answer (src/routing/continuation/),
 // through the whole Worker against the fixture upstream: `behave/continue/<text>` is a --jinja
 // llama-server continuing a trailing assistant message as docs/reliability.md measured it (the
 // prefill echoed joined to the first new piece); `behave/say/<text>` answers from the start, as a

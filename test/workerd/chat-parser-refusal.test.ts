@@ -2,7 +2,7 @@
 // not match the expected <format> format"): the generation was fine, only the strict parse at its end
 // failed. Before anything was sent, the same server is asked for the raw text (src/upstreams/llama/
 // llama-raw-upstream.ts) and Switchyard's rewriter reads it; after text was sent, the same server
-// continues the answer (src/routing/resume/).
+// continues the answer (src/routing/continuation/).
 import { describe, expect, it } from "vitest";
 import { call, configWith, createKey, FIXTURE_URL, HARMONY_URL, keyedVars, LLAMA_URL, grammar, readSse, received, text } from "./harness.ts";
 

@@ -33,7 +33,7 @@ export function waitingFor(model: string): number {
 }
 
 /**
- * The turn of an answer being continued on another server (src/routing/resume/): above every key's
+ * The turn of an answer being continued on another server (src/routing/continuation/): above every key's
  * `priority`, since its client already holds a committed response mid-answer.
  */
 export const CONTINUATION_PRIORITY = KEY_PRIORITY_MAX + 1;

@@ -3,7 +3,7 @@ import type { UpstreamEvent } from "../../events/events.ts";
 
 /**
  * Routing continues a broken answer by sending what was written as a trailing assistant message and
- * cuts that text off the front of the new answer (routing/resume/echo-strip.ts): llama-server echoes
+ * cuts that text off the front of the new answer (routing/continuation/echo-strip.ts): llama-server echoes
  * the prefill. vLLM, SGLang, TGI, Ollama and the `prefix` and `partial` providers send only what
  * follows it (and so does a llama-server whose `echo` is off, llama.cpp PR #23089). So the
  * answer's first text is held until it shows which: when it begins with the prefill it passes as it

@@ -1,6 +1,6 @@
 // Upstreams behind capabilities (src/upstreams/registry/adapters.ts): routing asks these, never the kind.
 import { describe, expect, it } from "vitest";
-import { canContinue } from "../../../../src/routing/continue-on-failure.ts";
+import { canContinue } from "../../../../src/routing/continuation/continue-on-failure.ts";
 import type { ChatRequest } from "../../../../src/schemas/chat-request.ts";
 import { adapterOf, capabilitiesOf, named } from "../../../../src/upstreams/registry/adapters.ts";
 

@@ -38,10 +38,10 @@ export interface Continuation {
   replay?: boolean;
 }
 
-export interface ResumeOptions {
+export interface ContinuingOptions {
   /** Continuations allowed for this answer (`resume.maxResumes`). */
   maxResumes: number;
-  /** Why the request can never be continued (resumeBlocker), or null. */
+  /** Why the request can never be continued (continuationBlocker), or null. */
   blocked: string | null;
   /**
    * Asks a target to go on after `written`, which `error` ended: another than the one that failed,
@@ -62,7 +62,7 @@ export interface ResumeOptions {
  * finish, past `maxResumes`, or when the request rules it out; then the failure stands, as an error
  * event.
  */
-export class ResumingEvents implements EventPull {
+export class ContinuingEvents implements EventPull {
   readonly resumes: ResumePoint[] = [];
   /** Tries taken by continuations. */
   extraAttempts = 0;
@@ -83,7 +83,7 @@ export class ResumingEvents implements EventPull {
     first: UpstreamEvent,
     private inner: EventPull,
     private target: string,
-    private readonly opts: ResumeOptions,
+    private readonly opts: ContinuingOptions,
   ) {
     this.track(first);
   }
@@ -126,8 +126,8 @@ export class ResumingEvents implements EventPull {
         }
       }
       if (e?.type === "error") {
-        if (!ownDeadline && (await this.resume(e.error))) continue;
-        return this.unresumed ? { type: "error", error: { ...e.error, message: `${e.error.message} ${this.unresumed}` } } : e;
+        if (!ownDeadline && (await this.continueAfter(e.error))) continue;
+        return this.notStarted ? { type: "error", error: { ...e.error, message: `${e.error.message} ${this.notStarted}` } } : e;
       }
       if (e?.type === "usage" && this.prefillCount) {
         this.prefillTokens = await this.prefillCount;
@@ -186,12 +186,12 @@ export class ResumingEvents implements EventPull {
 
   private lastError: ErrorInfo | undefined;
   /** Why the last continuation asked for could not start, when it was asked for and threw. */
-  private unresumed: string | undefined;
+  private notStarted: string | undefined;
 
   /** Asks for a continuation after `error`; true when one now feeds the answer. */
-  private async resume(error: ErrorInfo): Promise<boolean> {
+  private async continueAfter(error: ErrorInfo): Promise<boolean> {
     this.lastError = error;
-    this.unresumed = undefined;
+    this.notStarted = undefined;
     if (this.cancelled || this.opts.blocked !== null || this.resumes.length >= this.opts.maxResumes) return false;
     if (error.retryable !== true || this.toolCalled || this.finished) return false;
     // Reasoning alone cannot be continued (a trailing assistant message has no content), only replayed.
@@ -201,7 +201,7 @@ export class ResumingEvents implements EventPull {
       next = await this.opts.open({ ...this.written }, error);
     } catch (e) {
       // Said with the failure that stands, so a client (and its operator) knows it was tried.
-      this.unresumed = `Continuing the answer failed too: ${e instanceof Error ? e.message : String(e)}`;
+      this.notStarted = `Continuing the answer failed too: ${e instanceof Error ? e.message : String(e)}`;
       next = null;
     }
     if (!next || this.cancelled) {

@@ -1,25 +1,25 @@
 import { describe, expect, it } from "vitest";
-import { continuationRequest, resumeBlocker } from "../../../../src/routing/resume/continuation-request.ts";
-import { literalOf } from "../../../../src/routing/resume/grammar-after.ts";
+import { continuationRequest, continuationBlocker } from "../../../../src/routing/continuation/continuation-request.ts";
+import { literalOf } from "../../../../src/routing/continuation/grammar-after.ts";
 import type { ChatRequest } from "../../../../src/schemas/chat-request.ts";
 
 const base: ChatRequest = { model: "m", messages: [{ role: "user", content: "go" }] };
 const written = { text: "The quick", reasoning: "", tokens: 3 };
 
-describe("resumeBlocker", () => {
+describe("continuationBlocker", () => {
   it("allows a plain request, tools included", () => {
-    expect(resumeBlocker(base)).toBeNull();
-    expect(resumeBlocker({ ...base, n: 1, tools: [{ type: "function", function: { name: "f" } }], response_format: { type: "text" } } as ChatRequest)).toBeNull();
-    expect(resumeBlocker({ ...base, grammar: 'root ::= "x"' } as ChatRequest)).toBeNull();
+    expect(continuationBlocker(base)).toBeNull();
+    expect(continuationBlocker({ ...base, n: 1, tools: [{ type: "function", function: { name: "f" } }], response_format: { type: "text" } } as ChatRequest)).toBeNull();
+    expect(continuationBlocker({ ...base, grammar: 'root ::= "x"' } as ChatRequest)).toBeNull();
   });
   it("rules out what a continuation cannot carry exactly", () => {
-    expect(resumeBlocker({ ...base, n: 2 })).toBe("n > 1");
-    expect(resumeBlocker({ ...base, logprobs: true } as ChatRequest)).toBe("logprobs");
-    expect(resumeBlocker({ ...base, top_logprobs: 2 } as ChatRequest)).toBe("logprobs");
-    expect(resumeBlocker({ ...base, messages: [...base.messages, { role: "assistant", content: "Sure" }] })).toBe("a client prefill");
-    expect(resumeBlocker({ ...base, response_format: { type: "json_object" } } as ChatRequest)).toBe("response_format");
-    expect(resumeBlocker({ ...base, json_schema: {} } as ChatRequest)).toBe("json_schema");
-    expect(resumeBlocker({ ...base, grammar: "root ::= [a-z]+" } as ChatRequest)).toBe("a grammar that is not one literal");
+    expect(continuationBlocker({ ...base, n: 2 })).toBe("n > 1");
+    expect(continuationBlocker({ ...base, logprobs: true } as ChatRequest)).toBe("logprobs");
+    expect(continuationBlocker({ ...base, top_logprobs: 2 } as ChatRequest)).toBe("logprobs");
+    expect(continuationBlocker({ ...base, messages: [...base.messages, { role: "assistant", content: "Sure" }] })).toBe("a client prefill");
+    expect(continuationBlocker({ ...base, response_format: { type: "json_object" } } as ChatRequest)).toBe("response_format");
+    expect(continuationBlocker({ ...base, json_schema: {} } as ChatRequest)).toBe("json_schema");
+    expect(continuationBlocker({ ...base, grammar: "root ::= [a-z]+" } as ChatRequest)).toBe("a grammar that is not one literal");
   });
 });
 

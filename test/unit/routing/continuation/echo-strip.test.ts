@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { EchoStrip } from "../../../../src/routing/resume/echo-strip.ts";
+import { EchoStrip } from "../../../../src/routing/continuation/echo-strip.ts";
 
 const text = (delta: string) => ({ type: "text" as const, delta });
 

@@ -1,19 +1,20 @@
 // The continue-on-failure stage: an answer whose upstream fails mid-answer goes on on another target
 // that can continue it (an assistant prefill), or, when only the server's chat parser failed, on the
-// same server; the client sees one answer (ResumingEvents). Continuations are attempts like any other
-// (routing/attempt/) and answers like any other (routing/rewrite/).
-import type { ErrorInfo } from "../errors/proxy-error.ts";
-import { adapterOf, capabilitiesOf } from "../upstreams/registry/adapters.ts";
-import type { Upstream } from "../upstreams/upstream.ts";
-import { CONTINUATION_PRIORITY } from "./admission/queue-place.ts";
-import { attemptTargets, openAttempt, type AttemptOptions, type Started } from "./attempt/attempt-targets.ts";
-import { offersTools, rewriteAnswer } from "./rewrite/rewrite-stage.ts";
-import type { Target } from "./target.ts";
-import { continuationRequest, type Written } from "./resume/continuation-request.ts";
-import { ResumingEvents, type Continuation, type ResumeOptions } from "./resume/resuming-events.ts";
+// same server; the client sees one answer (ContinuingEvents). A continuation is the attempt stage
+// started again (routing/attempt/), from a plan of the targets that can continue the answer, and an
+// answer like any other (routing/rewrite/).
+import type { ErrorInfo } from "../../errors/proxy-error.ts";
+import { adapterOf, capabilitiesOf } from "../../upstreams/registry/adapters.ts";
+import type { Upstream } from "../../upstreams/upstream.ts";
+import { CONTINUATION_PRIORITY } from "../admission/queue-place.ts";
+import { attemptTargets, openAttempt, type AttemptOptions, type Started } from "../attempt/attempt-targets.ts";
+import { offersTools, rewriteAnswer } from "../rewrite/rewrite-stage.ts";
+import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
+import { continuationRequest, type Written } from "./continuation-request.ts";
+import { ContinuingEvents, type Continuation, type ContinuingOptions } from "./continuing-events.ts";
 
-/** How an answer may be continued: the model's targets, `resume.maxResumes`, and why it never can (resumeBlocker). */
-export interface ResumePlan {
+/** How an answer may be continued: the model's targets, `resume.maxResumes`, and why it never can (continuationBlocker). */
+export interface ContinuationPlan {
   targets: Target[];
   maxResumes: number;
   blocked: string | null;
@@ -28,17 +29,17 @@ export function canContinue(target: Target, request: AttemptOptions["request"]):
 
 /**
  * `started` made continuable: its events wrapped so that a mid-answer failure is continued elsewhere
- * (ResumingEvents), with `resuming` set. Unchanged when nothing could continue it (a browser session
+ * (ContinuingEvents), with `continuing` set. Unchanged when nothing could continue it (a browser session
  * alone, resumes off, or a request that can never be continued).
  */
-export function continueOnFailure(started: Started, opts: AttemptOptions, plan: ResumePlan): Started & { resuming?: ResumingEvents } {
+export function continueOnFailure(started: Started, opts: AttemptOptions, plan: ContinuationPlan): Started & { continuing?: ContinuingEvents } {
   if (plan.maxResumes <= 0 || plan.blocked !== null) return started;
   // Nothing to continue on: the events are not wrapped at all. A server alone continues its own
   // answer only when its chat parser refused the rest (error.unparsed).
   if (!plan.targets.some((t) => canContinue(t, opts.request))) return started;
   const source = new Continuations(started, opts, plan);
-  const resuming = new ResumingEvents(started.first, started.events, started.target.name, { maxResumes: plan.maxResumes, blocked: plan.blocked, open: (written, error) => source.open(written, error) });
-  return { ...started, events: resuming, resuming };
+  const continuing = new ContinuingEvents(started.first, started.events, started.target.name, { maxResumes: plan.maxResumes, blocked: plan.blocked, open: (written, error) => source.open(written, error) });
+  return { ...started, events: continuing, continuing };
 }
 
 /** Where an answer's continuations come from: the plan's other targets, in turn, or the same server's raw text. */
@@ -50,12 +51,12 @@ class Continuations {
   constructor(
     private readonly started: Started,
     private readonly opts: AttemptOptions,
-    private readonly plan: ResumePlan,
+    private readonly plan: ContinuationPlan,
   ) {
     this.writing = started.target;
   }
 
-  async open(written: Written, error: ErrorInfo): ReturnType<ResumeOptions["open"]> {
+  async open(written: Written, error: ErrorInfo): ReturnType<ContinuingOptions["open"]> {
     const { started, opts } = this;
     // A refused answer was generated to its end, held-back text included, and its bound is all that
     // is known of it: a continuation or a replay after it is one more generation, run only when one
@@ -67,7 +68,7 @@ class Continuations {
     return next;
   }
 
-  private async openAfter(written: Written, error: ErrorInfo): ReturnType<ResumeOptions["open"]> {
+  private async openAfter(written: Written, error: ErrorInfo): ReturnType<ContinuingOptions["open"]> {
     const { started, opts } = this;
     // Reasoning alone, refused by the chat parser of the server that wrote it: the same answer
     // again, as raw text (text written is continued instead: a replay would reproduce what the

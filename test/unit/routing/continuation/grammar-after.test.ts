@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { grammarAfter, literalGrammar, literalOf } from "../../../../src/routing/resume/grammar-after.ts";
+import { grammarAfter, literalGrammar, literalOf } from "../../../../src/routing/continuation/grammar-after.ts";
 
 describe("grammarAfter", () => {
   it("reads a one-literal grammar with GBNF escapes", () => {

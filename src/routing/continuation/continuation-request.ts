@@ -23,7 +23,7 @@ export interface Written {
  * - `json_schema` / `response_format`: their grammar would start over after the text already sent;
  *   only a one-literal `grammar` can be carried (grammar-after.ts).
  */
-export function resumeBlocker(req: ChatRequest): string | null {
+export function continuationBlocker(req: ChatRequest): string | null {
   const r = req as ChatRequest & Record<string, unknown>;
   if (typeof req.n === "number" && req.n > 1) return "n > 1";
   if (r.logprobs === true || (typeof r.top_logprobs === "number" && r.top_logprobs > 0) || (typeof r.n_probs === "number" && r.n_probs > 0)) return "logprobs";
