@@ -95,26 +95,13 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
   // continuation or the raw text) may follow, reserved below; the refused attempt is charged its bound.
   const mayRefuse = !given && targets.some((t) => capabilitiesOf(t).continues !== null);
   const refusals = refusalBudget(1, request, (tokens) => scope.meter?.chargeGenerated(tokens));
-  const attemptOptions = (upstream: (t: Target) => Upstream): AttemptOptions => ({
-    request,
-    requestId: scope.requestId,
-    ...(scope.clientRequestId !== undefined ? { clientRequestId: scope.clientRequestId } : {}),
-    config,
-    env: scope.env,
-    signal: work.signal,
-    deadlines,
-    upstreamFor: upstream,
-    ...(scope.key ? { keyId: scope.key.id, priority: scope.key.priority } : {}),
-    waitUntil: scope.waitUntil,
-    ...(scope.trace ? { trace: scope.trace } : {}),
-    refusals,
-  });
+  const attemptOptions = (upstream: (t: Target) => Upstream): AttemptOptions => ({ ...scopeOptions(scope), request, config, signal: work.signal, deadlines, upstreamFor: upstream, refusals });
   // Only a chat request can be continued as a trailing assistant message; text completions cannot.
   const continuation: ContinuationPlan | undefined = given ? undefined : { targets, maxResumes: maxResumes(config, request.model), blocked: continuationBlocker(request) };
   const minScore = minToolCallScore(config, request.model);
 
   /** 2–6 for one plan: admitted, ordered and attempted; made continuable; rewritten. */
-  const answerFrom = async (plan: Target[], upstream: (t: Target) => Upstream, continuable: boolean) => {
+  const answerFrom: AnswerFrom = async (plan, upstream, continuable) => {
     const opts = attemptOptions(upstream);
     const attempted = await attemptTargets(plan, opts);
     const started = continuation && continuable ? continueOnFailure(attempted, opts, continuation) : attempted;
@@ -130,24 +117,7 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
       const { started, answer } = await answerFrom(targets, upstreamFor, true);
       return { started, answer, attempts: started.attempts, belowMinScore: false };
     }
-    // The min-score policy: each target, then its constrained retry, until a call scores well enough.
-    const policy = new ToolCallPolicy(targets, minScore, request.stream === true, (events) => scope.meter?.chargeDiscarded(events, JSON.stringify(request.messages).length));
-    for (const step of policy.steps) {
-      await policy.beforeStep(step);
-      let got: Awaited<ReturnType<typeof answerFrom>>;
-      try {
-        // A constrained retry's grammar (built from the tools) would start over on a continuation.
-        const upstream = step.constrained ? (t: Target) => adapterOf(t).constrained!(t) : upstreamFor;
-        got = await answerFrom([step.target], upstream, !step.constrained);
-      } catch (e) {
-        policy.failed(step, e);
-        continue;
-      }
-      // The attempt carries its start along: the policy keeps every field when it buffers events.
-      const outcome = await policy.consider(step, { target: step.target, ...got.answer, started: got.started } as RewrittenAttempt);
-      if (outcome) return deliveredOf(outcome);
-    }
-    return deliveredOf(policy.end());
+    return deliverUnderPolicy(targets, minScore, request, scope, upstreamFor, answerFrom);
   };
 
   const headersOf = () => ({ "x-switchyard-target": delivered?.started.target.name ?? "", "x-switchyard-attempts": String(delivered?.attempts ?? 0) });
@@ -165,19 +135,7 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
   );
 
   // 8. encode: the caller's. What it reports beside the events:
-  const extension = (): SwitchyardExtension => {
-    const d = delivered;
-    const scores = d?.answer.reports() ?? [];
-    const continuing = d?.started.continuing;
-    return {
-      target: continuing?.current ?? d?.started.target.name ?? "",
-      attempts: (d?.attempts ?? 0) + (continuing?.extraAttempts ?? 0),
-      ...(continuing?.resumes.length ? { resumes: continuing.resumes } : {}),
-      ...(d ? { timings: { first_event_ms: d.started.firstEventAt - d.started.startedAt, total_ms: Date.now() - d.started.startedAt } } : {}),
-      ...(scores.length ? { tool_calls: scores.map(({ index, id, score, problems }: ToolCallReport) => ({ index, id, score, problems })) } : {}),
-      ...(d?.belowMinScore || (minScore > 0 && scores.some((r) => r.score < minScore)) ? { policy: "below_min_score" } : {}),
-    };
-  };
+  const extension = (): SwitchyardExtension => extensionOf(delivered, minScore);
 
   // What the request log and the traces read of the answer: the responder tells it each event as it
   // encodes it, and how the delivery ended (common.observe).
@@ -188,6 +146,56 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
     start,
     extension,
     common: { start, commitMs: config.timeouts.commitMs, deadlines, heartbeatMs: config.timeouts.heartbeatMs, abort, waitUntil: scope.waitUntil, ...(scope.facts ? { observe: scope.facts } : {}) },
+  };
+}
+
+/** What the attempt stage takes from the request's scope. */
+function scopeOptions(scope: RequestScope): Pick<AttemptOptions, "requestId" | "clientRequestId" | "env" | "keyId" | "priority" | "waitUntil" | "trace"> {
+  return {
+    requestId: scope.requestId,
+    ...(scope.clientRequestId !== undefined ? { clientRequestId: scope.clientRequestId } : {}),
+    env: scope.env,
+    ...(scope.key ? { keyId: scope.key.id, priority: scope.key.priority } : {}),
+    waitUntil: scope.waitUntil,
+    ...(scope.trace ? { trace: scope.trace } : {}),
+  };
+}
+
+/** Stages 2–6 for one plan (`continuable`: the answer may be continued on another target). */
+type AnswerFrom = (plan: Target[], upstream: (t: Target) => Upstream, continuable: boolean) => Promise<{ started: Delivered["started"]; answer: RewrittenAnswer }>;
+
+/** The min-score policy: each target, then its constrained retry, until a call scores well enough. */
+async function deliverUnderPolicy(targets: Target[], minScore: number, request: ChatRequest, scope: RequestScope, upstreamFor: (t: Target) => Upstream, answerFrom: AnswerFrom): Promise<Delivered> {
+  const policy = new ToolCallPolicy(targets, minScore, request.stream === true, (events) => scope.meter?.chargeDiscarded(events, JSON.stringify(request.messages).length));
+  for (const step of policy.steps) {
+    await policy.beforeStep(step);
+    let got: Awaited<ReturnType<AnswerFrom>>;
+    try {
+      // A constrained retry's grammar (built from the tools) would start over on a continuation.
+      const upstream = step.constrained ? (t: Target) => adapterOf(t).constrained!(t) : upstreamFor;
+      got = await answerFrom([step.target], upstream, !step.constrained);
+    } catch (e) {
+      policy.failed(step, e);
+      continue;
+    }
+    // The attempt carries its start along: the policy keeps every field when it buffers events.
+    const outcome = await policy.consider(step, { target: step.target, ...got.answer, started: got.started } as RewrittenAttempt);
+    if (outcome) return deliveredOf(outcome);
+  }
+  return deliveredOf(policy.end());
+}
+
+/** What the caller reports beside the events (`x_switchyard`): the answer delivered so far, if any. */
+function extensionOf(d: Delivered | undefined, minScore: number): SwitchyardExtension {
+  const scores = d?.answer.reports() ?? [];
+  const continuing = d?.started.continuing;
+  return {
+    target: continuing?.current ?? d?.started.target.name ?? "",
+    attempts: (d?.attempts ?? 0) + (continuing?.extraAttempts ?? 0),
+    ...(continuing?.resumes.length ? { resumes: continuing.resumes } : {}),
+    ...(d ? { timings: { first_event_ms: d.started.firstEventAt - d.started.startedAt, total_ms: Date.now() - d.started.startedAt } } : {}),
+    ...(scores.length ? { tool_calls: scores.map(({ index, id, score, problems }: ToolCallReport) => ({ index, id, score, problems })) } : {}),
+    ...(d?.belowMinScore || (minScore > 0 && scores.some((r) => r.score < minScore)) ? { policy: "below_min_score" } : {}),
   };
 }
 
