@@ -22,7 +22,8 @@ import type { SwitchyardExtension } from "../../src/events/switchyard-extension.
 import { buildLlamaBody } from "../../src/upstreams/llama/build-llama-body.ts";
 import { LlamaUpstream } from "../../src/upstreams/llama/llama-upstream.ts";
 import { llamaSseReader } from "../../src/upstreams/llama/parse-llama-sse.ts";
-import { mapLlamaCompletion, type LlamaCompletion } from "../../src/upstreams/llama/map-llama-completion.ts";
+import { mapLlamaCompletion } from "../../src/upstreams/llama/map-llama-completion.ts";
+import type { ChatCompletion } from "../../src/upstreams/wire/chat-chunk.ts";
 import { postLlama } from "../../src/upstreams/llama/post-llama.ts";
 
 export { AuthGuard, HealthHub, KeyGate, KeyStore, SessionHub } from "../../src/index.ts";
@@ -108,7 +109,7 @@ const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, 
     delete body.stream_options;
     const up = await postLlama(target, "fast", "/chat/completions", body, attemptContext(env), "application/json");
     const aggregator = new CompletionAggregator();
-    for (const e of mapLlamaCompletion(JSON.parse(await up.text()) as LlamaCompletion, "fast")) aggregator.push(e);
+    for (const e of mapLlamaCompletion(JSON.parse(await up.text()) as ChatCompletion, "fast")) aggregator.push(e);
     return answer(aggregator, request.model);
   },
   /** + the adapter as the router uses it: events read one at a time with their timeouts (EventReader). */
