@@ -10,8 +10,9 @@ import { buildLlamaBody } from "./build-llama-body.ts";
 import { llamaSseEvents } from "./parse-llama-sse.ts";
 import { mapLlamaCompletion } from "./map-llama-completion.ts";
 import { chatAnswerEvents } from "../wire/chat-answer.ts";
+import { postJson } from "../wire/post-json.ts";
 import { detectToolMode } from "./detect-tool-mode.ts";
-import { llamaHeaders, postLlama } from "./post-llama.ts";
+import { llamaAuthHeaders, llamaWire } from "./llama-wire.ts";
 import { foldSystemMessages, hasLateSystemMessage, isTemplateRefusal } from "./fold-system-messages.ts";
 
 export class LlamaUpstream implements Upstream {
@@ -34,7 +35,7 @@ export class LlamaUpstream implements Upstream {
 
   async open(request: ChatRequest, ctx: AttemptContext, stream = true): Promise<EventStreamReader> {
     const toolMode = request.tools?.length
-      ? (this.target.tools ?? (await detectToolMode(this.target.url, authOnly(llamaHeaders(this.target, this.name, ctx, "application/json")), ctx.responseStartMs)))
+      ? (this.target.tools ?? (await detectToolMode(this.target.url, llamaAuthHeaders(this.target, this.name, ctx.env), ctx.responseStartMs)))
       : "native";
     const body = buildLlamaBody(request, this.target, toolMode);
     // A seed of its own (llama-server would draw one anyway): should the chat parser refuse the
@@ -49,7 +50,7 @@ export class LlamaUpstream implements Upstream {
     }
     let res: Response & { body: ReadableStream<Uint8Array> };
     try {
-      res = await postLlama(this.target, this.name, "/chat/completions", body, ctx, "text/event-stream");
+      res = await postJson(llamaWire, this.target, this.name, "/chat/completions", body, ctx, "text/event-stream");
     } catch (e) {
       // Not answered whole: the server generated it, so this body reached it (see withoutChatParser).
       if (e instanceof ProxyError && e.unparsed) this.sent = body;
@@ -66,8 +67,4 @@ export class LlamaUpstream implements Upstream {
     this.sent = body;
     return chatAnswerEvents(res, this.name, "llama-server", { stream: (body) => llamaSseEvents(body, this.name), whole: (body) => mapLlamaCompletion(body, this.name) });
   }
-}
-
-function authOnly(headers: Record<string, string>): Record<string, string> {
-  return headers.authorization ? { authorization: headers.authorization } : {};
 }
