@@ -22,8 +22,10 @@ import type { SwitchyardExtension } from "../../src/events/switchyard-extension.
 import { buildLlamaBody } from "../../src/upstreams/llama/build-llama-body.ts";
 import { LlamaUpstream } from "../../src/upstreams/llama/llama-upstream.ts";
 import { llamaSseReader } from "../../src/upstreams/llama/parse-llama-sse.ts";
-import { mapLlamaCompletion, type LlamaCompletion } from "../../src/upstreams/llama/map-llama-completion.ts";
-import { postLlama } from "../../src/upstreams/llama/post-llama.ts";
+import { mapLlamaCompletion } from "../../src/upstreams/llama/map-llama-completion.ts";
+import type { ChatCompletion } from "../../src/upstreams/wire/chat-chunk.ts";
+import { llamaWire } from "../../src/upstreams/llama/llama-wire.ts";
+import { postJson } from "../../src/upstreams/wire/post-json.ts";
 
 export { AuthGuard, HealthHub, KeyGate, KeyStore, SessionHub } from "../../src/index.ts";
 
@@ -64,7 +66,7 @@ async function parsed(up: Response): Promise<CompletionAggregator> {
   return aggregator;
 }
 
-/** A request context for the adapter's own calls (postLlama, LlamaUpstream.open). */
+/** A request context for the adapter's own calls (postJson, LlamaUpstream.open). */
 const attemptContext = (env: Env & Record<string, unknown>, deadlines = new Deadlines()) => ({ requestId: "req_decompose", signal: new AbortController().signal, responseStartMs: 120_000, deadlines, env });
 
 const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, ctx: ExecutionContext) => Promise<Response>> = {
@@ -94,7 +96,7 @@ const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, 
   async post(req, env) {
     const request = validateChatRequest(await readJsonBody(req, loadConfig(env).limits.maxBodyBytes));
     const target = { kind: "llama", url: env.UPSTREAM_FAST } as LlamaTarget;
-    const up = await postLlama(target, "fast", "/chat/completions", buildLlamaBody(request, target, "native"), attemptContext(env), "text/event-stream");
+    const up = await postJson(llamaWire, target, "fast", "/chat/completions", buildLlamaBody(request, target, "native"), attemptContext(env), "text/event-stream");
     return answer(await parsed(up), request.model);
   },
   /**
@@ -106,9 +108,9 @@ const LAYERS: Record<string, (req: Request, env: Env & Record<string, unknown>, 
     const target = { kind: "llama", url: env.UPSTREAM_FAST } as LlamaTarget;
     const body: Record<string, unknown> = { ...buildLlamaBody(request, target, "native"), stream: false };
     delete body.stream_options;
-    const up = await postLlama(target, "fast", "/chat/completions", body, attemptContext(env), "application/json");
+    const up = await postJson(llamaWire, target, "fast", "/chat/completions", body, attemptContext(env), "application/json");
     const aggregator = new CompletionAggregator();
-    for (const e of mapLlamaCompletion(JSON.parse(await up.text()) as LlamaCompletion, "fast")) aggregator.push(e);
+    for (const e of mapLlamaCompletion(JSON.parse(await up.text()) as ChatCompletion, "fast")) aggregator.push(e);
     return answer(aggregator, request.model);
   },
   /** + the adapter as the router uses it: events read one at a time with their timeouts (EventReader). */

@@ -4,7 +4,7 @@ import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
 import { buildLlamaBody } from "./build-llama-body.ts";
 import { detectToolMode } from "./detect-tool-mode.ts";
-import { llamaHeaders } from "./post-llama.ts";
+import { llamaHeaders } from "./llama-wire.ts";
 import { badLlamaAnswer, postLlamaJson, renderLlamaPrompt, type JsonCallContext } from "./render-llama-prompt.ts";
 
 /** Each of the two calls must answer within `timeoutMs`. */

@@ -6,7 +6,7 @@ import { countLlamaTokens, countTextTokens } from "./count-llama-tokens.ts";
 import { LlamaCompletionsUpstream } from "./llama-completions-upstream.ts";
 import { fetchLlamaEmbeddings } from "./llama-embeddings.ts";
 import { LlamaUpstream } from "./llama-upstream.ts";
-import { llamaHeaders } from "./post-llama.ts";
+import { llamaAuthHeaders } from "./llama-wire.ts";
 import { readLlamaProps } from "./read-llama-props.ts";
 import { readSlotCount } from "./read-slot-count.ts";
 import { loadRouterModel } from "./load-router-model.ts";
@@ -16,8 +16,7 @@ import type { EnvVars } from "../../config/env-vars.ts";
 /** The target's Authorization header alone (for its GET probes), or null when its key secret is missing. */
 function authHeaders(t: LlamaTarget, env: EnvVars): Record<string, string> | null {
   try {
-    const all = llamaHeaders(t, t.url, { env, requestId: "router-pool" }, "application/json");
-    return all.authorization ? { authorization: all.authorization } : {};
+    return llamaAuthHeaders(t, t.url, env);
   } catch {
     return null;
   }
@@ -50,13 +49,8 @@ export const llamaAdapter: TargetAdapter<LlamaTarget> = {
   countPromptTokens: (t, request, ctx) => countLlamaTokens(t, t.name, request, ctx),
   countTextTokens: (t, text, ctx) => countTextTokens(t, t.name, text, ctx),
   async describeModel(t, ctx) {
-    let headers: Record<string, string>;
-    try {
-      const all = llamaHeaders(t, t.name, ctx, "application/json");
-      headers = all.authorization ? { authorization: all.authorization } : {};
-    } catch {
-      return null; // its key secret is missing: the chat request will say so
-    }
+    const headers = authHeaders(t, ctx.env);
+    if (!headers) return null; // its key secret is missing: the chat request will say so
     return readLlamaProps(t.url, headers, ctx.timeoutMs, t.model);
   },
   readSlotCount: (t, env, timeoutMs) => readSlotCount(t, env, timeoutMs),

@@ -4,8 +4,9 @@ import type { LlamaTarget } from "../../config/config-schema.ts";
 import type { EventStreamReader } from "../../events/event-source.ts";
 import type { AttemptContext, Upstream } from "../upstream.ts";
 import { completionChunkAsChat } from "../wire/completion-chunk-as-chat.ts";
+import { postJson, targetBody } from "../wire/post-json.ts";
 import { llamaSseEvents } from "./parse-llama-sse.ts";
-import { postLlama, targetBody } from "./post-llama.ts";
+import { llamaWire } from "./llama-wire.ts";
 
 /**
  * `/v1/completions` on llama-server as internal events. The body is the client's (validated) text
@@ -30,7 +31,7 @@ export class LlamaCompletionsUpstream implements Upstream {
 
 /** A streamed `/v1/completions` request to llama-server, its text chunks read as chat events. */
 export async function completionEvents(target: LlamaTarget, name: string, body: Record<string, unknown>, ctx: AttemptContext): Promise<EventStreamReader> {
-  const res = await postLlama(target, name, "/completions", body, ctx, "text/event-stream");
+  const res = await postJson(llamaWire, target, name, "/completions", body, ctx, "text/event-stream");
   const contentType = res.headers.get("content-type") ?? "";
   if (!contentType.includes("text/event-stream")) {
     await res.body.cancel().catch(() => {});

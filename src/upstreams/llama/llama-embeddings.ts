@@ -1,9 +1,10 @@
 // Embeddings (`/v1/embeddings`) from llama-server: its JSON answer as it is.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
+import { postJson, targetBody } from "../wire/post-json.ts";
 import { readEmbeddings } from "../wire/read-embeddings.ts";
 import type { AttemptContext } from "../upstream.ts";
-import { postLlama, targetBody } from "./post-llama.ts";
+import { llamaWire } from "./llama-wire.ts";
 
 /**
  * `/v1/embeddings` on llama-server: the body's JSON answer, read within `totalMs`. A server started
@@ -13,7 +14,7 @@ import { postLlama, targetBody } from "./post-llama.ts";
 export async function fetchLlamaEmbeddings(target: LlamaTarget, name: string, body: Record<string, unknown> & { model: string }, ctx: AttemptContext, totalMs: number): Promise<Record<string, unknown>> {
   let res: Response;
   try {
-    res = await postLlama(target, name, "/embeddings", targetBody(body, body.model, target), ctx, "application/json");
+    res = await postJson(llamaWire, target, name, "/embeddings", targetBody(body, body.model, target), ctx, "application/json");
   } catch (e) {
     if (e instanceof ProxyError && e.status === 502 && /HTTP 501|not support/i.test(e.message)) {
       throw new ProxyError({

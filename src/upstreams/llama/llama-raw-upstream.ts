@@ -5,7 +5,7 @@ import type { EventStreamReader } from "../../events/event-source.ts";
 import { OUTPUT_MARKERS } from "../../toolcalls/index.ts";
 import type { AttemptContext, RawTextUpstream } from "../upstream.ts";
 import { completionEvents } from "./llama-completions-upstream.ts";
-import { llamaHeaders } from "./post-llama.ts";
+import { llamaHeaders } from "./llama-wire.ts";
 import { rawCompletionBody } from "./raw-completion-body.ts";
 import { renderLlamaPrompt } from "./render-llama-prompt.ts";
 

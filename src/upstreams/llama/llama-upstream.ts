@@ -3,15 +3,16 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatRequest } from "../../schemas/chat-request.ts";
 import type { LlamaTarget } from "../../config/config-schema.ts";
-import type { UpstreamEvent } from "../../events/events.ts";
 import type { EventStreamReader } from "../../events/event-source.ts";
 import type { AttemptContext, RawTextUpstream, Upstream } from "../upstream.ts";
 import { LlamaRawUpstream } from "./llama-raw-upstream.ts";
 import { buildLlamaBody } from "./build-llama-body.ts";
 import { llamaSseEvents } from "./parse-llama-sse.ts";
 import { mapLlamaCompletion } from "./map-llama-completion.ts";
+import { chatAnswerEvents } from "../wire/chat-answer.ts";
+import { postJson } from "../wire/post-json.ts";
 import { detectToolMode } from "./detect-tool-mode.ts";
-import { llamaHeaders, postLlama } from "./post-llama.ts";
+import { llamaAuthHeaders, llamaWire } from "./llama-wire.ts";
 import { foldSystemMessages, hasLateSystemMessage, isTemplateRefusal } from "./fold-system-messages.ts";
 
 export class LlamaUpstream implements Upstream {
@@ -34,7 +35,7 @@ export class LlamaUpstream implements Upstream {
 
   async open(request: ChatRequest, ctx: AttemptContext, stream = true): Promise<EventStreamReader> {
     const toolMode = request.tools?.length
-      ? (this.target.tools ?? (await detectToolMode(this.target.url, authOnly(llamaHeaders(this.target, this.name, ctx, "application/json")), ctx.responseStartMs)))
+      ? (this.target.tools ?? (await detectToolMode(this.target.url, llamaAuthHeaders(this.target, this.name, ctx.env), ctx.responseStartMs)))
       : "native";
     const body = buildLlamaBody(request, this.target, toolMode);
     // A seed of its own (llama-server would draw one anyway): should the chat parser refuse the
@@ -49,7 +50,7 @@ export class LlamaUpstream implements Upstream {
     }
     let res: Response & { body: ReadableStream<Uint8Array> };
     try {
-      res = await postLlama(this.target, this.name, "/chat/completions", body, ctx, "text/event-stream");
+      res = await postJson(llamaWire, this.target, this.name, "/chat/completions", body, ctx, "text/event-stream");
     } catch (e) {
       // Not answered whole: the server generated it, so this body reached it (see withoutChatParser).
       if (e instanceof ProxyError && e.unparsed) this.sent = body;
@@ -64,42 +65,6 @@ export class LlamaUpstream implements Upstream {
     }
 
     this.sent = body;
-    const contentType = res.headers.get("content-type") ?? "";
-    if (contentType.includes("application/json")) {
-      // One JSON body although a stream was asked for (a buffering proxy in between, or a server
-      // that cannot stream this request): replay it as the events a stream would have carried.
-      const text = await res.text();
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${this.name} answered with a JSON content type but a body that is not JSON.` });
-      }
-      return eventsOf(mapLlamaCompletion(body as never, this.name));
-    }
-    if (!contentType.includes("text/event-stream")) {
-      await res.body.cancel().catch(() => {});
-      throw new ProxyError({
-        status: 502,
-        code: "upstream_error",
-        retryable: true,
-        message: `${this.name} answered with ${contentType || "no content type"} instead of an event stream. Check that the target URL points at llama-server.`,
-      });
-    }
-    return llamaSseEvents(res.body, this.name);
+    return chatAnswerEvents(res, this.name, "llama-server", { stream: (body) => llamaSseEvents(body, this.name), whole: (body) => mapLlamaCompletion(body, this.name) });
   }
-}
-
-function authOnly(headers: Record<string, string>): Record<string, string> {
-  return headers.authorization ? { authorization: headers.authorization } : {};
-}
-
-function eventsOf(events: UpstreamEvent[]): EventStreamReader {
-  let next = 0;
-  return {
-    read: async () => (next < events.length ? { done: false, value: events[next++]! } : { done: true, value: undefined }),
-    cancel: async () => {
-      next = events.length;
-    },
-  };
 }

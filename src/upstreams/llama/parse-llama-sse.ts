@@ -2,7 +2,8 @@
 import { createParser } from "eventsource-parser";
 import type { UpstreamEvent } from "../../events/events.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
-import { mapLlamaChunk, type ChunkState } from "./map-llama-chunk.ts";
+import type { ChatChunkState } from "../wire/map-chat-chunk.ts";
+import { mapLlamaChunk } from "./map-llama-chunk.ts";
 import { RepeatedTokenFrames } from "./repeated-token-frames.ts";
 import { bodyEvents, type EventStreamReader } from "../../events/event-source.ts";
 
@@ -45,7 +46,7 @@ export type ChunkAdapter = (chunk: object) => object;
  * `asChat` adapts each parsed frame of a stream whose chunks are not chat chunks.
  */
 export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => void, asChat?: ChunkAdapter): LlamaSseReader {
-  const state: ChunkState = {};
+  const state: ChatChunkState = {};
   let finished = false;
   let done = false;
   let failed = false;

@@ -4,15 +4,14 @@
 // per-isolate cache) as the model list's.
 import type { LlamaTarget } from "../../config/config-schema.ts";
 import type { EnvVars } from "../../config/env-vars.ts";
-import { llamaHeaders } from "./post-llama.ts";
+import { llamaAuthHeaders } from "./llama-wire.ts";
 import { readLlamaProps } from "./read-llama-props.ts";
 
 /** The target's slot count, or undefined when `/props` cannot be read within `timeoutMs`, tells none, or its key secret is missing. Never throws. */
 export async function readSlotCount(target: LlamaTarget, env: EnvVars, timeoutMs: number): Promise<number | undefined> {
   let headers: Record<string, string>;
   try {
-    const all = llamaHeaders(target, target.url, { env, requestId: "slot-count" }, "application/json");
-    headers = all.authorization ? { authorization: all.authorization } : {};
+    headers = llamaAuthHeaders(target, target.url, env);
   } catch {
     return undefined; // its key secret is missing: the request itself will say so
   }

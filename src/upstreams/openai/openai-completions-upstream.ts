@@ -4,10 +4,10 @@ import type { OpenAiTarget } from "../../config/config-schema.ts";
 import type { EventStreamReader } from "../../events/event-source.ts";
 import type { CompletionsBody } from "../adapter.ts";
 import { completionChunkAsChat } from "../wire/completion-chunk-as-chat.ts";
-import { targetBody } from "../wire/post-json.ts";
+import { postJson, targetBody } from "../wire/post-json.ts";
 import type { AttemptContext, Upstream } from "../upstream.ts";
 import { openAiSseEvents } from "./openai-sse-reader.ts";
-import { postOpenAi } from "./post-openai.ts";
+import { openAiWire } from "./openai-wire.ts";
 
 /**
  * The client's (validated) text-completion body, streamed with usage like chat, its `choices[].text`
@@ -23,7 +23,7 @@ export class OpenAiCompletionsUpstream implements Upstream {
   /** The chat request argument is unused: this upstream serves the text completion it was made for. */
   async open(_chat: unknown, ctx: AttemptContext): Promise<EventStreamReader> {
     const body = targetBody({ ...this.body, stream: true, stream_options: { include_usage: true } }, this.body.model, this.target);
-    const res = await postOpenAi(this.target, this.name, "/completions", body, ctx, "text/event-stream");
+    const res = await postJson(openAiWire, this.target, this.name, "/completions", body, ctx, "text/event-stream");
     const contentType = res.headers.get("content-type") ?? "";
     if (!contentType.includes("text/event-stream")) {
       await res.body.cancel().catch(() => {});

@@ -4,9 +4,9 @@ import type { OpenAiTarget } from "../../config/config-schema.ts";
 import { getUpstreamStatus } from "../upstream-hints.ts";
 import { readEmbeddings } from "../wire/read-embeddings.ts";
 import type { EmbeddingsBody } from "../adapter.ts";
-import { targetBody } from "../wire/post-json.ts";
+import { postJson, targetBody } from "../wire/post-json.ts";
 import type { AttemptContext } from "../upstream.ts";
-import { postOpenAi } from "./post-openai.ts";
+import { openAiWire } from "./openai-wire.ts";
 
 /**
  * The server's embeddings list, read within `totalMs`. A server without the endpoint (404, 405, 501)
@@ -16,7 +16,7 @@ import { postOpenAi } from "./post-openai.ts";
 export async function fetchOpenAiEmbeddings(target: OpenAiTarget, name: string, body: EmbeddingsBody, ctx: AttemptContext, totalMs: number): Promise<Record<string, unknown>> {
   let res: Response;
   try {
-    res = await postOpenAi(target, name, "/embeddings", targetBody(body, body.model, target), ctx, "application/json");
+    res = await postJson(openAiWire, target, name, "/embeddings", targetBody(body, body.model, target), ctx, "application/json");
   } catch (e) {
     if (e instanceof ProxyError && cannotEmbed(e)) {
       throw new ProxyError({ status: 400, code: "embeddings_not_supported", retryable: true, param: "model", message: `${name} does not serve embeddings for this model. Use a model whose targets do.` });

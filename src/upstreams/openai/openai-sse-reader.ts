@@ -3,7 +3,9 @@ import { createParser } from "eventsource-parser";
 import type { UpstreamEvent } from "../../events/events.ts";
 import { bodyEvents, type BodyParser, type EventStreamReader } from "../../events/event-source.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
-import { mapOpenAiChunk, usageEvent, type OpenAiChunk, type OpenAiChunkState } from "./map-openai-chunk.ts";
+import type { ChatChunk } from "../wire/chat-chunk.ts";
+import { usageEvent, type ChatChunkState } from "../wire/map-chat-chunk.ts";
+import { mapOpenAiChunk } from "./map-openai-chunk.ts";
 import { PrefillEcho } from "./prefill-echo.ts";
 
 /** A frame larger than this is not a chat chunk; refuse it rather than buffer without bound. */
@@ -25,7 +27,7 @@ export interface SseReaderOptions {
  * is emitted.
  */
 export function openAiSseReader(upstream: string, enqueue: (e: UpstreamEvent) => void, options: SseReaderOptions = {}): BodyParser & { pushText(text: string): void } {
-  const state: OpenAiChunkState = {};
+  const state: ChatChunkState = {};
   const echo = options.prefill !== undefined ? new PrefillEcho(options.prefill) : undefined;
   const decoder = new TextDecoder();
   let failed = false;
@@ -63,7 +65,7 @@ export function openAiSseReader(upstream: string, enqueue: (e: UpstreamEvent) =>
       return fail(`${upstream} sent a stream frame that is not JSON.`);
     }
     if (!json || typeof json !== "object") return fail(`${upstream} sent a stream frame that is not an object.`);
-    emit(mapOpenAiChunk((options.asChat ? options.asChat(json) : json) as OpenAiChunk, state, upstream, options.path));
+    emit(mapOpenAiChunk((options.asChat ? options.asChat(json) : json) as ChatChunk, state, upstream, options.path));
   };
 
   const parser = createParser({

@@ -1,7 +1,7 @@
 // One POST of a JSON body to a server that speaks OpenAI's HTTP API (llama-server, any
 // OpenAI-compatible server): its response deadline, the client leaving, and a non-2xx answer mapped
 // to a ProxyError carrying the upstream status and Retry-After for the router. Each kind brings its
-// URL, headers and error mapping.
+// headers and error mapping (WireKind).
 import { ProxyError } from "../../errors/proxy-error.ts";
 import { redactKnownSecrets } from "../../errors/redact-secrets.ts";
 import { fetchFresh } from "../../http/fetch-fresh.ts";
@@ -23,25 +23,29 @@ export function targetBody(body: Record<string, unknown>, model: string, target:
   return out;
 }
 
-export interface JsonPost {
-  /** The target's client-facing name, for messages. */
-  name: string;
-  url: string;
-  headers: Record<string, string>;
-  body: unknown;
+/** A response whose body is there to read. */
+export type WireResponse = Response & { body: ReadableStream<Uint8Array> };
+
+/** What a kind brings to a POST: its headers for a target, its error mapping, its server's name. */
+export interface WireKind<T extends { url: string }> {
   /** What to check when the server cannot be reached ("llama-server", "the server"). */
   what: string;
-  /** A non-2xx answer as the ProxyError the router acts on. */
-  mapError(status: number, text: string, contentType: string | null): ProxyError;
+  /** The headers of a POST to `target` (`name` is its client-facing name, for messages). */
+  headers(target: T, name: string, ctx: AttemptContext, accept: string): Record<string, string>;
+  /** A non-2xx answer of `path` (`/chat/completions`) as the ProxyError the router acts on. */
+  mapError(status: number, text: string, contentType: string | null, name: string, path: string): ProxyError;
 }
 
 /**
- * POSTs `post.body`: the response must start within `responseStartMs` (a deadline cancelled once
- * headers arrive — the fetch's signal governs the body too, so AbortSignal.timeout would cut a long
- * stream), the client leaving aborts it, and a non-2xx answer becomes `mapError`'s ProxyError with the
- * upstream status and Retry-After attached (retryable ones let the router fail over).
+ * POSTs `body` to `<target.url>/v1<path>` with `kind`'s headers: the response must start within
+ * `responseStartMs` (a deadline cancelled once headers arrive — the fetch's signal governs the body
+ * too, so AbortSignal.timeout would cut a long stream), the client leaving aborts it, and a non-2xx
+ * answer becomes `kind.mapError`'s ProxyError with the upstream status and Retry-After attached
+ * (retryable ones let the router fail over).
  */
-export async function postJson(post: JsonPost, ctx: AttemptContext): Promise<Response & { body: ReadableStream<Uint8Array> }> {
+export async function postJson<T extends { url: string }>(kind: WireKind<T>, target: T, name: string, path: string, body: unknown, ctx: AttemptContext, accept: string): Promise<WireResponse> {
+  const url = v1Url(target.url, path);
+  const headers = kind.headers(target, name, ctx, accept);
   const abort = new AbortController();
   const onClientAbort = () => abort.abort();
   ctx.signal.addEventListener("abort", onClientAbort, { once: true });
@@ -52,7 +56,7 @@ export async function postJson(post: JsonPost, ctx: AttemptContext): Promise<Res
   });
   let res: Response;
   try {
-    res = await fetchFresh(post.url, { method: "POST", headers: post.headers, body: JSON.stringify(post.body), signal: abort.signal });
+    res = await fetchFresh(url, { method: "POST", headers, body: JSON.stringify(body), signal: abort.signal });
   } catch (e) {
     ctx.signal.removeEventListener("abort", onClientAbort);
     if (timedOut && !ctx.signal.aborted) {
@@ -60,7 +64,7 @@ export async function postJson(post: JsonPost, ctx: AttemptContext): Promise<Res
         status: 504,
         code: "upstream_timeout",
         retryable: true,
-        message: `${post.name} sent no response within ${ctx.responseStartMs} ms (timeouts.responseStartMs). It may be busy with other requests or a long prompt.`,
+        message: `${name} sent no response within ${ctx.responseStartMs} ms (timeouts.responseStartMs). It may be busy with other requests or a long prompt.`,
       });
     }
     if (ctx.signal.aborted) throw new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
@@ -68,17 +72,17 @@ export async function postJson(post: JsonPost, ctx: AttemptContext): Promise<Res
       status: 502,
       code: "upstream_unreachable",
       retryable: true,
-      message: `Could not reach ${post.name} (${describeFetchError(e)}). Check that ${post.what} is running and that its URL (${new URL(post.url).origin}) is reachable from the Worker.`,
+      message: `Could not reach ${name} (${describeFetchError(e)}). Check that ${kind.what} is running and that its URL (${new URL(url).origin}) is reachable from the Worker.`,
     });
   } finally {
     timer.cancel();
   }
   if (!res.ok || !res.body) {
     const text = await res.text().catch(() => "");
-    const err = setUpstreamStatus(post.mapError(res.status, text, res.headers.get("content-type")), res.status);
+    const err = setUpstreamStatus(kind.mapError(res.status, text, res.headers.get("content-type"), name, path), res.status);
     throw setUpstreamRetryAfter(err, parseRetryAfter(res.headers.get("retry-after"), Date.now()));
   }
-  return res as Response & { body: ReadableStream<Uint8Array> };
+  return res as WireResponse;
 }
 
 function describeFetchError(e: unknown): string {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readLlamaSse } from "./read-llama-sse.ts";
-import { mapLlamaChunk, type ChunkState } from "../../../../src/upstreams/llama/map-llama-chunk.ts";
+import { mapLlamaChunk } from "../../../../src/upstreams/llama/map-llama-chunk.ts";
+import type { ChatChunkState } from "../../../../src/upstreams/wire/map-chat-chunk.ts";
 import type { UpstreamEvent } from "../../../../src/events/events.ts";
 
 // llamaSseReader reads repeated token frames (same opening, same metadata tail) without parsing each
@@ -23,7 +24,7 @@ async function parseChunks(reads: Uint8Array[]): Promise<UpstreamEvent[]> {
 }
 
 function fullParse(datas: string[]): UpstreamEvent[] {
-  const state: ChunkState = {};
+  const state: ChatChunkState = {};
   return datas.flatMap((d) => mapLlamaChunk(JSON.parse(d), state, "llama:test"));
 }
 
