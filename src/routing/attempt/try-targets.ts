@@ -13,7 +13,6 @@ import type { UpstreamRef } from "../../health/health-report.ts";
 import type { NamedTarget as Target, TrackedServer } from "../../upstreams/adapter.ts";
 import type { PromptSize } from "../../upstreams/context-fit.ts";
 import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
-import { getUpstreamRetryAfter, getUpstreamStatus } from "../../upstreams/upstream-hints.ts";
 import { AdmissionWait } from "../admission/admission-wait.ts";
 import { byContext, type ServerCounts } from "../placement/context-check.ts";
 import { ledger } from "../placement/isolate-ledger.ts";
@@ -240,9 +239,9 @@ async function tryInOrder<T>(ordered: Target[], opts: TryOptions, state: PassSta
           pass.failed(target, err, { skipped: true });
           continue targets;
         }
-        const kind = classifyFailure(err, getUpstreamStatus(err));
+        const kind = classifyFailure(err, err.upstreamStatus);
         if (kind === "gone") break targets;
-        const retryAfterMs = getUpstreamRetryAfter(err);
+        const retryAfterMs = err.upstreamRetryAfterMs;
         record.unhealthy(kind, retryAfterMs);
         pass.failed(target, err, { kind });
         if (kind === "client") throw pass.end(err, target);
