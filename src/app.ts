@@ -3,18 +3,18 @@
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "./auth/app-env.ts";
 import { loadConfig } from "./config/load-config.ts";
-import { anthropicErrorResponse } from "./api/messages/anthropic-error.ts";
+import { chatApi } from "./api/chat/index.ts";
+import { completionsApi } from "./api/completions/index.ts";
+import { anthropicErrorResponse, messagesApi } from "./api/messages/index.ts";
+import { compactApi, responsesApi } from "./api/responses/index.ts";
 import { errorResponse, toProxyError } from "./errors/error-envelope.ts";
 import { ProxyError } from "./errors/proxy-error.ts";
-import { chatCompletions } from "./routes/chat-completions.ts";
+import { generate } from "./routes/generate.ts";
 import { getModel, listModels } from "./routes/models.ts";
 import { rewriteToolCallsRoute } from "./routes/tool-calls-rewrite.ts";
-import { responses } from "./routes/responses.ts";
-import { compactResponses } from "./routes/responses-compact.ts";
 import { responsesSocket } from "./routes/responses-socket.ts";
 import { deleteStoredResponse, getStoredResponse, listInputItems } from "./routes/stored-responses.ts";
-import { countTokens, messages } from "./routes/messages.ts";
-import { completions } from "./routes/completions.ts";
+import { countTokens } from "./routes/count-tokens.ts";
 import { embeddings } from "./routes/embeddings.ts";
 import { connectSession, issueSessionTicket, listOfferedModels } from "./routes/sessions.ts";
 import { authMiddleware } from "./middleware/auth.ts";
@@ -62,6 +62,9 @@ async function page(c: Context<AppEnv>): Promise<Response> {
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
 
+// Every generating API through one handler (src/routes/generate.ts), by its door (src/api/<surface>/index.ts).
+const chatCompletions = generate(chatApi);
+
 /**
  * Every route: the one table the router, the 405 answer (its Allow header) and each route's
  * authentication and limits are built from. A route's kind (src/auth/scopes.ts) is declared here, next
@@ -76,17 +79,17 @@ const ROUTES: ReadonlyArray<readonly [Method, string, RouteKind, (c: Context<App
   ["GET", "/v1/models", "chat", listModels],
   ["GET", "/v1/models/:id{.+}", "chat", getModel],
   ["POST", "/v1/tool_calls/rewrite", "chat", rewriteToolCallsRoute],
-  ["POST", "/v1/responses", "generate", responses],
+  ["POST", "/v1/responses", "generate", generate(responsesApi)],
   // The socket needs the key's chat scope; each response sent over it is its own generating request.
   ["GET", "/v1/responses", "chat", (c) => responsesSocket(c, dispatchWithin(c))],
   ["GET", "/responses", "chat", (c) => responsesSocket(c, dispatchWithin(c))],
-  ["POST", "/v1/responses/compact", "generate", compactResponses],
+  ["POST", "/v1/responses/compact", "generate", generate(compactApi)],
   ["GET", "/v1/responses/:id/input_items", "chat", listInputItems],
   ["GET", "/v1/responses/:id", "chat", getStoredResponse],
   ["DELETE", "/v1/responses/:id", "chat", deleteStoredResponse],
   ["POST", "/v1/messages/count_tokens", "chat", countTokens],
-  ["POST", "/v1/messages", "generate", messages],
-  ["POST", "/v1/completions", "generate", completions],
+  ["POST", "/v1/messages", "generate", generate(messagesApi)],
+  ["POST", "/v1/completions", "generate", generate(completionsApi)],
   ["POST", "/v1/embeddings", "generate", embeddings],
   ["GET", "/v1/sessions", "serve", connectSession],
   ["POST", "/v1/sessions/ticket", "serve", issueSessionTicket],

@@ -1,7 +1,7 @@
 // GET /v1/models and /v1/models/{id}: which models a caller can ask for, with their context windows,
 // in OpenAI's shape or Anthropic's.
 import type { Context } from "hono";
-import { anthropicErrorResponse } from "../api/messages/anthropic-error.ts";
+import { anthropicErrorResponse } from "../api/messages/index.ts";
 import type { ModelInfo } from "../api/wire/anthropic-wire.ts";
 import type { Config } from "../config/config.ts";
 import type { EnvVars } from "../config/env-vars.ts";
