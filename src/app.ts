@@ -10,6 +10,7 @@ import { compactApi, responsesApi } from "./api/responses/index.ts";
 import { errorResponse, toProxyError } from "./errors/error-envelope.ts";
 import { ProxyError } from "./errors/proxy-error.ts";
 import { generate } from "./routes/generate.ts";
+import { isolateState } from "./routing/isolate/isolate-state.ts";
 import { getModel, listModels } from "./routes/models.ts";
 import { rewriteToolCallsRoute } from "./routes/tool-calls-rewrite.ts";
 import { responsesSocket } from "./routes/responses-socket.ts";
@@ -142,6 +143,8 @@ const STATIC_ALLOWED = new Map(ROUTES.filter(([, path]) => !path.includes(":")).
 const isMessagesPath = (path: string) => path === "/v1/messages" || path.startsWith("/v1/messages/");
 
 export function createApp(): Hono<AppEnv> {
+  // The isolate's routing state (ledger, pool, admission line), its listeners on the hub registered.
+  isolateState();
   const app = new Hono<AppEnv>();
 
   // What wraps every request (src/middleware/): its id, CORS, then (below) the 405, the request log
