@@ -1,14 +1,28 @@
-// The door of /v1/chat/completions (OpenAI chat): its request checked, run as it is (the pipeline's
-// own request), its answer as chat.completion.chunk SSE frames or one chat.completion body.
+// The door of /v1/chat/completions (OpenAI chat): its request checked before any upstream is touched
+// (its shape, its llama-server fields, stream_options), run as it is (the pipeline's own request), its
+// answer as chat.completion.chunk SSE frames or one chat.completion body.
+import { ProxyError } from "../../errors/proxy-error.ts";
 import { randomId } from "../../lib/ids.ts";
-import type { ChatRequest } from "../../schemas/chat-request.ts";
+import { checkLlamaFields } from "../../schemas/llama-fields.ts";
+import { parseBody } from "../../schemas/parse-body.ts";
+import { ChatRequestSchema, type ChatRequest } from "../../schemas/chat-request.ts";
 import type { GeneratingApi } from "../door.ts";
 import { chatSseEncoder } from "./chat-sse-encoder.ts";
 import { ChunkEncoder } from "./chunk-encoder.ts";
 import { CompletionAggregator } from "./completion-aggregator.ts";
-import { validateChatRequest } from "./validate-chat-request.ts";
 
 export { usageJson } from "./chunk-encoder.ts";
+
+/** Validates a parsed body before any upstream is touched; the first problem becomes a 400. */
+export function validateChatRequest(body: unknown): ChatRequest {
+  const req = parseBody(ChatRequestSchema, body, { objectOnly: true, innermost: true });
+  // n, n_cmpl, n_probs, id_slot, lora, …: what would make the upstream do more than was admitted.
+  checkLlamaFields(req);
+  if (req.stream_options && !req.stream) {
+    throw new ProxyError({ status: 400, code: "invalid_value", param: "stream_options", message: "stream_options is only allowed when stream is true." });
+  }
+  return req;
+}
 
 /** `POST /v1/chat/completions`, stream and non-stream; errors in OpenAI's envelope. */
 export const chatApi: GeneratingApi<ChatRequest> = {
