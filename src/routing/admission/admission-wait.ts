@@ -7,14 +7,24 @@ import { ProxyError } from "../../errors/proxy-error.ts";
 import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
 import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
+import type { ModelPool } from "../placement/model-pool.ts";
 import { pooledModel } from "../placement/pool-gate.ts";
+import type { AdmissionQueue } from "./admission-queue.ts";
 import { QueuePlace, slotReleased } from "./queue-place.ts";
-import { learnSlotCounts } from "./slot-counts.ts";
+import type { SlotCounts } from "./slot-counts.ts";
 
 /** How long a request waiting for a server to come back waits between looks (jittered up to a third more). */
 const COMEBACK_MS = 250;
 
+/** What of this isolate's state (src/routing/isolate/isolate-state.ts) a wait uses: its line, the slot counts it read, its routers' models. */
+export interface AdmissionState {
+  queue: AdmissionQueue;
+  slots: SlotCounts;
+  pool: ModelPool;
+}
+
 export interface WaitOptions {
+  state: AdmissionState;
   /** The requested model: its line. */
   model: string;
   /** The request's key id (null without one) and its priority: whose turn it takes. */
@@ -50,12 +60,13 @@ export class AdmissionWait {
     private readonly opts: WaitOptions,
   ) {
     this.place = new QueuePlace({
+      queue: opts.state.queue,
       model: opts.model,
       key: opts.key,
       priority: opts.priority,
       plan: targets.map((t) => {
         const server = gatedServer(t) ?? null;
-        const model = server !== null ? pooledModel(t, opts.model) : undefined;
+        const model = server !== null ? pooledModel(opts.state.pool, t, opts.model) : undefined;
         return model !== undefined ? { server, model } : { server };
       }),
       maxWaitMs: opts.maxWaitMs,
@@ -70,7 +81,8 @@ export class AdmissionWait {
    * pumped when it arrives, and a request arriving while it is read waits for it (the promise).
    */
   slotCounts(): Promise<void> | undefined {
-    return learnSlotCounts(this.targets, this.opts.snapshot(), this.opts.env, () => slotReleased(this.opts.snapshot), this.opts.defer);
+    const { queue, slots } = this.opts.state;
+    return slots.learnAll(this.targets, this.opts.snapshot(), this.opts.env, () => slotReleased(queue, this.opts.snapshot), this.opts.defer);
   }
 
   /** The turn the next pass waits for: rejects with 503 no_capacity when the wait runs out, 499 when the client leaves; null: it goes now. */
