@@ -9,7 +9,7 @@
 //   node scripts/run-tests.mjs                       both lanes, then the alone files
 //   node scripts/run-tests.mjs --only e2e            only the end-to-end files (the lane, then alone)
 import { spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -25,11 +25,11 @@ const ALONE = new Map([
 
 /** @param {string} dir */
 const files = (dir) =>
-  readdirSync(dir)
+  (existsSync(dir) ? readdirSync(dir) : [])
     .filter((f) => f.endsWith(".test.mjs"))
     .sort()
     .map((f) => join(dir, f));
-const endToEnd = [...files("test/e2e"), ...files("test/faults")];
+const endToEnd = [...files("test/e2e"), ...files("test/multi"), ...files("test/faults")];
 for (const f of ALONE.keys()) if (!endToEnd.includes(f)) throw new Error(`run-tests: ${f} is listed to run alone but does not exist`);
 const shared = endToEnd.filter((f) => !ALONE.has(f));
 
