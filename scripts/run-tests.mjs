@@ -1,18 +1,20 @@
 #!/usr/bin/env node
-// Runs the test layers that start servers (npm test runs it after the static checks): first the unit
-// tests alone (they hold time budgets for hostile inputs: a neighbour's load would be theirs), then
-// the Worker, fault and fuzz tests in workerd and the end-to-end files side by side in two lanes,
-// then the few end-to-end files that measure time or memory, alone. In the middle step one lane runs
-// the Worker tests and then takes end-to-end files from the queue the other lane works through, so
-// both end together; each waits on servers far more than it computes (the Worker tests ~0.6 of a
-// core, one e2e file ~0.5), so on two cores they overlap instead of queueing. A file that asserts a
-// latency, an RSS slope or a restart bound runs with nothing beside it, as it always did. Every step runs to its
-// end; the exit code is 1 if any failed. Output lines carry their lane's name.
+// Runs npm test's layers (npm test is this script). Three steps:
+// 1. the static checks (types, the layering rule, the generated files) beside the unit tests: tsc is
+//    one core, the unit tests one worker, and nothing there starts a server;
+// 2. the Worker, fault and fuzz tests in workerd in two vitest processes (each its own servers from
+//    test/support/global-setup.ts), beside a lane of end-to-end files; the vitest lanes take
+//    end-to-end files from the same queue once they end, longest first, so all three end together.
+//    Each waits on servers far more than it computes (a vitest lane ~0.6 of a core, one e2e file
+//    ~0.5), so on two cores they overlap instead of queueing;
+// 3. the few end-to-end files that measure time or memory, alone: a file that asserts a latency, an
+//    RSS slope or a restart bound runs with nothing beside it, as it always did.
+// Every step runs to its end; the exit code is 1 if any failed. Output lines carry their lane's name.
 //   node scripts/run-tests.mjs                       all of it
-//   node scripts/run-tests.mjs --only e2e            only the end-to-end files (the lane, then alone)
-//   node scripts/run-tests.mjs --only vitest         only vitest's projects
+//   node scripts/run-tests.mjs --only e2e            only the end-to-end files (the lanes, then alone)
+//   node scripts/run-tests.mjs --only vitest         only vitest's projects (and the static checks)
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -70,6 +72,78 @@ const SECONDS = new Map([
 const shared = endToEnd.filter((f) => !ALONE.has(f)).sort((a, b) => (SECONDS.get(b) ?? 200) - (SECONDS.get(a) ?? 200));
 
 /**
+ * Seconds each Worker test file took here (6 Dec: its tests plus ~3 s to start its workerd), only to
+ * split them into two vitest processes that end together; a file not listed counts as 4 s.
+ */
+const WORKER_SECONDS = new Map([
+  ["test/workerd/admission-queue.test.ts", 38],
+  ["test/workerd/chat-tool-calls.test.ts", 37],
+  ["test/workerd/sessions-silence.test.ts", 24],
+  ["test/fuzz/hostile-inputs.test.ts", 21],
+  ["test/faults/upstream-faults.test.ts", 19],
+  ["test/workerd/chat-parser-refusal.test.ts", 16],
+  ["test/fuzz/endpoints.fuzz.test.ts", 15],
+  ["test/workerd/chat-llama.test.ts", 13],
+  ["test/workerd/placement.test.ts", 12],
+  ["test/workerd/limits-in-flight.test.ts", 12],
+  ["test/workerd/health-recovery.test.ts", 11],
+  ["test/workerd/context-routing.test.ts", 10],
+  ["test/faults/health-and-circuit.test.ts", 9],
+  ["test/faults/client-disconnects.test.ts", 9],
+  ["test/workerd/llama-fixtures.test.ts", 8],
+  ["test/workerd/sessions.test.ts", 8],
+  ["test/faults/browser-loading.test.ts", 8],
+  ["test/workerd/request-log.test.ts", 7],
+  ["test/workerd/embeddings-failover.test.ts", 7],
+]);
+
+/** The Worker project's files (its include globs in vitest.config.ts). */
+function workerFiles() {
+  const ts = (/** @type {string} */ dir) =>
+    (existsSync(dir) ? readdirSync(dir, { recursive: true, encoding: "utf8" }) : [])
+      .filter((f) => f.endsWith(".test.ts"))
+      .map((f) => join(dir, f));
+  return [...ts("test/workerd"), ...ts("test/faults"), ...ts("test/fuzz")].sort();
+}
+
+/**
+ * Splits files into n groups of about equal time: longest first, each to the group with least so far.
+ * @param {string[]} list @param {number} n
+ */
+function splitByTime(list, n) {
+  const groups = Array.from({ length: n }, () => ({ seconds: 0, files: /** @type {string[]} */ ([]) }));
+  const cost = (/** @type {string} */ f) => WORKER_SECONDS.get(f) ?? 4;
+  for (const f of [...list].sort((a, b) => cost(b) - cost(a))) {
+    const g = groups.reduce((a, b) => (b.seconds < a.seconds ? b : a));
+    g.seconds += cost(f);
+    g.files.push(f);
+  }
+  return groups.map((g) => g.files).filter((f) => f.length > 0);
+}
+
+/**
+ * The machine's busy CPU-seconds so far (Linux /proc/stat; undefined elsewhere), to say how much of
+ * the cores each step used: the figure that says whether another lane would help.
+ */
+function cpuBusySeconds() {
+  if (!existsSync("/proc/stat")) return undefined;
+  const [user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+  return (user + nice + system + irq + softirq + steal) / 100;
+}
+/** @type {string[]} */
+const steps = [];
+/** Runs one step and notes its wall time and the cores it kept busy. @param {string} name @param {() => Promise<unknown>} run */
+async function step(name, run) {
+  const t0 = Date.now();
+  const c0 = cpuBusySeconds();
+  await run();
+  const wall = (Date.now() - t0) / 1000;
+  const c1 = cpuBusySeconds();
+  const cores = c0 === undefined || c1 === undefined || wall === 0 ? "" : `, ${((c1 - c0) / wall).toFixed(2)} cores busy`;
+  steps.push(`${name}: ${Math.round(wall)} s${cores}`);
+}
+
+/**
  * Runs one command, its output's lines prefixed with `name`; resolves to its exit code.
  * @param {string} name @param {string} cmd @param {string[]} args
  * @returns {Promise<{ name: string, code: number, seconds: number }>}
@@ -105,23 +179,39 @@ function lane(name, cmd, args) {
 const only = process.argv.includes("--only") ? process.argv[process.argv.indexOf("--only") + 1] : undefined;
 const nodeTest = (/** @type {string[]} */ list) => ["--test", "--test-concurrency=1", "--test-reporter=spec", ...list];
 const started = Date.now();
-const vitest = (/** @type {string[]} */ projects) => [join("node_modules", "vitest", "vitest.mjs"), "run", ...projects.flatMap((p) => ["--project", p])];
+const vitest = (/** @type {string[]} */ args) => [join("node_modules", "vitest", "vitest.mjs"), "run", ...args];
+/** @type {{ name: string, code: number, seconds: number }[]} */
 const results = [];
-if (only !== "e2e") results.push(await lane("unit", process.execPath, vitest(["unit"])));
+
+/** Step 1: the static checks beside the unit tests. */
+const STATIC = [
+  "npm run -s typecheck",
+  "node scripts/check-layers.mjs",
+  "node scripts/export-config-schema.mjs --check",
+  "node scripts/gen-wire-types.mjs --check",
+].join(" && ");
+if (only !== "e2e")
+  await step("static checks and unit tests", async () =>
+    results.push(...(await Promise.all([lane("static", "sh", ["-c", STATIC]), lane("unit", process.execPath, vitest(["--project", "unit"]))]))),
+  );
+
+/** Step 2: the Worker tests in two vitest processes, and the end-to-end queue. */
 const queue = only === "vitest" ? [] : [...shared];
 /** A lane's share of the end-to-end files: the next in the queue until none is left. */
 const takeFromQueue = async (/** @type {string} */ name) => {
   for (let file = queue.shift(); file !== undefined; file = queue.shift()) results.push({ ...(await lane(name, process.execPath, nodeTest([file]))), name: `${name} ${file}` });
 };
-await Promise.all([
-  (async () => {
-    if (only !== "e2e") results.push(await lane("worker", process.execPath, vitest(["worker"])));
-    await takeFromQueue("e2e-b");
-  })(),
+const workerShards = only === "e2e" ? [] : splitByTime(workerFiles(), 2);
+await step("Worker tests beside end-to-end files", () => Promise.all([
+  ...workerShards.map(async (shard, i) => {
+    results.push(await lane(`worker-${i + 1}`, process.execPath, vitest(["--project", "worker", ...shard])));
+    await takeFromQueue(`e2e-w${i + 1}`);
+  }),
   takeFromQueue("e2e-a"),
-]);
-if (only !== "vitest") results.push(await lane("e2e-alone", process.execPath, nodeTest([...ALONE.keys()])));
+]));
+if (only !== "vitest") await step("end-to-end files alone", async () => results.push(await lane("e2e-alone", process.execPath, nodeTest([...ALONE.keys()]))));
 const total = Math.round((Date.now() - started) / 1000);
 for (const r of results) process.stdout.write(`[run-tests] ${r.name}: ${r.code === 0 ? "passed" : `FAILED (exit ${r.code})`} in ${r.seconds} s\n`);
+for (const s of steps) process.stdout.write(`[run-tests] step ${s}\n`);
 process.stdout.write(`[run-tests] ${total} s in all\n`);
 process.exit(results.every((r) => r.code === 0) ? 0 : 1);
