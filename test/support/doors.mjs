@@ -13,6 +13,7 @@
 //   await doors.stop();
 //
 // `npm start` stays one door; this is for test/multi/ and bench/multi-door.mjs.
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -81,12 +82,18 @@ export async function startDoors(n, { vars = {}, env = {}, readyTimeoutMs = 90_0
     rmSync(configs, { recursive: true, force: true });
   };
   try {
-    for (let i = 0; i < n; i++) {
-      const args = ["--inspector-port", String(await freePort()), "--persist-to", join(state, `door-${i}`)];
-      if (i > 0) args.push("--config", extraDoorConfig(configs, i));
-      // One at a time: each launcher builds the page bundle (worker/build.mjs) into public/.
-      doors.push(await startSwitchyard({ vars, env: shared, args, readyTimeoutMs }));
-    }
+    // The first door the way a user starts it (the launcher builds the page bundle into public/);
+    // the others at once, as plain `wrangler dev` with the launcher's SWITCHYARD_ENV.
+    doors.push(await startSwitchyard({ vars, env: shared, args: ["--inspector-port", String(await freePort()), "--persist-to", join(state, "door-0")], readyTimeoutMs }));
+    const rest = await Promise.allSettled(
+      Array.from({ length: n - 1 }, async (_, k) => {
+        const i = k + 1;
+        return startWrangler(["--config", extraDoorConfig(configs, i), "--persist-to", join(state, `door-${i}`)], vars, shared, readyTimeoutMs);
+      }),
+    );
+    for (const r of rest) if (r.status === "fulfilled") doors.push(r.value);
+    const failed = rest.find((r) => r.status === "rejected");
+    if (failed) throw /** @type {PromiseRejectedResult} */ (failed).reason;
     const deadline = Date.now() + readyTimeoutMs;
     for (const d of doors) {
       while (!(await ready(d.url).catch(() => false))) {
@@ -109,6 +116,58 @@ export async function startDoors(n, { vars = {}, env = {}, readyTimeoutMs = 90_0
   };
 }
 
+/**
+ * `wrangler dev` with `args` on a free port and inspector port, ready when /health answers.
+ * @param {string[]} args @param {Record<string, unknown>} vars @param {Record<string, string>} env @param {number} readyTimeoutMs
+ * @returns {Promise<Door>}
+ */
+async function startWrangler(args, vars, env, readyTimeoutMs) {
+  const port = await freePort();
+  const argv = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--var", "SWITCHYARD_ENV:dev", ...args];
+  for (const [k, v] of Object.entries(vars)) argv.push("--var", `${k}:${typeof v === "string" ? v : JSON.stringify(v)}`);
+  const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), argv, {
+    cwd: ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...env },
+  });
+  let logs = "";
+  child.stdout.setEncoding("utf8").on("data", (s) => (logs += s));
+  child.stderr.setEncoding("utf8").on("data", (s) => (logs += s));
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const signalGroup = (/** @type {NodeJS.Signals} */ signal) => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, signal);
+    } catch {}
+  };
+  const door = {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    logs: () => logs,
+    async stop() {
+      if (child.exitCode !== null) return;
+      signalGroup("SIGTERM");
+      const timer = setTimeout(() => signalGroup("SIGKILL"), 4000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+  const deadline = Date.now() + readyTimeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited early (${child.exitCode}):\n${logs}`);
+    try {
+      const res = await fetch(`${door.url}/health`);
+      await res.arrayBuffer();
+      if (res.status === 200) return door;
+    } catch {}
+    if (Date.now() > deadline) {
+      signalGroup("SIGKILL");
+      throw new Error(`wrangler dev did not become ready in ${readyTimeoutMs} ms:\n${logs}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
 /** @param {string} url @param {string} token */
 async function keysAnswer(url, token) {
   const res = await fetch(`${url}/v1/admin/keys`, { headers: { authorization: `Bearer ${token}` } });
@@ -121,4 +180,67 @@ async function modelsAnswer(url) {
   const res = await fetch(`${url}/v1/models`);
   await res.arrayBuffer();
   return res.status === 200;
+}
+
+/**
+ * Makes a key through the admin API at one door and waits until every door knows keys exist (a door
+ * that cached "no keys yet" serves keyless requests in open dev mode for up to key-directory.ts's
+ * CACHE_MS). Resolves with the key's secret and id.
+ * @param {Doors} doors @param {string} adminToken @param {Record<string, unknown>} body `{name, scopes?, limits?, priority?}`
+ * @returns {Promise<{ key: string, id: string }>}
+ */
+export async function createKeyAtDoors(doors, adminToken, body) {
+  const res = await fetch(`${doors.any()}/v1/admin/keys`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+    body: JSON.stringify({ scopes: ["chat"], ...body }),
+  });
+  if (res.status !== 201) throw new Error(`creating key: ${res.status} ${await res.text()}`);
+  const made = /** @type {{ key: string, id: string }} */ (await res.json());
+  for (const url of doors.urls) {
+    for (;;) {
+      const r = await fetch(`${url}/v1/models`);
+      await r.arrayBuffer();
+      if (r.status === 401) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return made;
+}
+
+/**
+ * Samples each llama-server's `/slots` every `everyMs` until stopped: the most slots busy at once
+ * on each (is_processing), and the samples taken.
+ * @param {string[]} servers base URLs
+ */
+export function watchSlots(servers, everyMs = 20) {
+  /** @type {Record<string, { max: number, total: number, samples: number, over: number }>} */
+  const seen = Object.fromEntries(servers.map((s) => [s, { max: 0, total: 0, samples: 0, over: 0 }]));
+  let on = true;
+  const loops = servers.map(async (s) => {
+    while (on) {
+      try {
+        const res = await fetch(`${s}/slots`);
+        const slots = /** @type {Array<{ is_processing: boolean }>} */ (await res.json());
+        const busy = slots.filter((x) => x.is_processing).length;
+        const w = /** @type {{ max: number, total: number, samples: number, over: number }} */ (seen[s]);
+        w.total = slots.length;
+        w.samples++;
+        w.max = Math.max(w.max, busy);
+        // llama-server queues a request it has no slot for: /slots shows its slots, never more busy than
+        // it has; a request over the slots shows as the task queue's length in /metrics instead. Both read.
+        const metrics = await fetch(`${s}/metrics`).then((r) => (r.ok ? r.text() : ""));
+        const deferred = Number(/llamacpp:requests_deferred\s+([\d.]+)/.exec(metrics)?.[1] ?? 0);
+        if (deferred > 0) w.over++;
+      } catch {}
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  });
+  return {
+    async stop() {
+      on = false;
+      await Promise.all(loops);
+      return seen;
+    },
+  };
 }
