@@ -34,6 +34,8 @@ export interface WaitOptions {
   shared?: boolean;
   /** The request's conversation (placement's key), for the shared line's choice of server. */
   conversation?(): string | null;
+  /** The model's `balance` is "ordered" (the shared line grants the first server with a slot free). */
+  ordered?: boolean;
 }
 
 /** What a failed pass is worth waiting for (routing/attempt/worth-waiting.ts): a target that was full, or one coming back. */
@@ -71,6 +73,7 @@ export class AdmissionWait {
             servers,
             slots: (s) => opts.snapshot().upstreams[s]?.slotsTotal ?? learnedSlots(s),
             conversation: () => opts.conversation?.() ?? null,
+            ordered: opts.ordered ?? true,
             defer: opts.defer,
           })
         : new QueuePlace(place);

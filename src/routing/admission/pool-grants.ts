@@ -19,6 +19,8 @@ export interface Ask {
   slots: Readonly<Record<string, number>>;
   /** Its conversation (placement's key): a server holding its prompt is preferred. */
   conversation: string | null;
+  /** The model's `balance` is "ordered": the first server of the plan with a slot free, whatever the others hold. */
+  ordered?: boolean;
 }
 
 /** A grant: the request may start on `server`; `ends` it when its answer is over. */
@@ -52,7 +54,7 @@ const MAX_SERVERS = 1000;
  * its model's line (keys in turn, priority levels strict, FairQueue) and an end gives the freed slot
  * to the head of a line that can use it. Among a request's servers with a slot free, the one already
  * holding its conversation's prompt comes first, then the least loaded (in flight ÷ slots), then
- * plan order.
+ * plan order; for a model balanced "ordered", the first in plan order.
  */
 export class PoolGrants {
   private readonly slots = new Map<string, number>();
@@ -152,6 +154,7 @@ export class PoolGrants {
   private choose(ask: Ask): string | undefined {
     const free = ask.plan.filter((s) => this.inflightOn(s) < (this.slots.get(s) ?? 1));
     if (!free.length) return undefined;
+    if (ask.ordered) return free[0];
     const home = ask.conversation !== null ? this.homes.get(ask.conversation) : undefined;
     if (home !== undefined && free.includes(home)) return home;
     let best = free[0]!;

@@ -28,6 +28,8 @@ export interface SharedOptions extends PlaceOptions {
   slots(server: string): number | undefined;
   /** The request's conversation (placement's key), if it has one. */
   conversation(): string | null;
+  /** The model's `balance` is "ordered": the hub grants the first server of the plan with a slot free. */
+  ordered: boolean;
   /** Keeps a call alive past the response (ctx.waitUntil). */
   defer(p: Promise<unknown>): void;
 }
@@ -139,7 +141,7 @@ export class SharedPlace {
       if (n !== undefined) slots[s] = n;
     }
     const hub = admissionHub(opts.env, opts.servers);
-    const ask = { id: this.id, model: opts.model, key: opts.key ?? "", priority: opts.priority, plan: this.plan, slots, conversation: opts.conversation() };
+    const ask = { id: this.id, model: opts.model, key: opts.key ?? "", priority: opts.priority, plan: this.plan, slots, conversation: opts.conversation(), ordered: opts.ordered };
     let reply: AskReply | undefined;
     try {
       reply = await within(hub.ask(ask) as Promise<AskReply>, ASK_TIMEOUT_MS);

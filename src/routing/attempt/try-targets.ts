@@ -117,6 +117,7 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
           defer: (p) => defer(p, opts.waitUntil),
           shared: config.queue.shared,
           conversation: () => opts.placement?.()?.key ?? null,
+          ordered: balanceOf(config, opts.model) === "ordered",
         })
       : undefined;
   // A slot count this isolate does not know yet is read first; a read under way is waited for.

@@ -77,3 +77,13 @@ describe("PoolGrants", () => {
     expect(g.end("nothing", 2)).toEqual([{ id: "a2", server: "s9" }]);
   });
 });
+
+describe("PoolGrants, a model balanced ordered", () => {
+  it("grants the first server of the plan with a slot free, whatever the others hold", () => {
+    const g = new PoolGrants();
+    const two = { slots: { s1: 2, s2: 2 }, ordered: true };
+    expect(g.ask(ask("a1", two), 0)?.server).toBe("s1");
+    expect(g.ask(ask("a2", two), 0)?.server).toBe("s1");
+    expect(g.ask(ask("a3", two), 0)?.server).toBe("s2");
+  });
+});
