@@ -14,7 +14,7 @@
 //   fairness           a burst of 20 from key a, then one request each from b and c 50 ms later: a's share
 //                      of the first 6 answers to finish (3 slots: with keys in turn b and c are among them),
 //                      and where b's and c's finished (of 22)
-//   reuse              K conversations × T turns (a ~300-word system prompt of their own, ~40 words a
+//   reuse              K conversations × T turns (a 150-word system prompt of their own, 25 words a
 //                      turn), every turn at a random door, least-busy placement: Σ cached_tokens ÷ Σ
 //                      prompt_tokens over turns ≥ 2
 //   latency            40 requests one at a time (nothing waits): p50/p99 end to end, request to answer
@@ -65,7 +65,7 @@ const quantile = (/** @type {number[]} */ xs, /** @type {number} */ p) => {
 
 /** @param {Setup} setup */
 async function runSetup(setup) {
-  const servers = await Promise.all([1, 2].map((parallel) => startLlamaServer({ parallel, ctx: 2048 * parallel, args: ["--poll", "0", "--metrics"] })));
+  const servers = await Promise.all([1, 2].map((parallel) => startLlamaServer({ parallel, ctx: 4096 * parallel, args: ["--poll", "0", "--metrics"] })));
   const ADMIN_TOKEN = `adm-${randomBytes(24).toString("base64url")}`;
   const doors = await startDoors(setup.doors, {
     vars: {
@@ -129,9 +129,9 @@ async function runSetup(setup) {
     for (let k = 0; k < CONVERSATIONS; k++) {
       const seed = `${setup.name.replace(/\W/g, "")}${k}${randomBytes(3).toString("hex")}`;
       /** @type {Array<{ role: string, content: string }>} */
-      const messages = [{ role: "system", content: words(`${seed}s`, 300) }];
+      const messages = [{ role: "system", content: words(`${seed}s`, 150) }];
       for (let t = 0; t < TURNS; t++) {
-        messages.push({ role: "user", content: words(`${seed}t${t}`, 40) });
+        messages.push({ role: "user", content: words(`${seed}t${t}`, 25) });
         const answer = `answer ${t} ${seed}`;
         const { usage } = await chat(a, messages, answer);
         if (t > 0) {

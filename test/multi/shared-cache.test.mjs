@@ -39,7 +39,7 @@ const words = (/** @type {string} */ seed, /** @type {number} */ n) => Array.fro
  */
 async function conversation(seed, turns, door) {
   /** @type {Array<{ role: string, content: string }>} */
-  const messages = [{ role: "system", content: words(`${seed}s`, 400) }];
+  const messages = [{ role: "system", content: words(`${seed}s`, 250) }];
   let cached = 0;
   let prompt = 0;
   for (let t = 0; t < turns; t++) {
