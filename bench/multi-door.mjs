@@ -57,7 +57,7 @@ const SETUPS = [
 ];
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
-const words = (/** @type {string} */ seed, /** @type {number} */ n) => Array.from({ length: n }, (_, i) => `${seed}w${(i * 7919) % 1000}`).join(" ");
+const words = (/** @type {string} */ seed, /** @type {number} */ n) => `${seed} ${Array.from({ length: n }, (_, i) => `w${(i * 7919) % 1000}`).join(" ")}`;
 const quantile = (/** @type {number[]} */ xs, /** @type {number} */ p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? NaN;

@@ -31,7 +31,7 @@ after(async () => {
   await Promise.all(servers.map((s) => s.stop()));
 });
 
-const words = (/** @type {string} */ seed, /** @type {number} */ n) => Array.from({ length: n }, (_, i) => `${seed}w${(i * 7919) % 1000}`).join(" ");
+const words = (/** @type {string} */ seed, /** @type {number} */ n) => `${seed} ${Array.from({ length: n }, (_, i) => `w${(i * 7919) % 1000}`).join(" ")}`;
 
 /**
  * A conversation of `turns` turns, turn t sent to door `door(t)`; returns Σ cached ÷ Σ prompt tokens over turns ≥ 2.
