@@ -67,7 +67,10 @@ export class AdmissionHub extends DurableObject<Env> {
     this.deliver(this.grants.end(id, Date.now()));
   }
 
-  /** A waiter's client left. */
+  /**
+   * The request is gone from the hub's point of view (its client left, or its isolate gave up on the
+   * hub and admitted it alone): out of the line, and whatever was granted to it is free again.
+   */
   leave(id: string): void {
     const p = this.pending.get(id);
     if (p) {
@@ -79,9 +82,9 @@ export class AdmissionHub extends DurableObject<Env> {
     if (got) {
       clearTimeout(got.timer);
       this.granted.delete(id);
-      this.end(id);
     }
     this.grants.leave(id);
+    this.end(id);
   }
 
   /** What it holds (tests, the status page). */

@@ -146,7 +146,12 @@ export class SharedPlace {
     try {
       reply = await within(hub.ask(ask) as Promise<AskReply>, ASK_TIMEOUT_MS);
     } catch {}
-    if (!reply) return this.fallBack();
+    if (!reply) {
+      // What the hub does with this ask when it answers late is taken back.
+      const id = this.id;
+      this.call((h) => h.leave(id));
+      return this.fallBack();
+    }
     if ("server" in reply) {
       sharedCounts.granted++;
       this.server = reply.server;
