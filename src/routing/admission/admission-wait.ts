@@ -112,9 +112,9 @@ export class AdmissionWait {
     if (gated !== undefined) this.place.exclude(gated);
   }
 
-  /** An attempt that `refuses` let start ended (its answer is over, or it failed): the shared line frees its slot. */
-  attemptEnded(): void {
-    if (this.place instanceof SharedPlace) this.place.attemptEnded();
+  /** An attempt that `refuses` let start ended (its answer is over: `served`; or it failed): the shared line frees its slot. */
+  attemptEnded(served: boolean): void {
+    if (this.place instanceof SharedPlace) this.place.attemptEnded(served);
   }
 
   /** The pass that took the turn is over. */

@@ -71,6 +71,8 @@ export class SharedPlace {
   private server: string | null = null;
   private started = false;
   private plan: string[];
+  /** Servers whose attempt for this request failed: its next asks leave them out (failover), unless that leaves none. */
+  private readonly failed = new Set<string>();
   /** Set once the hub failed: this isolate's own line from then on. */
   private local: QueuePlace | null = null;
 
@@ -113,9 +115,15 @@ export class SharedPlace {
     if (!this.started) this.release();
   }
 
-  /** The attempt that used the grant ended (its answer is over, or it failed). */
-  attemptEnded(): void {
-    if (this.started) this.release();
+  /**
+   * The attempt that used the grant ended: its answer is over (`served`), or it failed, and then the
+   * next ask leaves its server out, so the request fails over to the plan's next server instead of
+   * being granted the one that just failed again.
+   */
+  attemptEnded(served: boolean): void {
+    if (!this.started) return;
+    if (!served && this.server !== null) this.failed.add(this.server);
+    this.release();
   }
 
   private release(): void {
@@ -141,7 +149,9 @@ export class SharedPlace {
       if (n !== undefined) slots[s] = n;
     }
     const hub = admissionHub(opts.env, opts.servers);
-    const ask = { id: this.id, model: opts.model, key: opts.key ?? "", priority: opts.priority, plan: this.plan, slots, conversation: opts.conversation(), ordered: opts.ordered };
+    const untried = this.plan.filter((s) => !this.failed.has(s));
+    const plan = untried.length ? untried : this.plan;
+    const ask = { id: this.id, model: opts.model, key: opts.key ?? "", priority: opts.priority, plan, slots, conversation: opts.conversation(), ordered: opts.ordered };
     let reply: AskReply | undefined;
     try {
       reply = await within(hub.ask(ask) as Promise<AskReply>, ASK_TIMEOUT_MS);

@@ -234,7 +234,7 @@ async function tryInOrder<T>(ordered: Target[], opts: TryOptions, state: PassSta
       opts.signal.addEventListener("abort", onAbort, { once: true });
       const startedAt = Date.now();
       // Its place in the ledger and the pool, and its health signals (attempt-record.ts).
-      const record = new AttemptRecord(target, gate.entry, { health, placement, env: opts.env, defer: (p) => defer(p, opts.waitUntil), ended: () => admission?.attemptEnded() }, startedAt);
+      const record = new AttemptRecord(target, gate.entry, { health, placement, env: opts.env, defer: (p) => defer(p, opts.waitUntil), ended: (served) => admission?.attemptEnded(served) }, startedAt);
       try {
         const value = await attemptOne(target, attempt.signal, startedAt);
         const succeededAt = Date.now();

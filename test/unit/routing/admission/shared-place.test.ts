@@ -4,6 +4,7 @@
 // when the hub does not answer.
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { ProxyError } from "../../../../src/errors/proxy-error.ts";
 import { EMPTY_SNAPSHOT } from "../../../../src/health/upstream-health.ts";
 import { AdmissionWait, type WaitOptions } from "../../../../src/routing/admission/admission-wait.ts";
 import { sharedCounts } from "../../../../src/routing/admission/shared-place.ts";
@@ -44,11 +45,11 @@ describe("the shared admission line", () => {
     const turn = second.turn()!.then(() => (started = true));
     await sleep(100);
     expect(started).toBe(false);
-    first.attemptEnded();
+    first.attemptEnded(true);
     first.passEnded();
     await turn;
     expect(second.refuses(s)).toBeUndefined();
-    second.attemptEnded();
+    second.attemptEnded(true);
     expect(sharedCounts.fallback).toBe(fallbacks);
   });
 
@@ -61,7 +62,7 @@ describe("the shared admission line", () => {
     const t0 = Date.now();
     await expect(second.turn()).rejects.toMatchObject({ status: 503, code: "no_capacity" });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
-    first.attemptEnded();
+    first.attemptEnded(true);
   });
 
   it("a grant on one server refuses the plan's others as busy, unasked", async () => {
@@ -70,7 +71,23 @@ describe("the shared admission line", () => {
     await w.turn();
     const refused = [s1, s2].filter((t) => w.refuses(t) !== undefined);
     expect(refused).toHaveLength(1);
-    w.attemptEnded();
+    w.attemptEnded(true);
+  });
+
+  it("after a failed attempt the next ask leaves its server out: the request fails over to the plan's next server", async () => {
+    const [s1, s2] = [server(), server()];
+    const w = new AdmissionWait([s1, s2], options());
+    await w.turn();
+    const granted = [s1, s2].find((t) => w.refuses(t) === undefined)!;
+    w.attemptEnded(false);
+    w.passEnded();
+    const next = w.afterPass(Object.assign(new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, message: "full" }), { attempts: 1 }), "capacity");
+    expect(next).toBeNull();
+    await w.turn();
+    const other = granted === s1 ? s2 : s1;
+    expect(w.refuses(granted)).toBeDefined();
+    expect(w.refuses(other)).toBeUndefined();
+    w.attemptEnded(true);
   });
 
   it("falls back to the isolate's own line, counted, when the hub does not answer within 1 s", async () => {
