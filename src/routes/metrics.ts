@@ -7,7 +7,7 @@ import { healthHub } from "../health/health-client.ts";
 import { renderMetrics, type OperatorStatus } from "../health/render-metrics.ts";
 import { EMPTY_SNAPSHOT } from "../health/upstream-health.ts";
 import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
-import { sharedCounts } from "../routing/admission/shared-place.ts";
+import { isolateState } from "../routing/isolate/isolate-state.ts";
 
 /** Everything the operator view shows: traffic totals and upstream health (HealthHub), sessions (SessionHub). */
 export async function operatorStatus(env: Env): Promise<OperatorStatus> {
@@ -33,6 +33,6 @@ export async function metrics(c: Context<AppEnv>): Promise<Response> {
  */
 function sharedAdmissionMetrics(): string {
   const lines = ["# HELP switchyard_admission_shared_total This isolate's requests admitted through the shared AdmissionHub, by outcome (fallback: the hub did not answer, the isolate's own line admitted it).", "# TYPE switchyard_admission_shared_total counter"];
-  for (const [outcome, n] of Object.entries(sharedCounts)) lines.push(`switchyard_admission_shared_total{outcome="${outcome}"} ${n}`);
+  for (const [outcome, n] of Object.entries(isolateState().sharedCounts)) lines.push(`switchyard_admission_shared_total{outcome="${outcome}"} ${n}`);
   return lines.join("\n") + "\n";
 }

@@ -7,15 +7,29 @@ import { ProxyError } from "../../errors/proxy-error.ts";
 import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
 import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
+import type { ModelPool } from "../placement/model-pool.ts";
 import { pooledModel } from "../placement/pool-gate.ts";
+import type { AdmissionQueue } from "./admission-queue.ts";
 import { QueuePlace, slotReleased } from "./queue-place.ts";
-import { SharedPlace, sharesAdmission } from "./shared-place.ts";
-import { learnSlotCounts, learnedSlots } from "./slot-counts.ts";
+import { SharedPlace, sharesAdmission, type SharedCounts } from "./shared-place.ts";
+import type { SlotCounts } from "./slot-counts.ts";
 
 /** How long a request waiting for a server to come back waits between looks (jittered up to a third more). */
 const COMEBACK_MS = 250;
 
+/**
+ * What of this isolate's state (src/routing/isolate/isolate-state.ts) a wait uses: its line, the slot
+ * counts it read, its routers' models, and the tally of its admissions through the shared line.
+ */
+export interface AdmissionState {
+  queue: AdmissionQueue;
+  slots: SlotCounts;
+  pool: ModelPool;
+  sharedCounts: SharedCounts;
+}
+
 export interface WaitOptions {
+  state: AdmissionState;
   /** The requested model: its line. */
   model: string;
   /** The request's key id (null without one) and its priority: whose turn it takes. */
@@ -56,12 +70,13 @@ export class AdmissionWait {
     private readonly targets: readonly Target[],
     private readonly opts: WaitOptions,
   ) {
+    const { state } = opts;
     const plan = targets.map((t) => {
       const server = gatedServer(t) ?? null;
-      const model = server !== null ? pooledModel(t, opts.model) : undefined;
+      const model = server !== null ? pooledModel(state.pool, t, opts.model) : undefined;
       return model !== undefined ? { server, model } : { server };
     });
-    const place = { model: opts.model, key: opts.key, priority: opts.priority, plan, maxWaitMs: opts.maxWaitMs, signal: opts.signal, snapshot: opts.snapshot };
+    const place = { queue: state.queue, model: opts.model, key: opts.key, priority: opts.priority, plan, maxWaitMs: opts.maxWaitMs, signal: opts.signal, snapshot: opts.snapshot };
     // Shared across isolates when every target is a llama-server that reports its slots and loads no
     // models on demand (routers and browser sessions keep this isolate's line).
     const servers = plan.flatMap((s) => (s.server !== null && !("model" in s) ? [s.server] : []));
@@ -71,7 +86,8 @@ export class AdmissionWait {
             ...place,
             env: opts.env,
             servers,
-            slots: (s) => opts.snapshot().upstreams[s]?.slotsTotal ?? learnedSlots(s),
+            slots: (s) => opts.snapshot().upstreams[s]?.slotsTotal ?? state.slots.learned(s),
+            counts: state.sharedCounts,
             conversation: () => opts.conversation?.() ?? null,
             ordered: opts.ordered ?? true,
             defer: opts.defer,
@@ -85,7 +101,8 @@ export class AdmissionWait {
    * pumped when it arrives, and a request arriving while it is read waits for it (the promise).
    */
   slotCounts(): Promise<void> | undefined {
-    return learnSlotCounts(this.targets, this.opts.snapshot(), this.opts.env, () => slotReleased(this.opts.snapshot), this.opts.defer);
+    const { queue, slots } = this.opts.state;
+    return slots.learnAll(this.targets, this.opts.snapshot(), this.opts.env, () => slotReleased(queue, this.opts.snapshot), this.opts.defer);
   }
 
   /** The turn the next pass waits for: rejects with 503 no_capacity when the wait runs out, 499 when the client leaves; null: it goes now. */

@@ -2,34 +2,18 @@
 // with Retry-After when the wait runs out.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { HealthSnapshot } from "../../health/upstream-health.ts";
-import { ledger } from "../placement/isolate-ledger.ts";
-import { AdmissionQueue, Ticket } from "./admission-queue.ts";
+import { Ticket, type AdmissionQueue } from "./admission-queue.ts";
 import type { Seat } from "./capacity.ts";
-import { learnedSlots } from "./slot-counts.ts";
-import { pool } from "../placement/isolate-pool.ts";
 import { KEY_PRIORITY_MAX } from "../../auth/key-record.ts";
-
-/** This isolate's admission queue, over its ledger, the slot counts it read itself and its routers' models. */
-const queue = new AdmissionQueue(
-  () => ledger,
-  // A router's count is its loaded models' together (the pool's); /props tells one model's.
-  (server) => pool.slots(server) ?? learnedSlots(server),
-  (server, model) => pool.hosting(server, model, Date.now()),
-);
 
 /**
  * One of our requests on a llama-server ended (or failed to start): its slot may go to a waiter.
  * `snapshot` is the ending request's own (a Worker may not use another request's I/O).
  */
-export function slotReleased(snapshot: () => HealthSnapshot): void {
+export function slotReleased(queue: AdmissionQueue, snapshot: () => HealthSnapshot): void {
   // Nobody waiting (the usual case): nothing to give, and no snapshot to read.
   if (queue.idle()) return;
   queue.pump(snapshot());
-}
-
-/** How many wait in line for `model` in this isolate (tests, the status page). */
-export function waitingFor(model: string): number {
-  return queue.waiting(model);
 }
 
 /**
@@ -42,6 +26,8 @@ export const CONTINUATION_PRIORITY = KEY_PRIORITY_MAX + 1;
 const POLL_MS = 300;
 
 export interface PlaceOptions {
+  /** This isolate's admission queue (src/routing/isolate/isolate-state.ts). */
+  queue: AdmissionQueue;
   model: string;
   /** The request's key id; null without a key (those share one turn). */
   key: string | null;
@@ -72,7 +58,7 @@ export class QueuePlace {
 
   /** The first turn: null when it may go at once, else a wait (rejects with 503 no_capacity or 499). */
   first(): Promise<void> | null {
-    return queue.enter(this.ticket, this.opts.snapshot()) ? null : this.wait();
+    return this.opts.queue.enter(this.ticket, this.opts.snapshot()) ? null : this.wait();
   }
 
   /**
@@ -82,7 +68,7 @@ export class QueuePlace {
   again(): Promise<void> | null {
     const now = Date.now();
     if (now >= this.deadline) throw this.refusal(now);
-    return queue.requeue(this.ticket, this.opts.snapshot()) ? null : this.wait();
+    return this.opts.queue.requeue(this.ticket, this.opts.snapshot()) ? null : this.wait();
   }
 
   /** How much of the wait (`queue.maxWaitMs` from arrival) is left, in ms. */
@@ -94,10 +80,10 @@ export class QueuePlace {
   mayStart(server: string): boolean {
     // A slot held for this request there was counted free when its turn was given.
     if (this.ticket.reserved === server) {
-      queue.startedOn(this.ticket);
+      this.opts.queue.startedOn(this.ticket);
       return true;
     }
-    return queue.mayStart(this.ticket, server, this.opts.snapshot());
+    return this.opts.queue.mayStart(this.ticket, server, this.opts.snapshot());
   }
 
   /** The llama-server cannot take this request (its prompt does not fit there): no turn is given for its slots. */
@@ -107,7 +93,7 @@ export class QueuePlace {
 
   /** The try that took this turn is over. */
   turnEnded(): void {
-    if (this.ticket.reserved !== null) queue.turnEnded(this.ticket, this.opts.snapshot());
+    if (this.ticket.reserved !== null) this.opts.queue.turnEnded(this.ticket, this.opts.snapshot());
   }
 
   private wait(): Promise<void> {
@@ -121,7 +107,7 @@ export class QueuePlace {
       };
       const onAbort = () => {
         done();
-        queue.leave(this.ticket, this.opts.snapshot());
+        this.opts.queue.leave(this.ticket, this.opts.snapshot());
         reject(new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." }));
       };
       const schedule = (now: number) => {
@@ -132,11 +118,11 @@ export class QueuePlace {
         if (now >= this.deadline) {
           const err = this.refusal(now);
           done();
-          queue.leave(this.ticket, this.opts.snapshot());
+          this.opts.queue.leave(this.ticket, this.opts.snapshot());
           reject(err);
           return;
         }
-        queue.looked(this.ticket.model, this.opts.snapshot, now);
+        this.opts.queue.looked(this.ticket.model, this.opts.snapshot, now);
         if (!this.ticket.granted) schedule(now);
       };
       this.ticket.onTurn = () => {
@@ -150,8 +136,8 @@ export class QueuePlace {
   }
 
   private refusal(now: number): ProxyError {
-    const ahead = queue.ahead(this.ticket);
-    const retryAfter = queue.retryAfter(this.ticket, this.opts.snapshot(), now);
+    const ahead = this.opts.queue.ahead(this.ticket);
+    const retryAfter = this.opts.queue.retryAfter(this.ticket, this.opts.snapshot(), now);
     const waited = Math.round((now - this.arrivedAt) / 100) / 10;
     return new ProxyError({
       status: 503,

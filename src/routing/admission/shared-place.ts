@@ -17,8 +17,21 @@ const WAIT_GRACE_MS = 2000;
 /** The expected service of a request when Retry-After is computed here (the hub does not know the servers' speeds). */
 const DEFAULT_SERVICE_MS = 8000;
 
-/** What this isolate's shared admissions came to (/metrics). */
-export const sharedCounts = { granted: 0, queued: 0, fallback: 0, refused: 0 };
+/**
+ * What an isolate's shared admissions came to (/metrics): granted at once, queued at the hub, refused
+ * after the wait, fallen back to the isolate's own line. Its isolate state (src/routing/isolate/isolate-state.ts) holds its one.
+ */
+export interface SharedCounts {
+  granted: number;
+  queued: number;
+  fallback: number;
+  refused: number;
+}
+
+/** A tally at zero. */
+export function newSharedCounts(): SharedCounts {
+  return { granted: 0, queued: 0, fallback: 0, refused: 0 };
+}
 
 export interface SharedOptions extends PlaceOptions {
   env: EnvVars;
@@ -26,6 +39,8 @@ export interface SharedOptions extends PlaceOptions {
   servers: readonly string[];
   /** Each server's slot count when known here (its sample or `/props` read). */
   slots(server: string): number | undefined;
+  /** This isolate's tally of shared admissions. */
+  counts: SharedCounts;
   /** The request's conversation (placement's key), if it has one. */
   conversation(): string | null;
   /** The model's `balance` is "ordered": the hub grants the first server of the plan with a slot free. */
@@ -163,11 +178,11 @@ export class SharedPlace {
       return this.fallBack();
     }
     if ("server" in reply) {
-      sharedCounts.granted++;
+      this.opts.counts.granted++;
       this.server = reply.server;
       return;
     }
-    sharedCounts.queued++;
+    this.opts.counts.queued++;
     return this.waitFor(hub, this.id);
   }
 
@@ -200,12 +215,12 @@ export class SharedPlace {
       this.server = reply.server;
       return;
     }
-    sharedCounts.refused++;
+    this.opts.counts.refused++;
     throw this.refusal(Date.now(), reply.ahead);
   }
 
   private async fallBack(): Promise<void> {
-    sharedCounts.fallback++;
+    this.opts.counts.fallback++;
     this.local = new QueuePlace({ ...this.opts, plan: this.plan.map((server) => ({ server })) });
     await this.local.first();
   }

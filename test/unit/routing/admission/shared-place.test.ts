@@ -3,18 +3,20 @@
 // counts the slots; its refusal after queue.maxWaitMs; and the fallback to the isolate's own line
 // when the hub does not answer.
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ProxyError } from "../../../../src/errors/proxy-error.ts";
 import { EMPTY_SNAPSHOT } from "../../../../src/health/upstream-health.ts";
 import { AdmissionWait, type WaitOptions } from "../../../../src/routing/admission/admission-wait.ts";
-import { sharedCounts } from "../../../../src/routing/admission/shared-place.ts";
+import { resetIsolateState, type IsolateState } from "../../../../src/routing/isolate/isolate-state.ts";
 import type { Target } from "../../../../src/routing/target.ts";
 
 const workerEnv = env as unknown as Readonly<Record<string, unknown>>;
 let n = 0;
 /** A llama target on a closed port, a server of its own per test (and so a hub instance of its own). */
 const server = (): Target => ({ kind: "llama", url: `http://127.0.0.1:9/shared-${Date.now()}-${++n}`, name: `S${n}` });
+let isolate: IsolateState;
 const options = (more: Partial<WaitOptions> = {}): WaitOptions => ({
+  state: isolate,
   model: "m",
   key: null,
   priority: 0,
@@ -29,6 +31,7 @@ const options = (more: Partial<WaitOptions> = {}): WaitOptions => ({
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("the shared admission line", () => {
+  beforeEach(() => void (isolate = resetIsolateState()));
   // The first call to the class in this workerd loads it (over a second here): out of the timed tests.
   beforeAll(async () => {
     await (env as unknown as { ADMISSION_HUB: DurableObjectNamespace<import("../../../../src/routing/admission/admission-hub.ts").AdmissionHub> }).ADMISSION_HUB.getByName("warm-up").ping();
@@ -36,7 +39,7 @@ describe("the shared admission line", () => {
 
   it("counts the slot in the hub: a second request waits though its isolate has nothing in flight, and starts when the first's attempt ends", async () => {
     const s = server();
-    const fallbacks = sharedCounts.fallback;
+    const fallbacks = isolate.sharedCounts.fallback;
     const first = new AdmissionWait([s], options({ key: "a" }));
     await first.turn();
     expect(first.refuses(s)).toBeUndefined();
@@ -50,7 +53,7 @@ describe("the shared admission line", () => {
     await turn;
     expect(second.refuses(s)).toBeUndefined();
     second.attemptEnded(true);
-    expect(sharedCounts.fallback).toBe(fallbacks);
+    expect(isolate.sharedCounts.fallback).toBe(fallbacks);
   });
 
   it("refuses with 503 no_capacity and Retry-After once queue.maxWaitMs is over", async () => {
@@ -92,12 +95,12 @@ describe("the shared admission line", () => {
 
   it("falls back to the isolate's own line, counted, when the hub does not answer within 1 s", async () => {
     const silent = { getByName: () => ({ ask: () => new Promise(() => {}), end: async () => {}, leave: async () => {} }) };
-    const before = sharedCounts.fallback;
+    const before = isolate.sharedCounts.fallback;
     const w = new AdmissionWait([server()], options({ env: { ...workerEnv, ADMISSION_HUB: silent } }));
     const t0 = Date.now();
     await w.turn();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
-    expect(sharedCounts.fallback).toBe(before + 1);
+    expect(isolate.sharedCounts.fallback).toBe(before + 1);
   });
 
   it("leaves the isolate's line in charge where the binding is missing or queue.shared is off", () => {
