@@ -117,13 +117,30 @@ export async function startDoors(n, { vars = {}, env = {}, readyTimeoutMs = 90_0
 }
 
 /**
- * `wrangler dev` with `args` on a free port and inspector port, ready when /health answers.
+ * `wrangler dev` with `args` on a free port and inspector port, ready when /health answers. The ports
+ * are ones the kernel handed out and took back (freePort): a server starting beside it (the
+ * end-to-end lane runs beside vitest) can be handed one first; then it starts again on others, as
+ * startSwitchyard does.
  * @param {string[]} args @param {Record<string, unknown>} vars @param {Record<string, string>} env @param {number} readyTimeoutMs
  * @returns {Promise<Door>}
  */
 async function startWrangler(args, vars, env, readyTimeoutMs) {
-  const port = await freePort();
-  const argv = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--var", "SWITCHYARD_ENV:dev", ...args];
+  for (let tries = 1; ; tries++) {
+    try {
+      return await startWranglerOnce(await freePort(), await freePort(), args, vars, env, readyTimeoutMs);
+    } catch (e) {
+      if (tries >= 3 || !String(e).includes("Address already in use")) throw e;
+    }
+  }
+}
+
+/**
+ * @param {number} port @param {number} inspectorPort @param {string[]} args @param {Record<string, unknown>} vars
+ * @param {Record<string, string>} env @param {number} readyTimeoutMs
+ * @returns {Promise<Door>}
+ */
+async function startWranglerOnce(port, inspectorPort, args, vars, env, readyTimeoutMs) {
+  const argv = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--var", "SWITCHYARD_ENV:dev", ...args];
   for (const [k, v] of Object.entries(vars)) argv.push("--var", `${k}:${typeof v === "string" ? v : JSON.stringify(v)}`);
   const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), argv, {
     cwd: ROOT,
