@@ -8,5 +8,6 @@ export { AuthGuard } from "./auth/auth-guard.ts";
 export { HealthHub } from "./health/health-hub.ts";
 export { ResponseStore } from "./api/responses/index.ts";
 export { RequestLog } from "./observability/request-log.ts";
+export { AdmissionHub } from "./routing/admission/admission-hub.ts";
 
 export default createApp();

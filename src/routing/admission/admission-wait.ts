@@ -11,16 +11,21 @@ import type { ModelPool } from "../placement/model-pool.ts";
 import { pooledModel } from "../placement/pool-gate.ts";
 import type { AdmissionQueue } from "./admission-queue.ts";
 import { QueuePlace, slotReleased } from "./queue-place.ts";
+import { SharedPlace, sharesAdmission, type SharedCounts } from "./shared-place.ts";
 import type { SlotCounts } from "./slot-counts.ts";
 
 /** How long a request waiting for a server to come back waits between looks (jittered up to a third more). */
 const COMEBACK_MS = 250;
 
-/** What of this isolate's state (src/routing/isolate/isolate-state.ts) a wait uses: its line, the slot counts it read, its routers' models. */
+/**
+ * What of this isolate's state (src/routing/isolate/isolate-state.ts) a wait uses: its line, the slot
+ * counts it read, its routers' models, and the tally of its admissions through the shared line.
+ */
 export interface AdmissionState {
   queue: AdmissionQueue;
   slots: SlotCounts;
   pool: ModelPool;
+  sharedCounts: SharedCounts;
 }
 
 export interface WaitOptions {
@@ -39,6 +44,12 @@ export interface WaitOptions {
   snapshot(): HealthSnapshot;
   /** Keeps a background read alive past the response (ctx.waitUntil). */
   defer(p: Promise<unknown>): void;
+  /** `queue.shared`: the line is the pool's AdmissionHub's, shared by every isolate (shared-place.ts), where the plan allows. */
+  shared?: boolean;
+  /** The request's conversation (placement's key), for the shared line's choice of server. */
+  conversation?(): string | null;
+  /** The model's `balance` is "ordered" (the shared line grants the first server with a slot free). */
+  ordered?: boolean;
 }
 
 /** What a failed pass is worth waiting for (routing/attempt/worth-waiting.ts): a target that was full, or one coming back. */
@@ -49,7 +60,7 @@ export type WorthWaiting = "capacity" | "comeback";
  * `exclude` during it, `passEnded()` after it, and `afterPass` when it failed.
  */
 export class AdmissionWait {
-  private readonly place: QueuePlace;
+  private readonly place: QueuePlace | SharedPlace;
   /** The turn the next pass waits for: the first turn before the first pass; null when it may go at once. */
   private next: Promise<void> | null | "first" = "first";
   /** Turns given at once, in a row, after passes that failed. */
@@ -59,20 +70,29 @@ export class AdmissionWait {
     private readonly targets: readonly Target[],
     private readonly opts: WaitOptions,
   ) {
-    this.place = new QueuePlace({
-      queue: opts.state.queue,
-      model: opts.model,
-      key: opts.key,
-      priority: opts.priority,
-      plan: targets.map((t) => {
-        const server = gatedServer(t) ?? null;
-        const model = server !== null ? pooledModel(opts.state.pool, t, opts.model) : undefined;
-        return model !== undefined ? { server, model } : { server };
-      }),
-      maxWaitMs: opts.maxWaitMs,
-      signal: opts.signal,
-      snapshot: opts.snapshot,
+    const { state } = opts;
+    const plan = targets.map((t) => {
+      const server = gatedServer(t) ?? null;
+      const model = server !== null ? pooledModel(state.pool, t, opts.model) : undefined;
+      return model !== undefined ? { server, model } : { server };
     });
+    const place = { queue: state.queue, model: opts.model, key: opts.key, priority: opts.priority, plan, maxWaitMs: opts.maxWaitMs, signal: opts.signal, snapshot: opts.snapshot };
+    // Shared across isolates when every target is a llama-server that reports its slots and loads no
+    // models on demand (routers and browser sessions keep this isolate's line).
+    const servers = plan.flatMap((s) => (s.server !== null && !("model" in s) ? [s.server] : []));
+    this.place =
+      sharesAdmission(opts.env, opts.shared ?? false) && servers.length > 0 && servers.length === plan.length
+        ? new SharedPlace({
+            ...place,
+            env: opts.env,
+            servers,
+            slots: (s) => opts.snapshot().upstreams[s]?.slotsTotal ?? state.slots.learned(s),
+            counts: state.sharedCounts,
+            conversation: () => opts.conversation?.() ?? null,
+            ordered: opts.ordered ?? true,
+            defer: opts.defer,
+          })
+        : new QueuePlace(place);
   }
 
   /**
@@ -107,6 +127,11 @@ export class AdmissionWait {
   exclude(target: Target): void {
     const gated = gatedServer(target);
     if (gated !== undefined) this.place.exclude(gated);
+  }
+
+  /** An attempt that `refuses` let start ended (its answer is over: `served`; or it failed): the shared line frees its slot. */
+  attemptEnded(served: boolean): void {
+    if (this.place instanceof SharedPlace) this.place.attemptEnded(served);
   }
 
   /** The pass that took the turn is over. */

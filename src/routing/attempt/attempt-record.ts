@@ -27,6 +27,8 @@ export interface RecordOptions {
   env: EnvVars;
   /** Keeps background work (a put-back) alive past the response (ctx.waitUntil). */
   defer(p: Promise<unknown>): void;
+  /** Called once its place ends, `served` when it answered (the shared admission line learns the end). */
+  ended?(served: boolean): void;
 }
 
 /** A successful attempt's place in the ledger: `end()` once the answer is over; the prompt's characters, when sized. */
@@ -65,6 +67,7 @@ export class AttemptRecord {
           begun(served, at);
           inPool?.end(at ?? Date.now());
           slotReleased(queue, () => health.snapshot());
+          opts.ended?.(served === true);
         }
       : undefined;
   }

@@ -106,7 +106,19 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
   );
   const admission =
     opts.queue && config.queue.maxWaitMs > 0
-      ? new AdmissionWait(targets, { state: isolate, model: opts.model, ...opts.queue, maxWaitMs: config.queue.maxWaitMs, signal: opts.signal, env: opts.env, snapshot: () => health.snapshot(), defer: (p) => defer(p, opts.waitUntil) })
+      ? new AdmissionWait(targets, {
+          state: isolate,
+          model: opts.model,
+          ...opts.queue,
+          maxWaitMs: config.queue.maxWaitMs,
+          signal: opts.signal,
+          env: opts.env,
+          snapshot: () => health.snapshot(),
+          defer: (p) => defer(p, opts.waitUntil),
+          shared: config.queue.shared,
+          conversation: () => opts.placement?.()?.key ?? null,
+          ordered: balanceOf(config, opts.model) === "ordered",
+        })
       : undefined;
   // A slot count this isolate does not know yet is read first; a read under way is waited for.
   const reading = admission?.slotCounts();
@@ -224,7 +236,7 @@ async function tryInOrder<T>(ordered: Target[], opts: TryOptions, state: PassSta
       opts.signal.addEventListener("abort", onAbort, { once: true });
       const startedAt = Date.now();
       // Its place in the ledger and the pool, and its health signals (attempt-record.ts).
-      const record = new AttemptRecord(target, gate.entry, { health, placement, env: opts.env, defer: (p) => defer(p, opts.waitUntil) }, startedAt);
+      const record = new AttemptRecord(target, gate.entry, { health, placement, env: opts.env, defer: (p) => defer(p, opts.waitUntil), ended: (served) => admission?.attemptEnded(served) }, startedAt);
       try {
         const value = await attemptOne(target, attempt.signal, startedAt);
         const succeededAt = Date.now();

@@ -1,11 +1,13 @@
 // What one isolate keeps between requests for routing, built in this one place: the ledger of
-// servers, the routers' model pool and its reads, the slot counts read from the servers, and the
-// admission queue over them; and, when it is built, its listeners on the hub's news (other isolates'
-// placements, restarts, the routers' models) registered with the health client. The attempt loop,
-// the continuation and the model list get it from isolateState(); placement and admission, below
-// this folder, are handed the parts they use.
+// servers, the routers' model pool and its reads, the slot counts read from the servers, the
+// admission queue over them and the tally of admissions through the shared line; and, when it is
+// built, its listeners on the hub's news (other isolates' placements, restarts, the routers' models)
+// registered with the health client. The attempt loop, the continuation, the model list and
+// /metrics get it from isolateState(); placement and admission, below this folder, are handed the
+// parts they use.
 import { onPlacementNotes, onRestarts, onRouterModels } from "../../health/health-client.ts";
 import { AdmissionQueue } from "../admission/admission-queue.ts";
+import { newSharedCounts } from "../admission/shared-place.ts";
 import { SlotCounts } from "../admission/slot-counts.ts";
 import { ModelPool } from "../placement/model-pool.ts";
 import { PoolReads } from "../placement/pool-reads.ts";
@@ -27,6 +29,8 @@ export class IsolateState {
     (server) => this.pool.slots(server) ?? this.slots.learned(server),
     (server, model) => this.pool.hosting(server, model, Date.now()),
   );
+  /** What this isolate's admissions through the pool's AdmissionHub came to (/metrics). */
+  readonly sharedCounts = newSharedCounts();
 }
 
 /** A new state, its listeners on the hub's news registered (each replaces the previous state's). */
@@ -54,7 +58,7 @@ export function isolateState(): IsolateState {
   return (current ??= build());
 }
 
-/** Tests: start from a new state (an empty ledger, pool, slot counts and line). */
+/** Tests: start from a new state (an empty ledger, pool, slot counts, line and shared tally). */
 export function resetIsolateState(): IsolateState {
   return (current = build());
 }
