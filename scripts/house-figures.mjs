@@ -16,7 +16,9 @@ const FILE_LIMIT = 300;
 const FUNCTION_LIMIT = 80;
 const TOP = 5;
 
+/** @param {string} dir @returns {string[]} */
 function sourceFiles(dir) {
+  /** @type {string[]} */
   const out = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
@@ -26,6 +28,7 @@ function sourceFiles(dir) {
   return out;
 }
 
+/** @param {ts.FunctionLikeDeclaration} node @param {ts.SourceFile} sf @returns {string} */
 function functionName(node, sf) {
   if (node.name) return node.name.getText(sf);
   const parent = node.parent;
@@ -35,6 +38,7 @@ function functionName(node, sf) {
   return "(anonymous)";
 }
 
+/** @param {ts.Node} node @returns {node is ts.FunctionLikeDeclaration} */
 function isFunctionLike(node) {
   return (
     ts.isFunctionDeclaration(node) ||
@@ -47,7 +51,9 @@ function isFunctionLike(node) {
   );
 }
 
+/** @type {{ rel: string; lines: number; saysWhy: boolean }[]} */
 const files = [];
+/** @type {{ rel: string; name: string; line: number; lines: number; saysWhy: boolean }[]} */
 const functions = [];
 for (const path of sourceFiles(SRC)) {
   const rel = relative(ROOT, path);
@@ -57,6 +63,7 @@ for (const path of sourceFiles(SRC)) {
   const saysWhy = /long because/i.test(text);
   files.push({ rel, lines, saysWhy });
   const sf = ts.createSourceFile(path, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  /** @param {ts.Node} node */
   const visit = (node) => {
     if (isFunctionLike(node) && node.body) {
       const start = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line;
