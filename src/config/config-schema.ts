@@ -1,5 +1,5 @@
-// What SWITCHYARD_CONFIG may say: every setting's shape and bounds, as one zod schema (long on
-// purpose: the launcher, the Worker and the exported JSON Schema read this one object).
+// What SWITCHYARD_CONFIG may say: every setting's shape and bounds, as one zod schema (long because
+// it is one object on purpose: the launcher, the Worker and the exported JSON Schema read this one object).
 import * as z from "zod/mini";
 import { MODEL_NAME_MAX } from "./model-name.ts";
 

@@ -106,30 +106,11 @@ export interface ConfigEnv {
 
 /** Pure: turns the Worker's environment into a Config, or says what is wrong and how to fix it. */
 export function parseConfig(env: ConfigEnv): ConfigResult {
-  const problems: ConfigProblem[] = [];
   const dev = env.SWITCHYARD_ENV === "dev";
-
-  let input: ConfigInput = {};
-  const raw = env.SWITCHYARD_CONFIG;
-  if (raw !== undefined && raw !== "") {
-    let json: unknown = raw;
-    if (typeof raw === "string") {
-      try {
-        json = JSON.parse(raw);
-      } catch (e) {
-        return { ok: false, problems: [{ field: "SWITCHYARD_CONFIG", message: `is not valid JSON (${(e as Error).message})` }] };
-      }
-    }
-    const parsed = ConfigSchema.safeParse(json);
-    if (!parsed.success) {
-      for (const issue of parsed.error.issues) {
-        const d = describeIssue(issue, json);
-        problems.push({ field: `SWITCHYARD_CONFIG${d.path ? ": " + d.path : ""}`, message: d.message });
-      }
-      return { ok: false, problems };
-    }
-    input = parsed.data;
-  }
+  const read = readConfigInput(env.SWITCHYARD_CONFIG);
+  if (!read.ok) return read;
+  const input = read.input;
+  const problems: ConfigProblem[] = [];
 
   const llamaUrl = typeof env.LLAMA_URL === "string" && env.LLAMA_URL !== "" ? env.LLAMA_URL : DEFAULTS.llamaUrl;
   if (!/^https?:\/\/[^/]/.test(llamaUrl) || !URL.canParse(llamaUrl)) {
@@ -137,75 +118,99 @@ export function parseConfig(env: ConfigEnv): ConfigResult {
   }
   const llamaGguf = ggufOffer(env.LLAMA_GGUF);
   if (typeof llamaGguf === "string") problems.push({ field: "LLAMA_GGUF", message: llamaGguf });
+  if (!dev) problems.push(...privateAddressProblems(input, llamaUrl));
+  if (problems.length) return { ok: false, problems };
+  return { ok: true, config: withDefaults(input, llamaUrl, typeof llamaGguf === "string" ? null : llamaGguf, dev) };
+}
 
-  // A deployed Worker cannot reach loopback or private addresses: such a URL only fails later, per
-  // request, with a confusing connection error. Say so up front.
-  if (!dev) {
-    const urls: { field: string; url: string }[] = [];
-    if (!input.models && !input.routers) urls.push({ field: "LLAMA_URL", url: llamaUrl });
-    input.routers?.forEach((r, i) => urls.push({ field: `SWITCHYARD_CONFIG: routers[${i}].url`, url: r.url }));
-    for (const [name, model] of Object.entries(input.models ?? {})) {
-      model.targets.forEach((t, i) => {
-        if ("url" in t) urls.push({ field: `SWITCHYARD_CONFIG: models.${name}.targets[${i}].url`, url: t.url });
-      });
-    }
-    for (const { field, url } of urls) {
-      if (URL.canParse(url) && isPrivateHost(new URL(url).hostname)) {
-        problems.push({
-          field,
-          message: `${url} is a loopback or private address, which a deployed Worker cannot reach. Expose llama-server over public HTTPS with --api-key, or through a Cloudflare Tunnel, and use that URL (see README "Reach a GPU box"). For local development, start with \`npm start\`.`,
-        });
-      }
+/** SWITCHYARD_CONFIG read by the schema (unset or empty: every default), or each problem it has. */
+function readConfigInput(raw: unknown): { ok: true; input: ConfigInput } | { ok: false; problems: ConfigProblem[] } {
+  if (raw === undefined || raw === "") return { ok: true, input: {} };
+  let json: unknown = raw;
+  if (typeof raw === "string") {
+    try {
+      json = JSON.parse(raw);
+    } catch (e) {
+      return { ok: false, problems: [{ field: "SWITCHYARD_CONFIG", message: `is not valid JSON (${(e as Error).message})` }] };
     }
   }
+  const parsed = ConfigSchema.safeParse(json);
+  if (parsed.success) return { ok: true, input: parsed.data };
+  const problems = parsed.error.issues.map((issue): ConfigProblem => {
+    const d = describeIssue(issue, json);
+    return { field: `SWITCHYARD_CONFIG${d.path ? ": " + d.path : ""}`, message: d.message };
+  });
+  return { ok: false, problems };
+}
 
+/**
+ * A deployed Worker cannot reach loopback or private addresses: such a URL only fails later, per
+ * request, with a confusing connection error. Say so up front (upstreams, then the collector).
+ */
+function privateAddressProblems(input: ConfigInput, llamaUrl: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const urls: { field: string; url: string }[] = [];
+  if (!input.models && !input.routers) urls.push({ field: "LLAMA_URL", url: llamaUrl });
+  input.routers?.forEach((r, i) => urls.push({ field: `SWITCHYARD_CONFIG: routers[${i}].url`, url: r.url }));
+  for (const [name, model] of Object.entries(input.models ?? {})) {
+    model.targets.forEach((t, i) => {
+      if ("url" in t) urls.push({ field: `SWITCHYARD_CONFIG: models.${name}.targets[${i}].url`, url: t.url });
+    });
+  }
+  for (const { field, url } of urls) {
+    if (URL.canParse(url) && isPrivateHost(new URL(url).hostname)) {
+      problems.push({
+        field,
+        message: `${url} is a loopback or private address, which a deployed Worker cannot reach. Expose llama-server over public HTTPS with --api-key, or through a Cloudflare Tunnel, and use that URL (see README "Reach a GPU box"). For local development, start with \`npm start\`.`,
+      });
+    }
+  }
   const collector = input.observability?.otlp?.endpoint;
-  if (!dev && collector && URL.canParse(collector) && isPrivateHost(new URL(collector).hostname)) {
+  if (collector && URL.canParse(collector) && isPrivateHost(new URL(collector).hostname)) {
     problems.push({
       field: "SWITCHYARD_CONFIG: observability.otlp.endpoint",
       message: `${collector} is a loopback or private address, which a deployed Worker cannot reach: use the collector's public HTTPS URL (with its key in apiKeySecret or headers).`,
     });
   }
+  return problems;
+}
 
-  if (problems.length) return { ok: false, problems };
-
+/** The configuration read, with every default filled in. */
+function withDefaults(input: ConfigInput, llamaUrl: string, llamaGguf: Config["llamaGguf"], dev: boolean): Config {
   const t = input.timeouts ?? {};
   return {
-    ok: true,
-    config: {
-      models: input.models ? ownEntries(input.models) : input.routers ? ownEntries({}) : null,
-      routers: input.routers ?? null,
-      llamaUrl,
-      llamaGguf: typeof llamaGguf === "string" ? null : llamaGguf,
-      dev,
-      limits: {
-        maxBodyBytes: input.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
-        defaultMaxTokens: input.limits?.defaultMaxTokens ?? DEFAULTS.defaultMaxTokens,
-        maxSocketsPerKey: input.limits?.maxSocketsPerKey ?? DEFAULTS.socket.maxPerKey,
-        maxMessagesPerSocket: input.limits?.maxMessagesPerSocket ?? DEFAULTS.socket.maxMessages,
-        socketReadBytesPerS: input.limits?.socketReadBytesPerS ?? DEFAULTS.socket.readBytesPerS,
-      },
-      timeouts: {
-        responseStartMs: t.responseStartMs ?? DEFAULTS.timeouts.responseStartMs,
-        firstTokenMs: t.firstTokenMs ?? DEFAULTS.timeouts.firstTokenMs,
-        idleMs: t.idleMs ?? DEFAULTS.timeouts.idleMs,
-        totalMs: t.totalMs ?? DEFAULTS.timeouts.totalMs,
-        commitMs: t.commitMs ?? DEFAULTS.timeouts.commitMs,
-        heartbeatMs: t.heartbeatMs ?? DEFAULTS.timeouts.heartbeatMs,
-      },
-      toolCalls: { minScore: input.toolCalls?.minScore ?? DEFAULTS.minScore, models: ownEntries(input.toolCalls?.models ?? {}) },
-      cors: input.cors ? { origins: input.cors.origins, maxAgeSeconds: input.cors.maxAgeSeconds ?? 600 } : null,
-      retries: { ...DEFAULTS.retries, ...input.retries },
-      resume: { ...DEFAULTS.resume, ...input.resume },
-      circuit: { ...DEFAULTS.circuit, ...input.circuit },
-      health: { ...DEFAULTS.health, ...input.health },
-      queue: { ...DEFAULTS.queue, ...input.queue },
-      // Under `npm start` the only tab is usually the developer's own; deployed, a tab is a
-      // teammate's machine, and prompts go there only where the operator allowed it.
-      browser: { default: input.browser?.default ?? (dev ? "allow" : "deny"), serveTokenServes: input.browser?.serveTokenServes ?? null },
-      observability: observabilityOf(input.observability),
-      secrets: configSecrets(ConfigSchema, input),
+    models: input.models ? ownEntries(input.models) : input.routers ? ownEntries({}) : null,
+    routers: input.routers ?? null,
+    llamaUrl,
+    llamaGguf,
+    dev,
+    limits: {
+      maxBodyBytes: input.limits?.maxBodyBytes ?? DEFAULTS.maxBodyBytes,
+      defaultMaxTokens: input.limits?.defaultMaxTokens ?? DEFAULTS.defaultMaxTokens,
+      maxSocketsPerKey: input.limits?.maxSocketsPerKey ?? DEFAULTS.socket.maxPerKey,
+      maxMessagesPerSocket: input.limits?.maxMessagesPerSocket ?? DEFAULTS.socket.maxMessages,
+      socketReadBytesPerS: input.limits?.socketReadBytesPerS ?? DEFAULTS.socket.readBytesPerS,
     },
+    timeouts: {
+      responseStartMs: t.responseStartMs ?? DEFAULTS.timeouts.responseStartMs,
+      firstTokenMs: t.firstTokenMs ?? DEFAULTS.timeouts.firstTokenMs,
+      idleMs: t.idleMs ?? DEFAULTS.timeouts.idleMs,
+      totalMs: t.totalMs ?? DEFAULTS.timeouts.totalMs,
+      commitMs: t.commitMs ?? DEFAULTS.timeouts.commitMs,
+      heartbeatMs: t.heartbeatMs ?? DEFAULTS.timeouts.heartbeatMs,
+    },
+    toolCalls: { minScore: input.toolCalls?.minScore ?? DEFAULTS.minScore, models: ownEntries(input.toolCalls?.models ?? {}) },
+    cors: input.cors ? { origins: input.cors.origins, maxAgeSeconds: input.cors.maxAgeSeconds ?? 600 } : null,
+    retries: { ...DEFAULTS.retries, ...input.retries },
+    resume: { ...DEFAULTS.resume, ...input.resume },
+    circuit: { ...DEFAULTS.circuit, ...input.circuit },
+    health: { ...DEFAULTS.health, ...input.health },
+    queue: { ...DEFAULTS.queue, ...input.queue },
+    // Under `npm start` the only tab is usually the developer's own; deployed, a tab is a
+    // teammate's machine, and prompts go there only where the operator allowed it.
+    browser: { default: input.browser?.default ?? (dev ? "allow" : "deny"), serveTokenServes: input.browser?.serveTokenServes ?? null },
+    observability: observabilityOf(input.observability),
+    secrets: configSecrets(ConfigSchema, input),
   };
 }
 

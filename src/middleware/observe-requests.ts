@@ -44,116 +44,163 @@ export function observeRequests(): MiddlewareHandler<AppEnv> {
     if (!endpoint) return next();
     const config = configOf(c.env);
     if (!config) return next(); // an invalid configuration: the route answers its config_error
-    const o = config.observability;
-    if (!o.log && !o.otlp) return next();
-    const arrivedAt = Date.now();
-    const raw = c.req.raw;
-    const trace = o.otlp ? new RequestTrace(parseTraceParent(raw.headers.get("traceparent"))) : undefined;
-    if (trace) c.set("trace", trace);
-    const bound = o.log ? o.captureMaxBytes * CAPTURE_CHARS_PER_BYTE : 0;
-    const everyRequest = o.log && o.capture;
-    const facts = new RunFacts(everyRequest ? bound : 0, bound);
-    c.set("facts", facts);
-    // Capture of every request keeps it as the client sent it: a copy taken before the route reads it
-    // (a request refused before its route read the body is captured too). A key's capture, decided
-    // once the key is known, keeps the body its route parsed instead (RunFacts.captureKeyed), or the
-    // body read after the response when its route never read it.
-    const copy = everyRequest && raw.body ? raw.clone() : undefined;
-
+    if (!config.observability.log && !config.observability.otlp) return next();
+    const observed = beginObserving(c, endpoint, config);
     await next();
-
-    let res = c.res;
-    const defer = deferrer(c);
-    const principal = c.get("principal");
-    // A key's request refused before its route read the body (its limits' 429) has it still unread:
-    // captured as sent, like the requests its route read.
-    const unread = principal?.capture === true && facts.keyCapturable && !raw.bodyUsed;
-    if (unread) facts.captureKeyed();
-    // Refused before a key was known (no key, a bad one, the address guard's 429): its row goes to
-    // the log's small pool of its own and it exports no span, so a flood of them cannot evict or
-    // crowd out keyed requests; /metrics counts them.
-    const unauthenticated = !principal && (res.status === 401 || res.status === 403 || res.status === 429);
-    const capture = facts.capturing && !unauthenticated;
-    // The key holder is told, on the response itself, that this request's body and answer are kept
-    // (a response whose headers are immutable, one passed on as fetched, is re-wrapped first).
-    if (capture) {
-      try {
-        res.headers.set(CAPTURE_HEADER, "on");
-      } catch {
-        c.res = res = new Response(res.body, res);
-        res.headers.set(CAPTURE_HEADER, "on");
-      }
-    }
-    // Read now, while the response is whole: an error envelope's code (no run told it), a captured non-stream body.
-    const errorBody = !facts.ran && res.status >= 400 && res.body && Number(res.headers.get("content-length") ?? 0) <= ERROR_BODY_BYTES ? res.clone().text() : undefined;
-    const sse = (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
-    const capturedBody = capture && !sse && res.body ? res.clone().text() : undefined;
-
-    /**
-     * The request handed to the outbox once its answer has ended (`toldError`: what an error body
-     * said): only what the response's end tells is read here; its record and spans are built in the
-     * outbox's batch.
-     */
-    const finish = (toldError?: string, captured?: Capture) => {
-      // Refused before a key was known: counted in /metrics (target "none", by the code the client got), whatever their number.
-      if (unauthenticated) new HealthRecorder(c.env, config, [], defer).finish({ target: "none", code: toldError ?? `http_${res.status}`, totalMs: Date.now() - arrivedAt });
-      // A delivered answer's extension names its target and attempts; otherwise the headers do.
-      const x = facts.extension;
-      queueFinished(
-        c.env,
-        {
-          request: {
-            id: c.get("requestId"),
-            ...(c.get("clientRequestId") !== undefined ? { clientRequestId: c.get("clientRequestId") } : {}),
-            ...(unauthenticated ? { unauthenticated } : {}),
-            arrivedAt,
-            key: principal ? { id: principal.id, name: principal.name } : null,
-            endpoint,
-            model: unauthenticated ? undefined : facts.model,
-            stream: facts.stream,
-            status: res.status,
-            target: x ? x.target ?? null : res.headers.get("x-switchyard-target"),
-            attempts: x ? x.attempts ?? null : numberOr(res.headers.get("x-switchyard-attempts")),
-            outcomes: x ? [] : parseOutcomesHeader(res.headers.get("x-switchyard-outcomes")),
-            sse,
-            firstTokenAt: facts.firstTokenAt,
-            endedAt: facts.endedAt ?? Date.now(),
-            cancelled: facts.cancelled,
-          },
-          answer: facts,
-          ...(toldError !== undefined ? { toldError } : {}),
-          ...(captured ? { capture: captured } : {}),
-          ...(trace?.sampled ? { trace } : {}),
-          to: destinationsOf(c.env, config),
-        },
-        defer,
-      );
-    };
-    const failed = (e: unknown) => console.error(`[request-log] ${c.get("requestId")}: ${String(e instanceof Error ? e.stack : e).slice(0, 500)}`);
-
-    if (!errorBody && !capture) {
-      // The common case: nothing to read. The answer's end comes from its responder, whose own work
-      // (the stream's pump) keeps the request alive until then: no waitUntil of our own.
-      const finished = () => {
-        try {
-          finish();
-        } catch (e) {
-          failed(e);
-        }
-      };
-      if (facts.ran) facts.whenEnded(finished);
-      else finished();
-      return;
-    }
-    defer(
-      (async () => {
-        if (facts.ran) await new Promise<void>((r) => facts.whenEnded(r));
-        let told: AnswerFacts | undefined;
-        if (errorBody) absorbJsonBody((told = emptyFacts()), await errorBody.catch(() => ""));
-        finish(told?.error, capture ? await captureOf(c, config, copy ? readRequest(copy, config) : unread ? readRequest(raw, config) : facts.keyedRequest, facts, capturedBody) : undefined);
-      })().catch(failed),
-    );
+    afterResponse(c, observed);
   };
+}
+
+/** What the middleware set up before the route ran, for what it does once the route answered. */
+interface Observed {
+  endpoint: string;
+  config: Config;
+  arrivedAt: number;
+  trace: RequestTrace | undefined;
+  facts: RunFacts;
+  /** The request as the client sent it, when every request is captured. */
+  copy: Request | undefined;
+}
+
+/** Before the route: the request's trace and its RunFacts on the context, and the copy capture keeps. */
+function beginObserving(c: Context<AppEnv>, endpoint: string, config: Config): Observed {
+  const o = config.observability;
+  const arrivedAt = Date.now();
+  const raw = c.req.raw;
+  const trace = o.otlp ? new RequestTrace(parseTraceParent(raw.headers.get("traceparent"))) : undefined;
+  if (trace) c.set("trace", trace);
+  const bound = o.log ? o.captureMaxBytes * CAPTURE_CHARS_PER_BYTE : 0;
+  const everyRequest = o.log && o.capture;
+  const facts = new RunFacts(everyRequest ? bound : 0, bound);
+  c.set("facts", facts);
+  // Capture of every request keeps it as the client sent it: a copy taken before the route reads it
+  // (a request refused before its route read the body is captured too). A key's capture, decided
+  // once the key is known, keeps the body its route parsed instead (RunFacts.captureKeyed), or the
+  // body read after the response when its route never read it.
+  const copy = everyRequest && raw.body ? raw.clone() : undefined;
+  return { endpoint, config, arrivedAt, trace, facts, copy };
+}
+
+/** What the response's end tells of the request, read once the route has answered. */
+interface Answered {
+  res: Response;
+  principal: AppEnv["Variables"]["principal"];
+  /** Refused before a key was known. */
+  unauthenticated: boolean;
+  sse: boolean;
+  defer: (p: Promise<unknown>) => void;
+}
+
+/**
+ * After the route: capture marked on the response, what must be read while the response is whole
+ * read, and the request queued once its answer has ended (at once, or after those reads).
+ */
+function afterResponse(c: Context<AppEnv>, observed: Observed): void {
+  const { config, facts, copy } = observed;
+  const raw = c.req.raw;
+  let res = c.res;
+  const defer = deferrer(c);
+  const principal = c.get("principal");
+  // A key's request refused before its route read the body (its limits' 429) has it still unread:
+  // captured as sent, like the requests its route read.
+  const unread = principal?.capture === true && facts.keyCapturable && !raw.bodyUsed;
+  if (unread) facts.captureKeyed();
+  // Refused before a key was known (no key, a bad one, the address guard's 429): its row goes to
+  // the log's small pool of its own and it exports no span, so a flood of them cannot evict or
+  // crowd out keyed requests; /metrics counts them.
+  const unauthenticated = !principal && (res.status === 401 || res.status === 403 || res.status === 429);
+  const capture = facts.capturing && !unauthenticated;
+  if (capture) res = markCaptured(c, res);
+  // Read now, while the response is whole: an error envelope's code (no run told it), a captured non-stream body.
+  const errorBody = !facts.ran && res.status >= 400 && res.body && Number(res.headers.get("content-length") ?? 0) <= ERROR_BODY_BYTES ? res.clone().text() : undefined;
+  const sse = (res.headers.get("content-type") ?? "").startsWith("text/event-stream");
+  const capturedBody = capture && !sse && res.body ? res.clone().text() : undefined;
+  const answered: Answered = { res, principal, unauthenticated, sse, defer };
+  const failed = (e: unknown) => console.error(`[request-log] ${c.get("requestId")}: ${String(e instanceof Error ? e.stack : e).slice(0, 500)}`);
+
+  if (!errorBody && !capture) {
+    // The common case: nothing to read. The answer's end comes from its responder, whose own work
+    // (the stream's pump) keeps the request alive until then: no waitUntil of our own.
+    const finished = () => {
+      try {
+        queueRequest(c, observed, answered);
+      } catch (e) {
+        failed(e);
+      }
+    };
+    if (facts.ran) facts.whenEnded(finished);
+    else finished();
+    return;
+  }
+  defer(
+    (async () => {
+      if (facts.ran) await new Promise<void>((r) => facts.whenEnded(r));
+      let told: AnswerFacts | undefined;
+      if (errorBody) absorbJsonBody((told = emptyFacts()), await errorBody.catch(() => ""));
+      const sent = () => (copy ? readRequest(copy, config) : unread ? readRequest(raw, config) : facts.keyedRequest);
+      queueRequest(c, observed, answered, told?.error, capture ? await captureOf(c, config, sent(), facts, capturedBody) : undefined);
+    })().catch(failed),
+  );
+}
+
+/**
+ * The key holder is told, on the response itself, that this request's body and answer are kept (a
+ * response whose headers are immutable, one passed on as fetched, is re-wrapped first). The response
+ * the header is on.
+ */
+function markCaptured(c: Context<AppEnv>, res: Response): Response {
+  try {
+    res.headers.set(CAPTURE_HEADER, "on");
+    return res;
+  } catch {
+    const wrapped = new Response(res.body, res);
+    c.res = wrapped;
+    wrapped.headers.set(CAPTURE_HEADER, "on");
+    return wrapped;
+  }
+}
+
+/**
+ * The request handed to the outbox once its answer has ended (`toldError`: what an error body
+ * said): only what the response's end tells is read here; its record and spans are built in the
+ * outbox's batch.
+ */
+function queueRequest(c: Context<AppEnv>, observed: Observed, answered: Answered, toldError?: string, captured?: Capture): void {
+  const { endpoint, config, arrivedAt, trace, facts } = observed;
+  const { res, principal, unauthenticated, sse, defer } = answered;
+  // Refused before a key was known: counted in /metrics (target "none", by the code the client got), whatever their number.
+  if (unauthenticated) new HealthRecorder(c.env, config, [], defer).finish({ target: "none", code: toldError ?? `http_${res.status}`, totalMs: Date.now() - arrivedAt });
+  // A delivered answer's extension names its target and attempts; otherwise the headers do.
+  const x = facts.extension;
+  queueFinished(
+    c.env,
+    {
+      request: {
+        id: c.get("requestId"),
+        ...(c.get("clientRequestId") !== undefined ? { clientRequestId: c.get("clientRequestId") } : {}),
+        ...(unauthenticated ? { unauthenticated } : {}),
+        arrivedAt,
+        key: principal ? { id: principal.id, name: principal.name } : null,
+        endpoint,
+        model: unauthenticated ? undefined : facts.model,
+        stream: facts.stream,
+        status: res.status,
+        target: x ? x.target ?? null : res.headers.get("x-switchyard-target"),
+        attempts: x ? x.attempts ?? null : numberOr(res.headers.get("x-switchyard-attempts")),
+        outcomes: x ? [] : parseOutcomesHeader(res.headers.get("x-switchyard-outcomes")),
+        sse,
+        firstTokenAt: facts.firstTokenAt,
+        endedAt: facts.endedAt ?? Date.now(),
+        cancelled: facts.cancelled,
+      },
+      answer: facts,
+      ...(toldError !== undefined ? { toldError } : {}),
+      ...(captured ? { capture: captured } : {}),
+      ...(trace?.sampled ? { trace } : {}),
+      to: destinationsOf(c.env, config),
+    },
+    defer,
+  );
 }
 
 /** The assembled answer is kept up to this many characters per part before the byte bound cuts the whole (a character is at most 4 bytes; most are 1). */

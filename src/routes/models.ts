@@ -10,7 +10,7 @@ import { toProxyError } from "../errors/error-envelope.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import type { AppEnv } from "../auth/app-env.ts";
 import { fetchFresh } from "../http/fetch-fresh.ts";
-import { browserPolicy } from "../routing/browser-policy.ts";
+import { browserPolicy } from "../routing/plan-targets.ts";
 import { planTargetsFor } from "../routing/plan-targets.ts";
 import type { ModelDescription } from "../upstreams/adapter.ts";
 import { sessionHub } from "../upstreams/browser/browser-upstream.ts";

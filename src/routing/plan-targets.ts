@@ -1,11 +1,11 @@
 // Which targets serve a model name (declared, or zero config's llama-server and sessions), narrowed
 // by the caller's browser policy: the first step of every request that names a model.
 import type { KeyRecord } from "../auth/key-record.ts";
+import type { BrowserPolicy } from "../config/config-schema.ts";
 import { modelConfig, routerTargets, zeroConfigTargets, type Config } from "../config/config.ts";
 import { checkModelName } from "../config/model-name.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
-import { applyBrowserPolicy, browserPolicy } from "./browser-policy.ts";
-import { named } from "../upstreams/registry/adapters.ts";
+import { capabilitiesOf, named } from "../upstreams/registry/adapters.ts";
 import type { Target } from "./target.ts";
 
 /**
@@ -69,4 +69,35 @@ export function planTargets(config: Config, model: string): Target[] {
  */
 export function planTargetsFor(config: Config, model: string, key: KeyRecord | undefined): Target[] {
   return applyBrowserPolicy(planTargets(config, model), browserPolicy(config, key), model, key);
+}
+
+/** Pure: whether a request may be served by a browser session: its key's own policy, else the deployment's `browser.default` (also for a request without a key). */
+export function browserPolicy(config: Config, key: Pick<KeyRecord, "browser"> | undefined): BrowserPolicy {
+  return key?.browser ?? config.browser.default;
+}
+
+/**
+ * Pure: the targets a request may use. Denied, every browser target is left out of the plan before
+ * anything is tried, so its prompt is never relayed to a session nor queued in the hub. When nothing
+ * is left — the model is served only by browser sessions — `403 browser_not_allowed`: a refusal of
+ * this caller that no retry would change (not a 503, which clients retry).
+ */
+export function applyBrowserPolicy(targets: Target[], policy: BrowserPolicy, model: string, key: Pick<KeyRecord, "id" | "name" | "browser"> | undefined): Target[] {
+  if (policy === "allow") return targets;
+  const kept = targets.filter((t) => !capabilitiesOf(t).teammateDevice);
+  if (kept.length > 0) return kept;
+  const who = key
+    ? key.browser === "deny"
+      ? `The key "${key.name}" may not be served by browser sessions (its browser policy is "deny")`
+      : `The key "${key.name}" may not be served by browser sessions (it follows this deployment's browser.default, "deny")`
+    : `Requests without a key may not be served by browser sessions here (browser.default is "deny")`;
+  const fix = key
+    ? `Ask your admin to allow it (npm run keys -- update ${key.id} --browser allow) or to give the model a llama target.`
+    : `Set "browser": {"default": "allow"} in SWITCHYARD_CONFIG, send a key allowed to use browser sessions, or give the model a llama target.`;
+  throw new ProxyError({
+    status: 403,
+    code: "browser_not_allowed",
+    param: "model",
+    message: `${who}, and the model "${model}" is served only by browser sessions. ${fix}`,
+  });
 }

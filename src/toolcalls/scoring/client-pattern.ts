@@ -40,56 +40,10 @@ export function toRe2Syntax(source: string): string | null {
   for (let i = 0; i < source.length; i++) {
     const c = source[i]!;
     if (c === "\\") {
-      const e = source[i + 1];
-      if (e === undefined) return null;
-      i++;
-      switch (e) {
-        case "s":
-          out += inClass ? ECMA_SPACE : `[${ECMA_SPACE}]`;
-          break;
-        case "S":
-          if (inClass) return null;
-          out += `[^${ECMA_SPACE}]`;
-          break;
-        case "b":
-          out += inClass ? "\\x{8}" : "\\b";
-          break;
-        case "u": {
-          let cp: number;
-          if (source[i + 1] === "{") {
-            const close = source.indexOf("}", i + 2);
-            const hex = close < 0 ? "" : source.slice(i + 2, close);
-            if (!isHex(hex) || hex.length > 6) return null;
-            cp = parseInt(hex, 16);
-            i = close;
-          } else {
-            const hex = source.slice(i + 1, i + 5);
-            if (hex.length !== 4 || !isHex(hex)) return null;
-            cp = parseInt(hex, 16);
-            i += 4;
-            // A surrogate pair written as two escapes is one code point.
-            const low = source.slice(i + 1, i + 7);
-            if (cp >= 0xd800 && cp <= 0xdbff && /^\\u[dD][c-fC-F][0-9a-fA-F]{2}$/.test(low)) {
-              cp = 0x10000 + ((cp - 0xd800) << 10) + (parseInt(low.slice(2), 16) - 0xdc00);
-              i += 6;
-            }
-          }
-          if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return null;
-          out += `\\x{${cp.toString(16)}}`;
-          break;
-        }
-        case "0":
-          if (/[0-9]/.test(source[i + 1] ?? "")) return null;
-          out += "\\x{0}";
-          break;
-        case "c":
-        case "k":
-          return null;
-        default:
-          // \d \D \w \W \B \t \n \r \f \v \xHH \p{…} mean the same in RE2; an escaped punctuation
-          // character is itself in both; anything else (\1, \a) is RE2's to refuse or ECMA's.
-          out += "\\" + e;
-      }
+      const escape = translateEscape(source, i + 1, inClass);
+      if (!escape) return null;
+      out += escape.text;
+      i = escape.last;
       continue;
     }
     if (inClass) {
@@ -115,6 +69,62 @@ export function toRe2Syntax(source: string): string | null {
     out += c === "." ? ECMA_DOT : c;
   }
   return inClass ? null : out;
+}
+
+/**
+ * The escape whose letter is at `at` (just after its backslash) in RE2's syntax, and the index of its
+ * last character; null when RE2 has no equivalent.
+ */
+function translateEscape(source: string, at: number, inClass: boolean): { text: string; last: number } | null {
+  const e = source[at];
+  if (e === undefined) return null;
+  switch (e) {
+    case "s":
+      return { text: inClass ? ECMA_SPACE : `[${ECMA_SPACE}]`, last: at };
+    case "S":
+      return inClass ? null : { text: `[^${ECMA_SPACE}]`, last: at };
+    case "b":
+      return { text: inClass ? "\\x{8}" : "\\b", last: at };
+    case "u": {
+      const read = readUnicodeEscape(source, at);
+      return read && { text: `\\x{${read.cp.toString(16)}}`, last: read.last };
+    }
+    case "0":
+      return /[0-9]/.test(source[at + 1] ?? "") ? null : { text: "\\x{0}", last: at };
+    case "c":
+    case "k":
+      return null;
+    default:
+      // \d \D \w \W \B \t \n \r \f \v \xHH \p{…} mean the same in RE2; an escaped punctuation
+      // character is itself in both; anything else (\1, \a) is RE2's to refuse or ECMA's.
+      return { text: "\\" + e, last: at };
+  }
+}
+
+/** `\u{…}` or `\uXXXX` (a surrogate pair written as two escapes is one code point), its `u` at `at`; null when not a code point. */
+function readUnicodeEscape(source: string, at: number): { cp: number; last: number } | null {
+  let i = at;
+  let cp: number;
+  if (source[i + 1] === "{") {
+    const close = source.indexOf("}", i + 2);
+    const hex = close < 0 ? "" : source.slice(i + 2, close);
+    if (!isHex(hex) || hex.length > 6) return null;
+    cp = parseInt(hex, 16);
+    i = close;
+  } else {
+    const hex = source.slice(i + 1, i + 5);
+    if (hex.length !== 4 || !isHex(hex)) return null;
+    cp = parseInt(hex, 16);
+    i += 4;
+    // A surrogate pair written as two escapes is one code point.
+    const low = source.slice(i + 1, i + 7);
+    if (cp >= 0xd800 && cp <= 0xdbff && /^\\u[dD][c-fC-F][0-9a-fA-F]{2}$/.test(low)) {
+      cp = 0x10000 + ((cp - 0xd800) << 10) + (parseInt(low.slice(2), 16) - 0xdc00);
+      i += 6;
+    }
+  }
+  if (cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return null;
+  return { cp, last: i };
 }
 
 /**

@@ -2,11 +2,10 @@
 // its own, and the target's key), its error mapping, its name in messages.
 import type { LlamaTarget } from "../../config/config-schema.ts";
 import type { EnvVars } from "../../config/env-vars.ts";
-import type { WireKind } from "../wire/post-json.ts";
-import { bearerHeader, postHeaders, type HeaderContext } from "../wire/request-headers.ts";
+import { bearerHeader, postHeaders, type HeaderContext, type WireKind } from "../wire/post-json.ts";
 import { mapLlamaError } from "./map-llama-error.ts";
 
-/** A POST's headers to a llama-server: its own (../wire/request-headers.ts) and the target's key. */
+/** A POST's headers to a llama-server: its own (../wire/post-json.ts) and the target's key. */
 export function llamaHeaders(target: LlamaTarget, name: string, ctx: HeaderContext, accept: string): Record<string, string> {
   return { ...postHeaders(ctx, accept), ...bearerHeader(target.apiKeySecret, name, ctx.env) };
 }

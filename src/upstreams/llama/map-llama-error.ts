@@ -81,22 +81,30 @@ export function mapLlamaErrorObject(status: number, err: LlamaErrorBody, upstrea
   const message = typeof err.message === "string" ? redactKnownSecrets(err.message) : "unknown error";
   const type = typeof err.type === "string" ? err.type : "";
 
-  if (type === "exceed_context_size_error" || /exceeds the available context size/.test(message)) {
-    const counted = /request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)/.exec(message);
-    const promptTokens = typeof err.n_prompt_tokens === "number" ? err.n_prompt_tokens : counted ? Number(counted[1]) : undefined;
-    const contextTokens = typeof err.n_ctx === "number" ? err.n_ctx : counted ? Number(counted[2]) : undefined;
-    // Retryable: a target with a larger context may still take it (tryTargets moves on).
-    return new ProxyError({
-      status: 400,
-      code: "context_length_exceeded",
-      param: "messages",
-      retryable: true,
-      message:
-        promptTokens !== undefined && contextTokens !== undefined
-          ? contextLengthMessage(promptTokens, contextTokens)
-          : `The request is too long for the model's context: ${message}. Shorten the conversation or lower max_tokens.`,
-    });
-  }
+  if (type === "exceed_context_size_error" || /exceeds the available context size/.test(message)) return contextTooLong(err, message);
+  return refusedByStatus(status, message, upstream) ?? failedByMessage(status, message, upstream);
+}
+
+/** The prompt does not fit the server's context (its counts, from the body's fields or its message). */
+function contextTooLong(err: LlamaErrorBody, message: string): ProxyError {
+  const counted = /request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)/.exec(message);
+  const promptTokens = typeof err.n_prompt_tokens === "number" ? err.n_prompt_tokens : counted ? Number(counted[1]) : undefined;
+  const contextTokens = typeof err.n_ctx === "number" ? err.n_ctx : counted ? Number(counted[2]) : undefined;
+  // Retryable: a target with a larger context may still take it (tryTargets moves on).
+  return new ProxyError({
+    status: 400,
+    code: "context_length_exceeded",
+    param: "messages",
+    retryable: true,
+    message:
+      promptTokens !== undefined && contextTokens !== undefined
+        ? contextLengthMessage(promptTokens, contextTokens)
+        : `The request is too long for the model's context: ${message}. Shorten the conversation or lower max_tokens.`,
+  });
+}
+
+/** What llama-server's status alone tells (loading, busy, rate limited, a router without the model, a refused key, a 4xx), or null. */
+function refusedByStatus(status: number, message: string, upstream: string): ProxyError | null {
   if (status === 503 && /loading model/i.test(message)) {
     return new ProxyError({
       status: 503,
@@ -130,6 +138,11 @@ export function mapLlamaErrorObject(status: number, err: LlamaErrorBody, upstrea
   if (status >= 400 && status < 500) {
     return new ProxyError({ status, code: "upstream_error", type: "invalid_request_error", message: `${upstream} rejected the request: ${message}` });
   }
+  return null;
+}
+
+/** A 5xx (or another status not told apart above), read by its message: a failed load, a model switch, a parser's refusal, media, a client's mistake. */
+function failedByMessage(status: number, message: string, upstream: string): ProxyError {
   const failedLoad = status >= 500 ? ROUTER_LOAD_FAILED.exec(message) : null;
   if (failedLoad) {
     // Not retryable: no other try of it is made for this request (a load would evict a model in use

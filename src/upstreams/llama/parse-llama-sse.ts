@@ -1,5 +1,5 @@
 // llama-server's SSE body → internal events, incrementally (eventsource-parser, with a fast path).
-import { createParser } from "eventsource-parser";
+import { createParser, type EventSourceParser, type ParseError } from "eventsource-parser";
 import type { UpstreamEvent } from "../../events/events.ts";
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { ChatChunkState } from "../wire/map-chat-chunk.ts";
@@ -46,122 +46,129 @@ export type ChunkAdapter = (chunk: object) => object;
  * `asChat` adapts each parsed frame of a stream whose chunks are not chat chunks.
  */
 export function llamaSseReader(upstream: string, enqueue: (e: UpstreamEvent) => void, asChat?: ChunkAdapter): LlamaSseReader {
-  const state: ChatChunkState = {};
-  let finished = false;
-  let done = false;
-  let failed = false;
+  return new LlamaSseStream(upstream, enqueue, asChat);
+}
+
+/** The reader's state and its steps: bytes to whole lines, lines to frames (the SSE parser), frames to events. */
+class LlamaSseStream implements LlamaSseReader {
+  private readonly state: ChatChunkState = {};
+  private finished = false;
+  private done = false;
+  private failed = false;
   // eventsource-parser (4.1.3) skips a line with an unknown field name when that line arrives split
   // across chunks, which would silently lose older builds' `error:` lines. So it is only ever fed
   // whole lines; the unfinished tail waits here (it is short: one partial line).
-  let tail = "";
+  private tail = "";
   // Bytes are decoded here rather than by a TextDecoderStream in front: one stream hop less per frame.
-  const decoder = new TextDecoder();
-
-  const fail = (error: ProxyError) => {
-    if (failed) return;
-    failed = true;
-    enqueue({ type: "error", error: error.toInfo() });
-  };
-  const emit = (events: UpstreamEvent[]) => {
-    for (const e of events) {
-      if (failed) return;
-      if (e.type === "error") {
-        failed = true;
-      } else if (e.type === "finish") {
-        finished = true;
-      }
-      enqueue(e);
-    }
-  };
+  private readonly decoder = new TextDecoder();
   // Repeated token frames are read from their delta alone (see repeated-token-frames.ts).
-  const repeated = new RepeatedTokenFrames();
+  private readonly repeated = new RepeatedTokenFrames();
   // True when the body read so far ends exactly at a frame's end: no partial line held here or in
   // the decoder, no event pending in the SSE parser. Only then may bytes be read as whole frames.
-  let betweenFrames = true;
+  private betweenFrames = true;
+  private readonly parser: EventSourceParser;
 
-  const frame = (data: string) => {
-    if (failed || done) return;
-    if (data === "[DONE]") {
-      done = true;
+  constructor(
+    private readonly upstream: string,
+    private readonly enqueue: (e: UpstreamEvent) => void,
+    private readonly asChat: ChunkAdapter | undefined,
+  ) {
+    this.parser = createParser({
+      maxBufferSize: MAX_FRAME_CHARS,
+      onEvent: (msg) => this.frame(msg.data),
+      onError: (err) => this.parseError(err),
+    });
+  }
+
+  push(chunk: string | Uint8Array): void {
+    if (this.failed) return;
+    if (typeof chunk === "string") return this.pushText(chunk);
+    let at = 0;
+    while (at < chunk.length && !this.failed) {
+      if (!this.betweenFrames || this.done) return this.pushText(this.decoder.decode(at === 0 ? chunk : chunk.subarray(at), { stream: true }));
+      // Token deltas change neither `failed` nor `finished`: straight out.
+      if (this.repeated.armed) at = this.repeated.readBytes(chunk, at, this.enqueue);
+      if (at === chunk.length) return;
+      // Anything else goes the full way one frame at a time (it may teach `repeated` a tail), so the
+      // frames after it in the same read can still be read from their bytes.
+      const end = frameEnd(chunk, at);
+      this.pushText(this.decoder.decode(end < 0 ? chunk.subarray(at) : chunk.subarray(at, end), { stream: true }));
+      at = end < 0 ? chunk.length : end;
+    }
+  }
+
+  end(): void {
+    // A last frame without its blank line still counts.
+    if (!this.failed) this.parser.feed(`${this.tail}${this.decoder.decode()}\n\n`);
+    if (!this.failed && !this.finished) this.fail("ended the stream before the answer was finished.");
+  }
+
+  /** Text to the SSE parser, whole lines only; the unfinished line waits in `tail`. */
+  private pushText(text: string): void {
+    // Only the new text is searched for a line end: the unfinished line before it has none, and
+    // rescanning it would make a long line quadratic.
+    const cutInText = lastLineBreak(text);
+    if (cutInText === -1) {
+      this.tail += text;
+      this.betweenFrames = false;
+      if (this.tail.length > MAX_FRAME_CHARS) this.fail(`sent a stream line longer than ${MAX_FRAME_CHARS} characters.`);
       return;
     }
-    const quick = repeated.readData(data);
+    const complete = this.tail + text.slice(0, cutInText + 1);
+    this.tail = text.slice(cutInText + 1);
+    this.parser.feed(complete);
+    this.betweenFrames = this.tail === "" && complete.charCodeAt(complete.length - 1) === 0x0a && complete.charCodeAt(complete.length - 2) === 0x0a;
+  }
+
+  /** One `data:` frame → events: `[DONE]`, a repeated token frame, or a JSON chunk mapped. */
+  private frame(data: string): void {
+    if (this.failed || this.done) return;
+    if (data === "[DONE]") {
+      this.done = true;
+      return;
+    }
+    const quick = this.repeated.readData(data);
     if (quick !== undefined) {
-      if (quick) emit([quick]);
+      if (quick) this.emit([quick]);
       return;
     }
     let json: unknown;
     try {
       json = JSON.parse(data);
     } catch {
-      fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} sent a stream frame that is not JSON.` }));
-      return;
+      return this.fail("sent a stream frame that is not JSON.");
     }
-    if (!json || typeof json !== "object") {
-      fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} sent a stream frame that is not an object.` }));
-      return;
+    if (!json || typeof json !== "object") return this.fail("sent a stream frame that is not an object.");
+    const events = mapLlamaChunk(this.asChat ? this.asChat(json) : json, this.state, this.upstream);
+    this.repeated.learn(data, events, json);
+    this.emit(events);
+  }
+
+  /** What the SSE parser could not read: older builds' `error:` lines, and a frame past the cap. */
+  private parseError(err: ParseError): void {
+    if (err.type === "unknown-field" && err.field === "error") {
+      // Older builds: `error: {"code":…,"message":…}` as its own SSE field.
+      this.frame(`{"error":${err.value ?? "{}"}}`);
+    } else if (err.type === "max-buffer-size-exceeded") {
+      this.fail(`sent a stream frame larger than ${MAX_FRAME_CHARS} characters.`);
     }
-    const events = mapLlamaChunk(asChat ? asChat(json) : json, state, upstream);
-    repeated.learn(data, events, json);
-    emit(events);
-  };
+  }
 
-  const parser = createParser({
-    maxBufferSize: MAX_FRAME_CHARS,
-    onEvent: (msg) => frame(msg.data),
-    onError: (err) => {
-      if (err.type === "unknown-field" && err.field === "error") {
-        // Older builds: `error: {"code":…,"message":…}` as its own SSE field.
-        frame(`{"error":${err.value ?? "{}"}}`);
-      } else if (err.type === "max-buffer-size-exceeded") {
-        fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} sent a stream frame larger than ${MAX_FRAME_CHARS} characters.` }));
-      }
-    },
-  });
-
-  const pushText = (text: string) => {
-    // Only the new text is searched for a line end: the unfinished line before it has none, and
-    // rescanning it would make a long line quadratic.
-    const cutInText = lastLineBreak(text);
-    if (cutInText === -1) {
-      tail += text;
-      betweenFrames = false;
-      if (tail.length > MAX_FRAME_CHARS) {
-        fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} sent a stream line longer than ${MAX_FRAME_CHARS} characters.` }));
-      }
-      return;
+  private emit(events: UpstreamEvent[]): void {
+    for (const e of events) {
+      if (this.failed) return;
+      if (e.type === "error") this.failed = true;
+      else if (e.type === "finish") this.finished = true;
+      this.enqueue(e);
     }
-    const complete = tail + text.slice(0, cutInText + 1);
-    tail = text.slice(cutInText + 1);
-    parser.feed(complete);
-    betweenFrames = tail === "" && complete.charCodeAt(complete.length - 1) === 0x0a && complete.charCodeAt(complete.length - 2) === 0x0a;
-  };
+  }
 
-  return {
-    push(chunk) {
-      if (failed) return;
-      if (typeof chunk === "string") return pushText(chunk);
-      let at = 0;
-      while (at < chunk.length && !failed) {
-        if (!betweenFrames || done) return pushText(decoder.decode(at === 0 ? chunk : chunk.subarray(at), { stream: true }));
-        // Token deltas change neither `failed` nor `finished`: straight out.
-        if (repeated.armed) at = repeated.readBytes(chunk, at, enqueue);
-        if (at === chunk.length) return;
-        // Anything else goes the full way one frame at a time (it may teach `repeated` a tail), so the
-        // frames after it in the same read can still be read from their bytes.
-        const end = frameEnd(chunk, at);
-        pushText(decoder.decode(end < 0 ? chunk.subarray(at) : chunk.subarray(at, end), { stream: true }));
-        at = end < 0 ? chunk.length : end;
-      }
-    },
-    end() {
-      // A last frame without its blank line still counts.
-      if (!failed) parser.feed(`${tail}${decoder.decode()}\n\n`);
-      if (!failed && !finished) {
-        fail(new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} ended the stream before the answer was finished.` }));
-      }
-    },
-  };
+  /** The stream's one error (a retryable 502 that names the upstream); nothing is emitted after it. */
+  private fail(what: string): void {
+    if (this.failed) return;
+    this.failed = true;
+    this.enqueue({ type: "error", error: new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${this.upstream} ${what}` }).toInfo() });
+  }
 }
 
 /** llama-server's SSE body read straight into events (llamaSseReader behind bodyEvents). */

@@ -2,8 +2,7 @@
 // sends it (its own, the target's key and extra headers), its error mapping, its name in messages.
 import type { OpenAiTarget } from "../../config/config-schema.ts";
 import { rememberSecrets } from "../../errors/redact-secrets.ts";
-import type { WireKind } from "../wire/post-json.ts";
-import { bearerHeader, postHeaders, type HeaderContext } from "../wire/request-headers.ts";
+import { bearerHeader, postHeaders, type HeaderContext, type WireKind } from "../wire/post-json.ts";
 import { mapOpenAiError } from "./map-openai-error.ts";
 
 /**

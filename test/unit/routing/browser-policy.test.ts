@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Config } from "../../../src/config/config.ts";
 import { parseConfig } from "../../../src/config/config.ts";
 import { ProxyError } from "../../../src/errors/proxy-error.ts";
-import { applyBrowserPolicy, browserPolicy } from "../../../src/routing/browser-policy.ts";
+import { applyBrowserPolicy, browserPolicy } from "../../../src/routing/plan-targets.ts";
 import { planTargets, planTargetsFor } from "../../../src/routing/plan-targets.ts";
 import type { KeyRecord } from "../../../src/auth/key-record.ts";
 
