@@ -2,7 +2,9 @@
 // Worker, the first owning the Durable Objects and the others bound to them with `script_name`,
 // share one instance of each object. Proven with the key gate, whose counts live in one: a key with
 // `rpm: 30` sent 60 requests at once, spread over the three doors, gets exactly 30 through (three
-// instances would let up to 90 through), and usage counts all 60 attempts' successes in one place.
+// instances would let up to 90 through), and usage counts all 60 attempts' successes in one place;
+// a key's `tokensPerDay` reservations, held while requests run, admit across the doors exactly what
+// fits the day, and what they used is charged in one place.
 //   node --test test/multi/doors-share.test.mjs
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -22,7 +24,13 @@ before(async () => {
     vars: {
       ADMIN_TOKEN,
       KEY_STORE_NAME: `multi-${randomBytes(6).toString("hex")}`,
-      SWITCHYARD_CONFIG: { models: { m: { targets: [{ kind: "llama", url: `${fixtures.url}/u-share${Date.now()}/slots-64/behave/say/hi` }] } } },
+      SWITCHYARD_CONFIG: {
+        models: {
+          m: { targets: [{ kind: "llama", url: `${fixtures.url}/u-share${Date.now()}/slots-64/behave/say/hi` }] },
+          // 100 tokens over 2 s (20 ms apart), its usage 3 + 100: requests that overlap.
+          slow: { targets: [{ kind: "llama", url: `${fixtures.url}/u-slow${Date.now()}/slots-64/behave/paced/100` }] },
+        },
+      },
     },
   });
 });
@@ -69,5 +77,42 @@ describe("three doors, one set of Durable Objects", () => {
     const text = await usage.text();
     assert.equal(usage.status, 200, text);
     assert.match(text, /"requests":30\b/, text);
+  });
+
+  it("a key's tokensPerDay holds across the doors: 30 requests at once, each reserving 100 + its prompt of 1,000, exactly 9 run", { timeout: 60_000 }, async () => {
+    const res = await fetch(`${doors.at(0)}/v1/admin/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "day1000", scopes: ["chat"], limits: { tokensPerDay: 1000 } }),
+    });
+    assert.equal(res.status, 201, await res.clone().text());
+    const { key, id } = /** @type {{ key: string, id: string }} */ (await res.json());
+    // Each reserves its prompt (estimated: a few tokens) and max_tokens 100 while it runs (2 s):
+    // 9 × ~101 fit in 1,000, a tenth does not, whichever door each arrives at.
+    const send = (/** @type {number} */ i) =>
+      fetch(`${doors.at(i)}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "slow", max_tokens: 100, messages: [{ role: "user", content: `n${i}` }] }),
+      }).then(async (r) => ({ status: r.status, body: await r.text() }));
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => send(i)));
+    const ok = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status === 429);
+    assert.equal(ok.length, 9, answers.map((a) => `${a.status} ${a.body.slice(0, 120)}`).join("\n"));
+    assert.equal(refused.length, 21);
+    for (const r of refused) assert.match(r.body, /tokens_per_day_exceeded/, r.body);
+    // Charged what they used (3 + 100 each, the upstream's count), in one place: 927 of 1,000, so
+    // one more request's reservation no longer fits, at any door.
+    const usage = await fetch(`${doors.at(1)}/v1/admin/usage?key=${id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const text = await usage.text();
+    assert.equal(usage.status, 200, text);
+    assert.match(text, /"requests":9\b/, text);
+    assert.match(text, /"prompt_tokens":27\b/, text);
+    assert.match(text, /"completion_tokens":900\b/, text);
+    for (let d = 0; d < 3; d++) {
+      const again = await send(d);
+      assert.equal(again.status, 429, again.body);
+      assert.match(again.body, /tokens_per_day_exceeded/);
+    }
   });
 });

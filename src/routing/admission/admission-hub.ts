@@ -39,6 +39,13 @@ export class AdmissionHub extends DurableObject<Env> {
     return { queued: true, ahead: this.grants.ahead(ask.id) };
   }
 
+  /** A slot on `server` now for a request whose granted attempt `previous` failed (PoolGrants.take), or null. */
+  take(ask: Ask, server: string, previous: string | null): { server: string } | null {
+    const { grant, made } = this.grants.take(ask, server, previous, Date.now());
+    this.deliver(made);
+    return grant ? { server: grant.server } : null;
+  }
+
   /** Waits up to `ms` for the grant of an ask that was queued. */
   wait(id: string, ms: number): Promise<WaitReply> | WaitReply {
     const got = this.granted.get(id);

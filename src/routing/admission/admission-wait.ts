@@ -117,10 +117,25 @@ export class AdmissionWait {
    * where nobody takes turns: `target`'s refusal for capacity, without asking it (undefined: it may
    * start there, and a slot held for this request there is its own from now on).
    */
-  refuses(target: Target): ProxyError | undefined {
+  refuses(target: Target): ProxyError | undefined | Promise<ProxyError | undefined> {
     const gated = gatedServer(target);
-    if (gated === undefined || this.place.mayStart(gated)) return undefined;
-    return new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, retryAfter: 1, message: `${target.name} has every slot busy.` });
+    if (gated === undefined) return undefined;
+    const may = this.place.mayStart(gated);
+    if (may === true) return undefined;
+    if (may === false) return busy(target);
+    return may.then((ok) => (ok ? undefined : busy(target)));
+  }
+
+  /** Whether the line is the pool's AdmissionHub's: it grants by the pass's order (prefer), so the pass is ordered before its turn. */
+  get shared(): boolean {
+    return this.place instanceof SharedPlace;
+  }
+
+  /** The order the next pass tries its targets in, and those placement put back (the shared line grants by them). */
+  prefer(ordered: readonly Target[], demoted: readonly Target[]): void {
+    if (!(this.place instanceof SharedPlace)) return;
+    const servers = (list: readonly Target[]) => list.flatMap((t) => gatedServer(t) ?? []);
+    this.place.prefer(servers(ordered), servers(demoted));
   }
 
   /** `target` cannot take this request (its prompt does not fit there): the line gives it no turn for its slots any more. */
@@ -150,6 +165,8 @@ export class AdmissionWait {
       // when the wait runs out; then the failure that ranks first is the answer.
       const left = this.place.timeLeft();
       if (left <= 0) return err;
+      // The shared line's grant ended with the pass: the next pass asks the hub again.
+      if (this.place instanceof SharedPlace) this.next = "first";
       return Math.min(left, COMEBACK_MS * (1 + Math.random() / 3));
     }
     try {
@@ -167,6 +184,8 @@ export class AdmissionWait {
     return null;
   }
 }
+
+const busy = (target: Target) => new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, retryAfter: 1, message: `${target.name} has every slot busy.` });
 
 /** The server the admission queue gates `target` on: one that reports its slots (undefined otherwise). */
 function gatedServer(target: Target): string | undefined {

@@ -13,8 +13,14 @@ export interface Ask {
   /** Whose turn it takes ("" for requests without a key) and its priority level. */
   key: string;
   priority: number;
-  /** The llama-servers it may go to (health keys), in the order it would try them. */
+  /** The llama-servers it may go to (health keys), in the order its isolate's placement would try them. */
   plan: readonly string[];
+  /**
+   * Servers of the plan placement put back for a reason of their own (an open or half-open circuit,
+   * a server down or loading, a context window that holds the prompt but not max_tokens): granted
+   * only when no other server of the plan has a slot free, in plan order, as one isolate tries them.
+   */
+  demoted?: readonly string[];
   /** Each plan server's slot count as the asking isolate knows it (its sample, its `/props` read, or 1). */
   slots: Readonly<Record<string, number>>;
   /** Its conversation (placement's key): a server holding its prompt is preferred. */
@@ -52,9 +58,10 @@ const MAX_SERVERS = 1000;
  * Every isolate's requests on a pool of llama-servers, counted in one place: a server is never
  * granted more requests than its slots; when none of a request's servers has one free it waits in
  * its model's line (keys in turn, priority levels strict, FairQueue) and an end gives the freed slot
- * to the head of a line that can use it. Among a request's servers with a slot free, the one already
- * holding its conversation's prompt comes first, then the least loaded (in flight ÷ slots), then
- * plan order; for a model balanced "ordered", the first in plan order.
+ * to the head of a line that can use it. Among a request's servers with a slot free and not demoted,
+ * the one already holding its conversation's prompt comes first, then the least loaded (in flight ÷
+ * slots), then plan order; for a model balanced "ordered", the first in plan order; a demoted server
+ * only when no other has a slot free.
  */
 export class PoolGrants {
   private readonly slots = new Map<string, number>();
@@ -78,6 +85,25 @@ export class PoolGrants {
     this.waiters.set(ask.id, w);
     this.line(ask.model).push(w, ask.key, ask.priority);
     return null;
+  }
+
+  /**
+   * A request whose granted attempt (`previous`) failed takes a slot on `server`, the next of its
+   * pass or the same one again, if one is free there, without waiting in line: it had its turn, and
+   * one isolate's pass moves on (or retries) the same way. `previous` ends first, so a retry on its
+   * own server finds the slot it just left; what that frees on another server goes to the line
+   * (`made`, the grants that gave).
+   */
+  take(ask: Ask, server: string, previous: string | null, now: number): { grant: Grant | null; made: Grant[] } {
+    this.expire(now);
+    const h = previous !== null ? this.held.get(previous) : undefined;
+    if (h) {
+      this.held.delete(previous!);
+      this.count(h.server, -1);
+    }
+    if (ask.slots[server] !== undefined) this.learn(server, ask.slots[server]!);
+    const grant = ask.plan.includes(server) && this.inflightOn(server) < (this.slots.get(server) ?? 1) ? this.grant(ask, server, now) : null;
+    return { grant, made: h ? this.pump(now) : [] };
   }
 
   /** The request's answer is over (or its attempt failed): its slot goes to whoever waits for it. Returns the grants that made. */
@@ -152,8 +178,10 @@ export class PoolGrants {
   }
 
   private choose(ask: Ask): string | undefined {
-    const free = ask.plan.filter((s) => this.inflightOn(s) < (this.slots.get(s) ?? 1));
-    if (!free.length) return undefined;
+    const open = ask.plan.filter((s) => this.inflightOn(s) < (this.slots.get(s) ?? 1));
+    const demoted = new Set(ask.demoted ?? []);
+    const free = open.filter((s) => !demoted.has(s));
+    if (!free.length) return open[0];
     if (ask.ordered) return free[0];
     const home = ask.conversation !== null ? this.homes.get(ask.conversation) : undefined;
     if (home !== undefined && free.includes(home)) return home;

@@ -7,6 +7,7 @@ import { ProxyError } from "../../errors/proxy-error.ts";
 import { durableNamespace, type EnvVars } from "../../config/env-vars.ts";
 import { randomUuid } from "../../lib/ids.ts";
 import type { AdmissionHub, AskReply, WaitReply } from "./admission-hub.ts";
+import type { Ask } from "./pool-grants.ts";
 import { retryAfterSeconds } from "./capacity.ts";
 import { QueuePlace, type PlaceOptions } from "./queue-place.ts";
 
@@ -85,7 +86,12 @@ export class SharedPlace {
   private id = "";
   private server: string | null = null;
   private started = false;
+  /** The grant used by an attempt that failed in this pass (its id): the pass's next server may be taken (take). */
+  private lost: string | null = null;
   private plan: string[];
+  /** The order the isolate's placement would try the plan in, and the servers it put back (prefer). */
+  private order: readonly string[] | null = null;
+  private demoted: readonly string[] = [];
   /** Servers whose attempt for this request failed: its next asks leave them out (failover), unless that leaves none. */
   private readonly failed = new Set<string>();
   /** Set once the hub failed: this isolate's own line from then on. */
@@ -100,6 +106,16 @@ export class SharedPlace {
     return this.acquire();
   }
 
+  /**
+   * The order the request's pass would try its servers in, and those placement put back (an open
+   * circuit, down or loading, a context that holds the prompt but not max_tokens): the hub grants by
+   * them, so a pool behind many isolates places as one isolate does (PoolGrants.choose).
+   */
+  prefer(order: readonly string[], demoted: readonly string[]): void {
+    this.order = order;
+    this.demoted = demoted;
+  }
+
   again(): Promise<void> | null {
     if (this.local) return this.local.again();
     this.release();
@@ -112,11 +128,16 @@ export class SharedPlace {
     return Math.max(0, this.deadline - now);
   }
 
-  mayStart(server: string): boolean {
+  mayStart(server: string): boolean | Promise<boolean> {
     if (this.local) return this.local.mayStart(server);
-    if (this.server !== server || this.started) return false;
-    this.started = true;
-    return true;
+    if (this.server === server && !this.started) {
+      this.started = true;
+      return true;
+    }
+    // The granted attempt failed: the pass retries it or moves on to its next server if the hub has
+    // a slot free there, as one isolate's pass does, instead of a new turn in line (the servers that
+    // failed are left out of the next pass's ask, not of this pass's own retries).
+    return this.lost !== null && this.server === null ? this.take(server, this.lost) : false;
   }
 
   exclude(server: string): void {
@@ -126,6 +147,7 @@ export class SharedPlace {
 
   /** The pass is over: a grant it did not use goes back. */
   turnEnded(): void {
+    this.lost = null;
     if (this.local) return this.local.turnEnded();
     if (!this.started) this.release();
   }
@@ -137,7 +159,10 @@ export class SharedPlace {
    */
   attemptEnded(served: boolean): void {
     if (!this.started) return;
-    if (!served && this.server !== null) this.failed.add(this.server);
+    if (!served && this.server !== null) {
+      this.failed.add(this.server);
+      this.lost = this.id;
+    }
     this.release();
   }
 
@@ -164,9 +189,9 @@ export class SharedPlace {
       if (n !== undefined) slots[s] = n;
     }
     const hub = admissionHub(opts.env, opts.servers);
-    const untried = this.plan.filter((s) => !this.failed.has(s));
-    const plan = untried.length ? untried : this.plan;
-    const ask = { id: this.id, model: opts.model, key: opts.key ?? "", priority: opts.priority, plan, slots, conversation: opts.conversation(), ordered: opts.ordered };
+    const ask = this.ask(slots);
+    // Nothing left to grant (every server excluded: the prompt fits none): the pass says why, at once.
+    if (!ask.plan.length) return;
     let reply: AskReply | undefined;
     try {
       reply = await within(hub.ask(ask) as Promise<AskReply>, ASK_TIMEOUT_MS);
@@ -184,6 +209,38 @@ export class SharedPlace {
     }
     this.opts.counts.queued++;
     return this.waitFor(hub, this.id);
+  }
+
+  /**
+   * The ask for the current id: the plan in the placement's order, less the servers that failed it
+   * (unless that leaves none) — but for a take within the pass (`withFailed`), whose retries are its own.
+   */
+  private ask(slots: Record<string, number>, withFailed = false): Ask {
+    const { opts } = this;
+    const ordered = this.order ? [...this.order.filter((s) => this.plan.includes(s)), ...this.plan.filter((s) => !this.order!.includes(s))] : this.plan;
+    const untried = withFailed ? ordered : ordered.filter((s) => !this.failed.has(s));
+    const plan = untried.length ? untried : ordered;
+    const demoted = this.demoted.filter((s) => plan.includes(s));
+    return { id: this.id, model: opts.model, key: opts.key ?? "", priority: opts.priority, plan, slots, conversation: opts.conversation(), ordered: opts.ordered, ...(demoted.length ? { demoted } : {}) };
+  }
+
+  /** A slot on `server` for the pass's next attempt after its granted one failed; false when it has none free (or the hub does not answer). */
+  private async take(server: string, previous: string): Promise<boolean> {
+    const slots: Record<string, number> = {};
+    const n = this.opts.slots(server);
+    if (n !== undefined) slots[server] = n;
+    this.id = `${this.base}:${++this.asks}`;
+    const id = this.id;
+    let reply: { server: string } | null | undefined;
+    try {
+      reply = await within(admissionHub(this.opts.env, this.opts.servers).take(this.ask(slots, true), server, previous) as Promise<{ server: string } | null>, ASK_TIMEOUT_MS);
+    } catch {}
+    if (reply === undefined) this.call((h) => h.leave(id));
+    if (!reply || this.id !== id) return false;
+    this.server = reply.server;
+    this.started = true;
+    this.lost = null;
+    return true;
   }
 
   private async waitFor(hub: DurableObjectStub<AdmissionHub>, id: string): Promise<void> {

@@ -15,13 +15,13 @@ import type { PromptSize } from "../../upstreams/context-fit.ts";
 import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
 import { AdmissionWait } from "../admission/admission-wait.ts";
 import { isolateState, type IsolateState } from "../isolate/isolate-state.ts";
-import { byContext, type ServerCounts } from "../placement/context-check.ts";
-import { orderTargets } from "../placement/order-targets.ts";
+import type { ServerCounts } from "../placement/context-check.ts";
 import { PoolGate, withoutUnlisted } from "../placement/pool-gate.ts";
 import type { PoolEstimate } from "../placement/rank-pool.ts";
 import type { PlacementRequest } from "../placement/rank-servers.ts";
 import { AttemptRecord, type Placed } from "./attempt-record.ts";
 import { PassFailures, type Tries } from "./pass-failures.ts";
+import { planPass, type PassPlan } from "./plan-pass.ts";
 import { retryDelayMs, type RetryPolicy } from "./retry-delay.ts";
 
 export interface TryOptions {
@@ -95,29 +95,13 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
   const discovering = isolate.poolReads.discover(planned, opts.env, (p) => defer(p, opts.waitUntil));
   if (discovering) await discovering;
   const targets = withoutUnlisted(isolate.pool, planned, opts.model);
-  const health = new HealthRecorder(
-    opts.env,
-    config,
-    targets.flatMap((t) => {
-      const server = capabilitiesOf(t).server;
-      return server ? [serverRef(server)] : [];
-    }),
-    opts.waitUntil,
-  );
+  const health = new HealthRecorder(opts.env, config, targets.flatMap((t) => (capabilitiesOf(t).server ? [serverRef(capabilitiesOf(t).server!)] : [])), opts.waitUntil);
   const admission =
     opts.queue && config.queue.maxWaitMs > 0
       ? new AdmissionWait(targets, {
-          state: isolate,
-          model: opts.model,
-          ...opts.queue,
-          maxWaitMs: config.queue.maxWaitMs,
-          signal: opts.signal,
-          env: opts.env,
-          snapshot: () => health.snapshot(),
-          defer: (p) => defer(p, opts.waitUntil),
-          shared: config.queue.shared,
-          conversation: () => opts.placement?.()?.key ?? null,
-          ordered: balanceOf(config, opts.model) === "ordered",
+          state: isolate, model: opts.model, ...opts.queue, maxWaitMs: config.queue.maxWaitMs, signal: opts.signal, env: opts.env,
+          snapshot: () => health.snapshot(), defer: (p) => defer(p, opts.waitUntil), shared: config.queue.shared,
+          conversation: () => opts.placement?.()?.key ?? null, ordered: balanceOf(config, opts.model) === "ordered",
         })
       : undefined;
   // A slot count this isolate does not know yet is read first; a read under way is waited for.
@@ -129,7 +113,16 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
     return err;
   };
   // Every target at capacity: wait for another turn while queue.maxWaitMs lasts.
+  const state: TryState = { isolate, requestStart, health, admission, tries };
   for (;;) {
+    // The shared line grants by the pass's order, so that is known before the turn; this isolate's
+    // own line orders the pass after it (what it knows then is newer).
+    let plan: PassPlan | undefined;
+    if (admission?.shared) {
+      plan = await planPass(targets, opts, isolate, health);
+      for (const { target } of plan.tooLong) admission.exclude(target);
+      admission.prefer(plan.ordered, plan.demoted);
+    }
     try {
       const turn = admission?.turn();
       if (turn) await turn;
@@ -137,7 +130,7 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
       throw finish(e as ProxyError);
     }
     try {
-      const tried = await tryOnce(targets, opts, { isolate, requestStart, health, admission, tries }, attemptOne);
+      const tried = await tryOnce(targets, opts, state, attemptOne, plan);
       admission?.passEnded();
       return tried;
     } catch (e) {
@@ -167,20 +160,12 @@ interface TryState {
 
 const clientClosed = () => new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
 
-/** One pass: the targets put in order, then tried in it (tryInOrder); the error thrown carries the attempts and every target's outcome. */
-async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
+/** One pass: the targets put in order (planPass, unless ordered before the turn), then tried in it (tryInOrder); the error thrown carries the attempts and every target's outcome. */
+async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, attemptOne: AttemptOne<T>, planned?: PassPlan): Promise<Tried<T>> {
   const { config } = opts;
   const { isolate, requestStart, health, admission, tries } = state;
-  // One target has no order to choose and no failure to weigh against another: no snapshot needed.
-  const snapshot = targets.length > 1 ? health.snapshot() : undefined;
-  const now = Date.now();
-  const balance = balanceOf(config, opts.model);
-  const placement = balance === "least-busy" ? (opts.placement?.() ?? null) : null;
-  const estimates = new Map<Target, PoolEstimate>();
-  const byBalance = snapshot ? orderTargets(targets, { balance, snapshot, now, placement, ledger: isolate.ledger, pool: isolate.pool, model: opts.model, onPool: (t, e) => estimates.set(t, e) }) : targets;
+  const { snapshot, now, placement, estimates, size, ordered, tooLong } = planned ?? (await planPass(targets, opts, isolate, health));
   const pools = new PoolGate(isolate.pool, targets, opts.model, now, requestStart);
-  const size = snapshot ? (opts.size?.() ?? null) : null;
-  const { ordered, tooLong } = size && snapshot ? await byContext(byBalance, size, snapshot, isolate.ledger, opts.serverCounts) : { ordered: byBalance, tooLong: [] };
   const pass = new PassFailures(tries, snapshot, now, health, config.retries.maxRetryAfterMs);
   // A target whose context cannot hold the prompt is skipped, with the error it would have answered;
   // the admission line gives this request no turn for its slots any more.
@@ -223,7 +208,7 @@ async function tryInOrder<T>(ordered: Target[], opts: TryOptions, state: PassSta
         continue targets;
       }
       // A llama-server whose slots are all taken (admission/admission-wait.ts) refuses for capacity, unasked.
-      const full = admission?.refuses(target);
+      const full = await admission?.refuses(target);
       if (full) {
         sawBusy = true;
         pass.failed(target, full);

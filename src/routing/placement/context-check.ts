@@ -60,7 +60,7 @@ export function estimateTokens(ledger: ServerLedger, server: string, size: Promp
 /**
  * The targets by context fit, keeping their order within each group: those that hold the prompt and
  * max_tokens (or whose window is unknown: browser targets, servers not sampled yet) first, then those
- * that hold only the prompt; those that cannot hold the prompt are left out, with the error each
+ * that hold only the prompt (also listed as `promptOnly`); those that cannot hold the prompt are left out, with the error each
  * would have answered. Only a server that reports its context window is weighed; the others
  * (browser sessions, whose hub checks its own engines; OpenAI-compatible servers) count as fitting.
  * The counts near a window are asked of the servers at once, in parallel.
@@ -71,7 +71,7 @@ export async function byContext(
   snapshot: HealthSnapshot,
   ledger: ServerLedger,
   servers: ServerCounts | undefined,
-): Promise<{ ordered: Target[]; tooLong: Array<{ target: Target; error: ProxyError }> }> {
+): Promise<{ ordered: Target[]; promptOnly: Target[]; tooLong: Array<{ target: Target; error: ProxyError }> }> {
   const last = size.prefixes?.at(-1);
   const fits = await Promise.all(
     targets.map(async (t): Promise<Fit> => {
@@ -101,5 +101,5 @@ export async function byContext(
     else if (f.fit === "prompt") promptOnly.push(t);
     else tooLong.push({ target: t, error: f.error });
   });
-  return { ordered: [...ordered, ...promptOnly], tooLong };
+  return { ordered: [...ordered, ...promptOnly], promptOnly, tooLong };
 }

@@ -39,16 +39,7 @@ export function orderTargets(targets: readonly Target[], opts: OrderOptions): Ta
     const server = serverOf(t);
     return server ? opts.snapshot.upstreams[server.key] : undefined;
   };
-  // "ordered" moves only what the circuit breaker keeps away (passive failures); "least-busy" also
-  // what the hub's sampling found down.
-  const tier = (t: Target): number => {
-    const h = health(t);
-    if (!h) return 0;
-    const state = circuitState(h.circuit, opts.now);
-    if (state === "open") return 2;
-    if (state === "half-open" || (opts.balance === "least-busy" && h.state === "down")) return 1;
-    return 0;
-  };
+  const tier = (t: Target): number => tierOf(health(t), opts.balance, opts.now);
   const byTier = (list: Target[]) => stableSort(list, (a, b) => tier(a) - tier(b));
   if (opts.balance === "ordered") return byTier([...targets]);
 
@@ -81,6 +72,30 @@ export function orderTargets(targets: readonly Target[], opts: OrderOptions): Ta
   const selfPlacing = rest.filter((t) => !serverOf(t));
   const unhealthy = byTier(rest.filter((t) => serverOf(t)));
   return [...rank(servers.filter((t) => !loading(t))), ...rank(servers.filter(loading)), ...selfPlacing, ...unhealthy];
+}
+
+/**
+ * How far back the order puts a server for its health: 2 an open circuit, 1 half-open (or, with
+ * "least-busy", found down by the hub's sampling), 0 none. "ordered" moves only what the circuit
+ * breaker keeps away (passive failures); "least-busy" also what the sampling found down.
+ */
+function tierOf(h: UpstreamHealth | undefined, balance: OrderOptions["balance"], now: number): number {
+  if (!h) return 0;
+  const state = circuitState(h.circuit, now);
+  if (state === "open") return 2;
+  if (state === "half-open" || (balance === "least-busy" && h.state === "down")) return 1;
+  return 0;
+}
+
+/**
+ * Whether the order puts `target` back for a reason of its own, not its load: its circuit, its
+ * server down or still loading its model. The shared admission line grants such a server only when
+ * no other has a slot free (admission/pool-grants.ts), as one isolate's pass reaches it last.
+ */
+export function putBack(target: Target, snapshot: HealthSnapshot, balance: OrderOptions["balance"], now: number): boolean {
+  const server = capabilitiesOf(target).server;
+  const h = server ? snapshot.upstreams[server.key] : undefined;
+  return tierOf(h, balance, now) > 0 || (balance === "least-busy" && h?.state === "loading");
 }
 
 /** Weighted rendezvous hashing: the target with the highest score for the key. */

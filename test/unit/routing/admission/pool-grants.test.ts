@@ -86,4 +86,37 @@ describe("PoolGrants, a model balanced ordered", () => {
     expect(g.ask(ask("a2", two), 0)?.server).toBe("s1");
     expect(g.ask(ask("a3", two), 0)?.server).toBe("s2");
   });
+
+  it("a server placement put back (circuit, context) is granted only when no other has a slot free, even holding the conversation", () => {
+    const g = new PoolGrants();
+    const two = { plan: ["tight", "roomy"], slots: { tight: 2, roomy: 2 } };
+    expect(g.ask(ask("x1", { ...two, conversation: "conv" }), 0)?.server).toBe("tight");
+    g.end("x1", 1);
+    // The conversation's prompt is on tight, but this turn's max_tokens does not fit there.
+    expect(g.ask(ask("x2", { ...two, conversation: "conv", demoted: ["tight"] }), 2)?.server).toBe("roomy");
+    expect(g.ask(ask("x3", { ...two, conversation: "conv", demoted: ["tight"] }), 3)?.server).toBe("roomy");
+    // roomy is full now: the put-back server is better than a wait.
+    expect(g.ask(ask("x4", { ...two, conversation: "conv", demoted: ["tight"] }), 4)?.server).toBe("tight");
+    // "ordered" takes the plan's order as placement gave it (an open circuit last).
+    const h = new PoolGrants();
+    expect(h.ask(ask("o1", { plan: ["good", "bad"], slots: { good: 1, bad: 1 }, ordered: true, demoted: ["bad"] }), 0)?.server).toBe("good");
+  });
+
+  it("take: the pass's next server (or the same again) after a failed attempt, at once if it has a slot free, never past its slots", () => {
+    const g = new PoolGrants();
+    const two = { plan: ["s1", "s2"], slots: { s1: 1, s2: 1 } };
+    expect(g.ask(ask("a1", two), 0)?.server).toBe("s1");
+    // The retry on s1 finds the slot its failed attempt left, even before that attempt's end arrives.
+    expect(g.take(ask("a2", two), "s1", "a1", 1)).toEqual({ grant: { id: "a2", server: "s1" }, made: [] });
+    expect(g.take(ask("a3", two), "s2", "a2", 2).grant).toEqual({ id: "a3", server: "s2" });
+    expect(g.take(ask("b1", two), "s2", null, 3).grant).toBeNull();
+    // A server not in the request's plan is never taken.
+    expect(g.take(ask("b2", two), "s3", null, 4).grant).toBeNull();
+    expect(g.stats().servers).toEqual({ s1: { slots: 1, inflight: 0 }, s2: { slots: 1, inflight: 1 } });
+    // What the failed attempt leaves on another server goes to the line.
+    expect(g.ask(ask("c1", { plan: ["s2"], slots: { s2: 1 } }), 5)).toBeNull();
+    expect(g.ask(ask("d1", two), 6)?.server).toBe("s1");
+    expect(g.take(ask("d2", two), "s2", "d1", 7)).toEqual({ grant: null, made: [] });
+    expect(g.end("a3", 8)).toEqual([{ id: "c1", server: "s2" }]);
+  });
 });

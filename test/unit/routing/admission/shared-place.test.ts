@@ -93,6 +93,33 @@ describe("the shared admission line", () => {
     w.attemptEnded(true);
   });
 
+  it("after a failed attempt the pass moves on to its next server, if the hub has a slot free there, without a new turn", async () => {
+    const [s1, s2] = [server(), server()];
+    const w = new AdmissionWait([s1, s2], options());
+    w.prefer([s1, s2], []);
+    await w.turn();
+    expect(w.refuses(s1)).toBeUndefined();
+    w.attemptEnded(false);
+    expect(await w.refuses(s2)).toBeUndefined();
+    // Another request now finds s2 taken and s1 free.
+    const other = new AdmissionWait([s1, s2], options());
+    other.prefer([s1, s2], []);
+    await other.turn();
+    expect(other.refuses(s1)).toBeUndefined();
+    w.attemptEnded(true);
+    other.attemptEnded(true);
+  });
+
+  it("grants by the pass's order: a server placement put back goes to nobody while another is free", async () => {
+    const [s1, s2] = [server(), server()];
+    const w = new AdmissionWait([s1, s2], options());
+    w.prefer([s2, s1], [s2]);
+    await w.turn();
+    expect(w.refuses(s1)).toBeUndefined();
+    expect(w.refuses(s2)).toBeDefined();
+    w.attemptEnded(true);
+  });
+
   it("falls back to the isolate's own line, counted, when the hub does not answer within 1 s", async () => {
     const silent = { getByName: () => ({ ask: () => new Promise(() => {}), end: async () => {}, leave: async () => {} }) };
     const before = isolate.sharedCounts.fallback;
