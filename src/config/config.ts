@@ -86,7 +86,7 @@ export const DEFAULTS = {
   resume: { maxResumes: 3 },
   circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 },
   health: { sampleMs: 1000, snapshotTtlMs: 1000, idleStopMs: 60_000 },
-  queue: { maxWaitMs: 30_000, shared: true },
+  queue: { maxWaitMs: 30_000, shared: false },
   observability: { log: true, maxRecords: 10_000, maxAgeMs: 7 * 24 * 3600 * 1000, capture: false, captureMaxBytes: 32 * 1024, captureMaxRecords: 1000, otlpTimeoutMs: 5000 },
 } as const;
 

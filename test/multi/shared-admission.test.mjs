@@ -27,7 +27,7 @@ before(async () => {
       SWITCHYARD_CONFIG: {
         models: { one: { targets: servers.map((s) => ({ kind: "llama", url: s.url })) } },
         health: { sampleMs: 200, snapshotTtlMs: 200 },
-        queue: { maxWaitMs: 60_000 },
+        queue: { maxWaitMs: 60_000, shared: true },
       },
     },
   });

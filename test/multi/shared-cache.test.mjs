@@ -21,6 +21,7 @@ before(async () => {
       SWITCHYARD_CONFIG: {
         models: { chat: { balance: "least-busy", targets: servers.map((s) => ({ kind: "llama", url: s.url })) } },
         health: { sampleMs: 200, snapshotTtlMs: 200 },
+        queue: { shared: true },
       },
     },
   });

@@ -27,7 +27,7 @@ before(async () => {
       SWITCHYARD_CONFIG: {
         models: { one: { targets: [{ kind: "llama", url: llama.url }] } },
         health: { sampleMs: 200, snapshotTtlMs: 200 },
-        queue: { maxWaitMs: MAX_WAIT_MS },
+        queue: { maxWaitMs: MAX_WAIT_MS, shared: true },
         // The refusal is a 503 with Retry-After while the response is not committed yet.
         timeouts: { commitMs: 10_000 },
       },
