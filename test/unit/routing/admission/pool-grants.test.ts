@@ -115,8 +115,9 @@ describe("PoolGrants, a model balanced ordered", () => {
     expect(g.stats().servers).toEqual({ s1: { slots: 1, inflight: 0 }, s2: { slots: 1, inflight: 1 } });
     // What the failed attempt leaves on another server goes to the line.
     expect(g.ask(ask("c1", { plan: ["s2"], slots: { s2: 1 } }), 5)).toBeNull();
-    expect(g.ask(ask("d1", two), 6)?.server).toBe("s1");
-    expect(g.take(ask("d2", two), "s2", "d1", 7)).toEqual({ grant: null, made: [] });
+    // (another model's request: c1's line would not let it overtake)
+    expect(g.ask(ask("d1", { ...two, model: "other" }), 6)?.server).toBe("s1");
+    expect(g.take(ask("d2", { ...two, model: "other" }), "s2", "d1", 7)).toEqual({ grant: null, made: [] });
     expect(g.end("a3", 8)).toEqual([{ id: "c1", server: "s2" }]);
   });
 });
