@@ -8,7 +8,8 @@ import { ProxyError } from "../errors/proxy-error.ts";
 import { keyGate } from "./key-directory.ts";
 import type { KeyRecord } from "./key-record.ts";
 import { Meter } from "./meter.ts";
-import { authenticate } from "./principal.ts";
+import { authenticate, batchPrincipal } from "./principal.ts";
+import { batchLineOf } from "./batch-line.ts";
 import { scopeFor, type RouteKind } from "./scopes.ts";
 import type { Config } from "../config/config.ts";
 import { checkModelName } from "../config/model-name.ts";
@@ -30,7 +31,9 @@ export function authMiddleware(refusal: (err: ProxyError, c: Context<AppEnv>) =>
       // A configuration error is the operator's to fix and says how: it comes before any refusal of
       // the caller (no keys yet, a missing key).
       const config = loadConfig(c.env);
-      const principal = await authenticate(c, scopeFor(kind));
+      // A batch line (run in-process by its batch's Durable Object) is its batch's key, checked again now.
+      const mark = batchLineOf(c.env);
+      const principal = mark ? await batchPrincipal(c.env, mark.keyId) : await authenticate(c, scopeFor(kind));
       // The one model name read from a path rather than a body (bodies' names: planTargets, Meter.checkModel).
       const modelInPath = (c.req.method === "GET" || c.req.method === "HEAD") && path.startsWith("/v1/models/") ? c.req.param("id") : undefined;
       if (modelInPath !== undefined) checkModelName(modelInPath);

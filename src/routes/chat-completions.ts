@@ -3,7 +3,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { runChat } from "../routing/pipeline.ts";
-import { readRequestBody, requestScope } from "./request-scope.ts";
+import { bodyTier, readRequestBody, reportedTier, requestScope } from "./request-scope.ts";
 import { validateChatRequest } from "../api/chat/validate-chat-request.ts";
 import { ChunkEncoder } from "../api/chat/chunk-encoder.ts";
 import { CompletionAggregator } from "../api/chat/completion-aggregator.ts";
@@ -16,12 +16,14 @@ import { randomId } from "../lib/ids.ts";
 export async function chatCompletions(c: Context<AppEnv>): Promise<Response> {
   const config = loadConfig(c.env);
   const request = validateChatRequest(await readRequestBody(c, config.limits.maxBodyBytes));
-  const run = runChat(requestScope(c), config, request);
+  const scope = requestScope(c, bodyTier(request as { service_tier?: unknown }));
+  const run = runChat(scope, config, request);
   const meta = {
     id: randomId("chatcmpl-"),
     created: Math.floor(Date.now() / 1000),
     model: request.model,
     includeUsage: request.stream_options?.include_usage === true,
+    serviceTier: reportedTier(scope),
   };
   if (request.stream) {
     return sseResponse({ ...run.common, encoder: chatSseEncoder(new ChunkEncoder(meta, run.extension)) });

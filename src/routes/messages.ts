@@ -14,7 +14,7 @@ import { ProxyError, type ErrorInfo } from "../errors/proxy-error.ts";
 import { readJsonBody } from "../http/read-json-body.ts";
 import { planTargets } from "../routing/plan-targets.ts";
 import { runChat } from "../routing/pipeline.ts";
-import { readRequestBody, requestScope } from "./request-scope.ts";
+import { bodyTier, readRequestBody, reportedTier, requestScope } from "./request-scope.ts";
 import { CountTokensRequestSchema, MessagesRequestSchema } from "../schemas/messages-request.ts";
 import { framedSse, gathered, namedFrame } from "../responders/event-encoder.ts";
 import { jsonResponse } from "../responders/json-response.ts";
@@ -35,8 +35,9 @@ export async function messages(c: Context<AppEnv>): Promise<Response> {
     const request = validateBody(MessagesRequestSchema, await readRequestBody(c, config.limits.maxBodyBytes));
     // The signer first: once the run has started, its failure must reach a responder, not an await.
     const signer = await thinkingSigner(c.env);
-    const run = runChat(requestScope(c), config, convertMessagesRequest(request));
-    const encoder = new MessageEncoder({ id: randomId("msg_"), model: request.model, requestId }, () => run.extension(), signer);
+    const scope = requestScope(c, bodyTier(request as { service_tier?: unknown }));
+    const run = runChat(scope, config, convertMessagesRequest(request));
+    const encoder = new MessageEncoder({ id: randomId("msg_"), model: request.model, requestId, serviceTier: reportedTier(scope) === "priority" ? "priority" : "standard" }, () => run.extension(), signer);
     const errorResponse = (err: ProxyError, headers: Record<string, string>) => anthropicErrorResponse(err, headers, requestId);
     const errorBody = (e: ErrorInfo) => anthropicErrorBody(e, requestId);
     if (request.stream) return await sseResponse({ ...run.common, encoder: framedSse(encoder, namedFrame), errorResponse });

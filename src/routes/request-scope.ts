@@ -4,11 +4,33 @@ import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { parseJsonText, readBodyText } from "../http/read-json-body.ts";
 import type { RequestScope } from "../routing/request-scope.ts";
+import { batchLineOf } from "../auth/batch-line.ts";
+import { askedTier, servedTier, type ServiceTier } from "../auth/service-tier.ts";
+import { ProxyError } from "../errors/proxy-error.ts";
 
-export function requestScope(c: Context<AppEnv>): RequestScope {
+/** A body's `service_tier` as a tier (400 for a value no API defines). */
+export function bodyTier(body: { service_tier?: unknown }): ServiceTier {
+  const tier = askedTier(body.service_tier);
+  if (tier) return tier;
+  throw new ProxyError({ status: 400, code: "invalid_value", param: "service_tier", message: `service_tier ${JSON.stringify(body.service_tier)} is not one of "auto", "default", "flex", "priority" (docs/api.md, "Service tiers").` });
+}
+
+/** The tier an answer reports in its `service_tier`: the one that served it (a batch line: "default"). */
+export function reportedTier(scope: RequestScope): ServiceTier {
+  return scope.serviceClass === undefined || scope.serviceClass === "batch" ? "default" : scope.serviceClass;
+}
+
+/**
+ * The routing scope of a request. `tier`: the `service_tier` its body asked for (chat, Responses,
+ * Messages): served at most at its key's `maxServiceTier` (scope.serviceClass); a batch line is in
+ * the batch class whatever it asks.
+ */
+export function requestScope(c: Context<AppEnv>, tier?: ServiceTier): RequestScope {
   const trace = c.get("trace");
   const facts = c.get("facts");
+  const serviceClass = batchLineOf(c.env) ? "batch" : servedTier(tier ?? "default", c.get("principal")?.maxServiceTier ?? "default");
   return {
+    serviceClass,
     ...(trace ? { trace } : {}),
     ...(facts ? { facts } : {}),
     requestId: c.get("requestId"),

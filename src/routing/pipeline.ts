@@ -25,6 +25,7 @@ import type { Upstream } from "../upstreams/upstream.ts";
 import { attemptTargets, type AttemptOptions, type Started } from "./attempt/attempt-targets.ts";
 import { planTargetsFor } from "./plan-targets.ts";
 import type { RequestScope } from "./request-scope.ts";
+import { admissionLevel } from "./admission/service-class.ts";
 import { continueOnFailure, type ContinuationPlan } from "./continuation/continue-on-failure.ts";
 import { continuationBlocker } from "./continuation/continuation-request.ts";
 import { refusalBudget } from "./attempt/refusal-budget.ts";
@@ -155,7 +156,9 @@ function scopeOptions(scope: RequestScope): Pick<AttemptOptions, "requestId" | "
     requestId: scope.requestId,
     ...(scope.clientRequestId !== undefined ? { clientRequestId: scope.clientRequestId } : {}),
     env: scope.env,
-    ...(scope.key ? { keyId: scope.key.id, priority: scope.key.priority } : {}),
+    ...(scope.key ? { keyId: scope.key.id } : {}),
+    // The class first (service_tier, or batch), then the key's priority inside it.
+    priority: admissionLevel(scope.serviceClass ?? "default", scope.key?.priority ?? 0),
     waitUntil: scope.waitUntil,
     ...(scope.trace ? { trace: scope.trace } : {}),
   };

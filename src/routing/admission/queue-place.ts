@@ -8,6 +8,7 @@ import type { Seat } from "./capacity.ts";
 import { learnedSlots } from "./slot-counts.ts";
 import { pool } from "../placement/isolate-pool.ts";
 import { KEY_PRIORITY_MAX } from "../../auth/key-record.ts";
+import { admissionLevel } from "./service-class.ts";
 
 /** This isolate's admission queue, over its ledger, the slot counts it read itself and its routers' models. */
 const queue = new AdmissionQueue(
@@ -34,9 +35,9 @@ export function waitingFor(model: string): number {
 
 /**
  * The turn of an answer being continued on another server (src/routing/continuation/): above every key's
- * `priority`, since its client already holds a committed response mid-answer.
+ * `priority` in every class, since its client already holds a committed response mid-answer.
  */
-export const CONTINUATION_PRIORITY = KEY_PRIORITY_MAX + 1;
+export const CONTINUATION_PRIORITY = admissionLevel("priority", KEY_PRIORITY_MAX + 1);
 
 /** A waiter looks again this often (jittered up to a third more): other isolates' requests end only in the `/slots` sample. */
 const POLL_MS = 300;
