@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 
 /** The layers, lowest first. "." is the files at the top of src/ (app.ts, index.ts). */
-const LAYERS = ["lib", "errors", "events", "responders", "schemas", "config", "toolcalls", "http", "observability", "health", "upstreams", "auth", "routing", "api", "routes", "."];
+const LAYERS = ["lib", "errors", "events", "responders", "schemas", "config", "toolcalls", "http", "observability", "health", "upstreams", "auth", "routing", "api", "batch", "routes", "."];
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const src = path.join(root, "src");

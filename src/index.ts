@@ -8,5 +8,11 @@ export { AuthGuard } from "./auth/auth-guard.ts";
 export { HealthHub } from "./health/health-hub.ts";
 export { ResponseStore } from "./api/responses/response-store.ts";
 export { RequestLog } from "./observability/request-log.ts";
+import { BatchStore } from "./batch/batch-store.ts";
+export { BatchStore };
 
-export default createApp();
+const app = createApp();
+// Batch lines run through this same app, in-process (src/batch/run-line.ts).
+BatchStore.dispatch = async (request, env, ctx) => app.fetch(request, env, ctx);
+
+export default app;

@@ -63,7 +63,8 @@ async function admit(c: Context<AppEnv>, config: Config, key: KeyRecord, kind: R
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
   const { defaultMaxTokens } = config.limits;
   const { rpm, concurrency, tokensPerDay } = key.limits;
-  if (rpm === undefined && concurrency === undefined && tokensPerDay === undefined) return new Meter(key, gate, undefined, waitUntil, defaultMaxTokens);
+  const batch = batchLineOf(c.env) !== undefined;
+  if (rpm === undefined && concurrency === undefined && tokensPerDay === undefined) return new Meter(key, gate, undefined, waitUntil, defaultMaxTokens, batch);
   // A hold whenever the key counts slots or reserves tokens: the pipeline's hook reserves on it.
   const hold = kind === "generate" && (concurrency !== undefined || tokensPerDay !== undefined);
   const admission = await gate.admit(key.limits, hold);
@@ -71,7 +72,7 @@ async function admit(c: Context<AppEnv>, config: Config, key: KeyRecord, kind: R
     if (admission.code === "invalid_api_key") throw new ProxyError({ status: 401, code: "invalid_api_key", message: admission.message });
     throw new ProxyError({ status: 429, code: admission.code, retryAfter: admission.retryAfter, message: admission.message });
   }
-  return new Meter(key, gate, admission.leaseId, waitUntil, defaultMaxTokens);
+  return new Meter(key, gate, admission.leaseId, waitUntil, defaultMaxTokens, batch);
 }
 
 /** Records routes that started no metered run; filters the model list to the key's allow-list. */

@@ -209,6 +209,19 @@ export const QueueSchema = z.strictObject({
   maxWaitMs: z.optional(z.int().check(z.gte(0), z.lte(600_000))),
 });
 
+export const BatchConfigSchema = z.strictObject({
+  /** Lines of one key's batches run at once (each still waits for an idle slot). */
+  concurrency: z.optional(z.int().check(z.gte(1), z.lte(64))),
+  /** The largest file a key may upload, in bytes. */
+  maxFileBytes: z.optional(z.int().check(z.gte(1024), z.lte(200 * 1024 * 1024))),
+  /** The most request lines in one batch file. */
+  maxLines: z.optional(z.int().check(z.gte(1), z.lte(50_000))),
+  /** The most files (inputs and results) one key keeps at once. */
+  maxFilesPerKey: z.optional(z.int().check(z.gte(1), z.lte(10_000))),
+  /** How long files and finished batches are kept, in days. */
+  retentionDays: z.optional(z.int().check(z.gte(1), z.lte(365))),
+});
+
 const score = z.number().check(z.gte(0), z.lte(1));
 
 export const ToolCallsConfigSchema = z.strictObject({
@@ -289,6 +302,8 @@ export const ConfigSchema = z.strictObject({
   queue: z.optional(QueueSchema),
   /** Which requests browser sessions may serve (see docs/security.md). */
   browser: z.optional(BrowserConfigSchema),
+  /** The Batch API's limits and its runner on idle capacity (see docs/configuration.md). */
+  batch: z.optional(BatchConfigSchema),
   /** The request log, capture and OpenTelemetry traces (see docs/observability.md). */
   observability: z.optional(ObservabilitySchema),
 });
