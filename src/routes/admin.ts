@@ -187,10 +187,15 @@ function isCalendarDay(value: string): boolean {
  * it): a llama-server, a browser session, or nothing (refused or failed before any target answered).
  */
 export function backendKind(backend: string): "llama" | "browser" | "none" {
-  if (backend.startsWith("llama:")) return "llama";
-  if (backend.startsWith("browser:")) return "browser";
+  // A batch line's row is its backend's, marked (src/auth/meter.ts).
+  const served = backend.startsWith(BATCH_PREFIX) ? backend.slice(BATCH_PREFIX.length) : backend;
+  if (served.startsWith("llama:")) return "llama";
+  if (served.startsWith("browser:")) return "browser";
   return "none";
 }
+
+/** How a batch line's usage row names its backend: `batch:<backend>`. */
+const BATCH_PREFIX = "batch:";
 
 type Counts = { requests: number; prompt_tokens: number; completion_tokens: number; errors: number };
 
@@ -219,6 +224,7 @@ export function summarize(rows: UsageRow[]) {
       model: r.model,
       backend: r.backend,
       kind: backendKind(r.backend),
+      batch: r.backend.startsWith(BATCH_PREFIX),
       requests: r.requests,
       prompt_tokens: r.promptTokens,
       completion_tokens: r.completionTokens,
