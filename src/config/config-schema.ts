@@ -210,6 +210,8 @@ export const QueueSchema = z.strictObject({
 });
 
 export const BatchConfigSchema = z.strictObject({
+  /** Slots of each server a batch line leaves free while interactive requests for its model came in the last 10 s (never every slot of a server). */
+  keepFreeSlots: z.optional(z.int().check(z.gte(0), z.lte(64))),
   /** Lines of one key's batches run at once (each still waits for an idle slot). */
   concurrency: z.optional(z.int().check(z.gte(1), z.lte(64))),
   /** The largest file a key may upload, in bytes. */

@@ -48,7 +48,7 @@ export interface Config {
   /** The admission queue: `maxWaitMs` 0 turns it off. */
   queue: { maxWaitMs: number };
   /** The Batch API (docs/api.md, "Batches"): limits, retention and the runner's concurrency. */
-  batch: { concurrency: number; maxFileBytes: number; maxLines: number; maxFilesPerKey: number; retentionDays: number };
+  batch: { keepFreeSlots: number; concurrency: number; maxFileBytes: number; maxLines: number; maxFilesPerKey: number; retentionDays: number };
   browser: {
     /** For a request whose key sets no `browser` policy, and a request without a key. */
     default: BrowserPolicy;
@@ -89,7 +89,7 @@ export const DEFAULTS = {
   circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 },
   health: { sampleMs: 1000, snapshotTtlMs: 1000, idleStopMs: 60_000 },
   queue: { maxWaitMs: 30_000 },
-  batch: { concurrency: 4, maxFileBytes: 50 * 1024 * 1024, maxLines: 50_000, maxFilesPerKey: 500, retentionDays: 30 },
+  batch: { keepFreeSlots: 1, concurrency: 4, maxFileBytes: 50 * 1024 * 1024, maxLines: 50_000, maxFilesPerKey: 500, retentionDays: 30 },
   observability: { log: true, maxRecords: 10_000, maxAgeMs: 7 * 24 * 3600 * 1000, capture: false, captureMaxBytes: 32 * 1024, captureMaxRecords: 1000, otlpTimeoutMs: 5000 },
 } as const;
 

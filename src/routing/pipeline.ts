@@ -96,7 +96,9 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
   // continuation or the raw text) may follow, reserved below; the refused attempt is charged its bound.
   const mayRefuse = !given && targets.some((t) => capabilitiesOf(t).continues !== null);
   const refusals = refusalBudget(1, request, (tokens) => scope.meter?.chargeGenerated(tokens));
-  const attemptOptions = (upstream: (t: Target) => Upstream): AttemptOptions => ({ ...scopeOptions(scope), request, config, signal: work.signal, deadlines, upstreamFor: upstream, refusals });
+  // A batch line leaves batch.keepFreeSlots of each server free for interactive requests.
+  const keepFree = scope.serviceClass === "batch" ? config.batch.keepFreeSlots : 0;
+  const attemptOptions = (upstream: (t: Target) => Upstream): AttemptOptions => ({ ...scopeOptions(scope), keepFree, request, config, signal: work.signal, deadlines, upstreamFor: upstream, refusals });
   // Only a chat request can be continued as a trailing assistant message; text completions cannot.
   const continuation: ContinuationPlan | undefined = given ? undefined : { targets, maxResumes: maxResumes(config, request.model), blocked: continuationBlocker(request) };
   const minScore = minToolCallScore(config, request.model);

@@ -4,7 +4,7 @@ import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import { serviceMs } from "../placement/expected-finish.ts";
 import { serviceEstimate } from "../placement/rank-servers.ts";
 import { DEFAULT_SPEEDS, type ServerLedger } from "../placement/server-ledger.ts";
-import { retryAfterSeconds, serverLoad, verdictFor, type Hosting, type Seat, type ServerLoad, type Verdict } from "./capacity.ts";
+import { keptFree, retryAfterSeconds, serverLoad, verdictFor, type Hosting, type Seat, type ServerLoad, type Verdict } from "./capacity.ts";
 import { FairQueue } from "./fair-queue.ts";
 
 /** One request's place in its model's line. */
@@ -27,6 +27,8 @@ export class Ticket {
     readonly priority: number,
     /** Where it may go; narrowed when a server turns out unable to take it (its prompt too long there). */
     public plan: readonly Seat[],
+    /** Slots it leaves free on a server (a batch line: batch.keepFreeSlots; capacity.ts keptFree). */
+    readonly keepFree = 0,
   ) {}
 
   /**
@@ -128,7 +130,7 @@ export class AdmissionQueue {
     if (drain !== undefined && drain !== t.plan.find((s) => s.server === server)?.model) return false;
     const load = this.load(server, snapshot);
     const mine = t.reserved === server ? 1 : 0;
-    if (load.busy - mine >= load.slots) return false;
+    if (load.busy - mine + keptFree(load.slots, t.keepFree) >= load.slots) return false;
     this.release(t);
     return true;
   }
@@ -225,13 +227,13 @@ export class AdmissionQueue {
 
   private verdict(t: Ticket, snapshot: HealthSnapshot): Verdict {
     const hosts = this.hosts;
-    if (!hosts) return verdictFor(t.plan, (server) => this.load(server, snapshot));
+    if (!hosts) return verdictFor(t.plan, (server) => this.load(server, snapshot), undefined, 0, t.keepFree);
     const drains = this.drains();
     const draining = (server: string, model: string): Hosting => {
       const d = drains.get(server);
       return d !== undefined && d !== model ? { rank: "no", loadMs: 0 } : hosts(server, model);
     };
-    return verdictFor(t.plan, (server) => this.load(server, snapshot), draining, Date.now() - t.arrivedAt);
+    return verdictFor(t.plan, (server) => this.load(server, snapshot), draining, Date.now() - t.arrivedAt, t.keepFree);
   }
 
   /**

@@ -20,6 +20,8 @@ export interface WaitOptions {
   /** The request's key id (null without one) and its priority: whose turn it takes. */
   key: string | null;
   priority: number;
+  /** Slots it leaves free on each server (a batch line: batch.keepFreeSlots). */
+  keepFree?: number;
   /** `queue.maxWaitMs`: from its arrival, the longest it waits in line. */
   maxWaitMs: number;
   /** Aborted when the client leaves: it leaves the line at once. */
@@ -53,6 +55,7 @@ export class AdmissionWait {
       model: opts.model,
       key: opts.key,
       priority: opts.priority,
+      ...(opts.keepFree ? { keepFree: opts.keepFree } : {}),
       plan: targets.map((t) => {
         const server = gatedServer(t) ?? null;
         const model = server !== null ? pooledModel(t, opts.model) : undefined;

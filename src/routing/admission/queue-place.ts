@@ -39,6 +39,26 @@ export function waitingFor(model: string): number {
  */
 export const CONTINUATION_PRIORITY = admissionLevel("priority", KEY_PRIORITY_MAX + 1);
 
+/**
+ * A batch line leaves slots free only while interactive requests for its model came lately: on a
+ * pool idle this long it may take every slot (its throughput is the servers'), and the first
+ * interactive request after the lull waits at most for one line to end.
+ */
+export const INTERACTIVE_RECENT_MS = 10_000;
+const lastInteractive = new Map<string, number>();
+
+/** The slots a new request leaves free: an interactive one (0) is noted; a batch line's keepFree holds while interactive requests are recent. */
+function keepFreeNow(model: string, keepFree: number, now: number): number {
+  if (keepFree <= 0) {
+    // Bounded: in zero config any model name is a line; stale names go when the map grows.
+    if (lastInteractive.size >= 1024 && !lastInteractive.has(model)) for (const [m, t] of lastInteractive) if (now - t >= INTERACTIVE_RECENT_MS) lastInteractive.delete(m);
+    if (lastInteractive.size < 1024 || lastInteractive.has(model)) lastInteractive.set(model, now);
+    return 0;
+  }
+  const last = lastInteractive.get(model);
+  return last !== undefined && now - last < INTERACTIVE_RECENT_MS ? keepFree : 0;
+}
+
 /** A waiter looks again this often (jittered up to a third more): other isolates' requests end only in the `/slots` sample. */
 const POLL_MS = 300;
 
@@ -48,6 +68,8 @@ export interface PlaceOptions {
   key: string | null;
   priority: number;
   plan: readonly Seat[];
+  /** Slots it leaves free on each server (a batch line's batch.keepFreeSlots); 0 by default. */
+  keepFree?: number;
   maxWaitMs: number;
   /** Aborted when the client leaves: it leaves the line at once. */
   signal: AbortSignal;
@@ -67,7 +89,7 @@ export class QueuePlace {
   private readonly deadline: number;
 
   constructor(private readonly opts: PlaceOptions) {
-    this.ticket = new Ticket(opts.model, opts.key ?? "", opts.priority, opts.plan);
+    this.ticket = new Ticket(opts.model, opts.key ?? "", opts.priority, opts.plan, keepFreeNow(opts.model, opts.keepFree ?? 0, this.arrivedAt));
     this.deadline = this.arrivedAt + opts.maxWaitMs;
   }
 

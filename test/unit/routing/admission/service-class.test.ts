@@ -3,6 +3,7 @@ import { FairQueue } from "../../../../src/routing/admission/fair-queue.ts";
 import { admissionLevel, classAbove, type AdmissionClass } from "../../../../src/routing/admission/service-class.ts";
 import { CONTINUATION_PRIORITY } from "../../../../src/routing/admission/queue-place.ts";
 import { askedTier, servedTier } from "../../../../src/auth/service-tier.ts";
+import { keptFree, verdictFor } from "../../../../src/routing/admission/capacity.ts";
 import { KEY_PRIORITY_MAX } from "../../../../src/auth/key-record.ts";
 
 const drain = (q: FairQueue<string>) => [...(function* () {
@@ -50,5 +51,19 @@ describe("service_tier", () => {
     expect(servedTier("priority", "priority")).toBe("priority");
     expect(servedTier("flex", "default")).toBe("flex");
     expect(servedTier("default", "flex")).toBe("flex");
+  });
+});
+
+describe("a batch line leaves slots free (batch.keepFreeSlots)", () => {
+  const plan = [{ server: "s" }];
+  const load = (slots: number, busy: number) => () => ({ slots, busy });
+  it("takes a slot only while keepFree others stay free, but never needs every slot of a server", () => {
+    expect(verdictFor(plan, load(2, 0), undefined, 0, 1).kind).toBe("free");
+    expect(verdictFor(plan, load(2, 1), undefined, 0, 1).kind).toBe("full");
+    expect(verdictFor(plan, load(2, 1), undefined, 0, 0).kind).toBe("free");
+    expect(verdictFor(plan, load(1, 0), undefined, 0, 1).kind).toBe("free");
+    expect(verdictFor(plan, load(4, 2), undefined, 0, 2).kind).toBe("full");
+    expect(keptFree(1, 1)).toBe(0);
+    expect(keptFree(8, 2)).toBe(2);
   });
 });
