@@ -279,16 +279,16 @@ describe("Batch API on the pool, with the openai client", () => {
 
 describe("usage and the request log count batch lines", () => {
   it("the key's usage rows for batch lines are marked batch, the request log names each line", async () => {
-    const usage = await (await fetch(`${proxy.url}/v1/usage`, { headers: { authorization: `Bearer ${client.apiKey}` } })).json();
+    const usage = /** @type {any} */ (await (await fetch(`${proxy.url}/v1/usage`, { headers: { authorization: `Bearer ${client.apiKey}` } })).json());
     const batchRows = usage.usage.filter((/** @type {any} */ r) => r.batch);
     assert.ok(batchRows.length > 0, JSON.stringify(usage.usage));
     for (const r of batchRows) {
       assert.match(r.backend, /^batch:/);
       assert.equal(r.kind, "llama");
     }
-    assert.ok(batchRows.reduce((n, /** @type {any} */ r) => n + r.requests, 0) >= 97);
+    assert.ok(batchRows.reduce((/** @type {number} */ n, /** @type {any} */ r) => n + r.requests, 0) >= 97);
     assert.ok(usage.usage.some((/** @type {any} */ r) => !r.batch && r.requests >= 8), "the interactive requests' own row");
-    const log = await (await fetch(`${proxy.url}/v1/admin/requests?limit=200`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
+    const log = /** @type {any} */ (await (await fetch(`${proxy.url}/v1/admin/requests?limit=200`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json());
     const lines = (log.data ?? []).filter((/** @type {any} */ r) => /^batch_[A-Za-z0-9]+:\d+$/.test(r.client_request_id ?? ""));
     assert.ok(lines.length > 0, JSON.stringify(log).slice(0, 500));
   });
@@ -308,11 +308,11 @@ describe("service_tier", () => {
     // Above the key's cap (default: up to `default`): served at the cap, as OpenAI does.
     assert.equal(await ask(client, "priority"), "default");
     await assert.rejects(ask(client, "gold"), (e) => e instanceof OpenAI.BadRequestError && /service_tier/.test(e.message));
-    const keys = await (await fetch(`${proxy.url}/v1/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json();
+    const keys = /** @type {any} */ (await (await fetch(`${proxy.url}/v1/admin/keys`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json());
     const id = keys.data.find((/** @type {any} */ k) => k.name === "batcher").id;
     const patched = await fetch(`${proxy.url}/v1/admin/keys/${id}`, { method: "PATCH", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify({ maxServiceTier: "priority" }) });
     assert.equal(patched.status, 200, await patched.clone().text());
-    assert.equal((await patched.json()).maxServiceTier, "priority");
+    assert.equal(/** @type {any} */ (await patched.json()).maxServiceTier, "priority");
     // The key cache holds a record up to 5 s.
     const deadline = Date.now() + 8000;
     while ((await ask(client, "priority")) !== "priority") {
@@ -321,7 +321,7 @@ describe("service_tier", () => {
     }
     const resp = await client.responses.create(/** @type {any} */ ({ model: "one", input: "hi", max_output_tokens: 8, service_tier: "priority", grammar: grammar("ok") }));
     assert.equal(resp.service_tier, "priority");
-    const msg = await (await fetch(`${proxy.url}/v1/messages`, { method: "POST", headers: { "x-api-key": String(client.apiKey), "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify({ model: "one", max_tokens: 8, messages: [{ role: "user", content: "hi" }], service_tier: "auto", grammar: grammar("ok") }) })).json();
+    const msg = /** @type {any} */ (await (await fetch(`${proxy.url}/v1/messages`, { method: "POST", headers: { "x-api-key": String(client.apiKey), "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify({ model: "one", max_tokens: 8, messages: [{ role: "user", content: "hi" }], service_tier: "auto", grammar: grammar("ok") }) })).json());
     assert.equal(msg.usage.service_tier, "standard");
   });
 });
