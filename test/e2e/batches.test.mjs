@@ -148,6 +148,15 @@ describe("Batch API on the pool, with the openai client", () => {
       assert.equal(r.choices[0]?.message.content, `live ${i}`);
       assert.equal(r.service_tier, "default");
     }
+    // The status page and /metrics show the batch while it runs.
+    const status = /** @type {any} */ (await (await fetch(`${proxy.url}/v1/admin/status`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json());
+    const shown = status.batches.find((/** @type {any} */ b) => b.id === batchId);
+    assert.ok(shown, JSON.stringify(status.batches));
+    assert.equal(shown.key, "batcher");
+    assert.equal(shown.request_counts.total, 101);
+    const metrics = await (await fetch(`${proxy.url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+    assert.match(metrics, /^switchyard_batches_active [1-9]/m);
+    assert.match(metrics, /^switchyard_batch_lines\{state="pending"\} \d+/m);
     const during = await client.batches.retrieve(batchId);
     assert.ok(during.status === "in_progress" || during.status === "finalizing" || during.status === "completed");
 
