@@ -53,10 +53,12 @@ export class BatchStore extends DurableObject<Env> {
   }
 
   getFile(id: string): FileRecord | null {
+    this.prune();
     return this.rows.file(id);
   }
 
   listFiles(opts: { after?: string; limit: number; purpose?: string; order: "asc" | "desc" }): { data: FileRecord[]; has_more: boolean } {
+    this.prune();
     return this.rows.files(opts);
   }
 
@@ -110,6 +112,7 @@ export class BatchStore extends DurableObject<Env> {
   }
 
   listBatches(opts: { after?: string; limit: number }): { data: Batch[]; has_more: boolean } {
+    this.prune();
     return this.rows.batches(opts);
   }
 
@@ -152,7 +155,9 @@ export class BatchStore extends DurableObject<Env> {
     } finally {
       this.stepping = false;
     }
-    if (this.rows.activeBatches().length) await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
+    // The alarm is the runner's backstop while a batch is active (a line's end also steps it): set
+    // once, not on every step, and again by the alarm itself.
+    if (this.rows.activeBatches().length && (await this.ctx.storage.getAlarm()) === null) await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
   }
 
   /** Each active batch moved on (validated, expired, cancelled, finished), then idle slots filled with lines. */
@@ -235,7 +240,7 @@ export class BatchStore extends DurableObject<Env> {
     this.ctx.waitUntil(run);
   }
 
-  /** Files and finished batches past their retention go (R2 objects with them). */
+  /** Files and finished batches past their retention go (R2 objects with them): whenever the owner lists, reads or uploads. */
   private prune(): void {
     const nowS = Math.floor(Date.now() / 1000);
     for (const key of this.rows.pruneExpired(nowS, this.limits.retentionDays * 86400, TERMINAL)) this.ctx.waitUntil(this.env.BATCH_FILES.delete(key));
