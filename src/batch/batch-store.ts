@@ -23,8 +23,8 @@ export class BatchStore extends DurableObject<Env> {
   static dispatch: Dispatch | undefined;
 
   private readonly rows: BatchRows;
-  /** Lines in flight here, by `<batch>:<line>`. */
-  private readonly running = new Map<string, Promise<void>>();
+  /** Lines in flight here, by `<batch>:<line>`, each with its abort (cancel and expiry end them at once). */
+  private readonly running = new Map<string, { run: Promise<void>; abort: AbortController }>();
   /** Lines put back (no idle slot, the key's limits): not before this time. */
   private readonly notBefore = new Map<string, number>();
   private stepping = false;
@@ -121,7 +121,10 @@ export class BatchStore extends DurableObject<Env> {
     const batch = this.rows.batch(id);
     if (!batch) return null;
     const moved = advance(batch, "cancel", Math.floor(Date.now() / 1000));
-    if (moved !== batch) this.rows.saveBatch(moved);
+    if (moved !== batch) {
+      this.rows.saveBatch(moved);
+      this.abortLines(id);
+    }
     this.kick();
     return this.rows.batch(id);
   }
@@ -170,6 +173,7 @@ export class BatchStore extends DurableObject<Env> {
       if ((b.status === "in_progress" || b.status === "validating") && b.expires_at !== null && nowS >= b.expires_at) {
         b = advance(b, "expire", nowS);
         this.rows.saveBatch(b, { expiring: true });
+        this.abortLines(b.id);
       }
       if (b.status === "in_progress" && !this.rows.hasPending(b.id) && !this.runningOf(b.id)) {
         b = advance(b, "drained", nowS);
@@ -180,6 +184,14 @@ export class BatchStore extends DurableObject<Env> {
       }
     }
     this.startLines();
+  }
+
+  /**
+   * Ends the batch's lines in flight (cancel, expiry): one still waiting for a slot leaves the line at
+   * once, one generating stops; each is then a line not run (batch_cancelled, batch_expired).
+   */
+  private abortLines(batchId: string): void {
+    for (const [k, line] of this.running) if (k.startsWith(`${batchId}:`)) line.abort.abort();
   }
 
   private runningOf(batchId: string): number {
@@ -219,10 +231,12 @@ export class BatchStore extends DurableObject<Env> {
     const meta = this.rows.batchMeta(line.batch_id)!;
     this.rows.markRunning(line.batch_id, line.line);
     const ctx = { waitUntil: (p: Promise<unknown>) => this.ctx.waitUntil(p), passThroughOnException() {}, props: {} } as unknown as ExecutionContext;
-    const run = runLine(dispatch, this.env, ctx, { endpoint: meta.endpoint, body: JSON.parse(line.body) as Record<string, unknown>, mark: new BatchLineMark(meta.keyId, line.batch_id, line.custom_id), clientId: k })
+    const abort = new AbortController();
+    const run = runLine(dispatch, this.env, ctx, { endpoint: meta.endpoint, body: JSON.parse(line.body) as Record<string, unknown>, mark: new BatchLineMark(meta.keyId, line.batch_id, line.custom_id), clientId: k, signal: abort.signal })
       .then((outcome) => {
-        if (outcome.kind === "later") {
-          this.notBefore.set(k, Date.now() + outcome.afterMs);
+        // A line ended by cancel or expiry is a line not run, unless its answer was complete.
+        if (outcome.kind === "later" || (abort.signal.aborted && (outcome.status < 200 || outcome.status >= 300))) {
+          if (outcome.kind === "later") this.notBefore.set(k, Date.now() + outcome.afterMs);
           this.rows.markPending(line.batch_id, line.line);
           return;
         }
@@ -230,13 +244,14 @@ export class BatchStore extends DurableObject<Env> {
         this.rows.markAnswered(line.batch_id, line.line, randomId("batch_req_", 24), outcome);
       })
       .catch((e: unknown) => {
+        if (abort.signal.aborted) return this.rows.markPending(line.batch_id, line.line);
         this.rows.markAnswered(line.batch_id, line.line, randomId("batch_req_", 24), { status: 500, requestId: "", body: { error: { message: String(e), type: "server_error", code: "internal_error", param: null } }, usage: { input: 0, output: 0 } });
       })
       .finally(() => {
         this.running.delete(k);
         this.kick();
       });
-    this.running.set(k, run);
+    this.running.set(k, { run, abort });
     this.ctx.waitUntil(run);
   }
 

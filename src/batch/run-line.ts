@@ -22,6 +22,8 @@ export interface LineRequest {
   mark: BatchLineMark;
   /** The request log's client id for the line (`<batch id>:<line>`), so the log shows it as a batch line. */
   clientId: string;
+  /** Aborted when the batch is cancelled or expires: the line leaves the admission line, or stops generating. */
+  signal: AbortSignal;
 }
 
 export async function runLine(dispatch: Dispatch, env: Env, ctx: ExecutionContext, line: LineRequest): Promise<LineOutcome> {
@@ -31,6 +33,7 @@ export async function runLine(dispatch: Dispatch, env: Env, ctx: ExecutionContex
     method: "POST",
     headers: { "content-type": "application/json", "x-client-request-id": line.clientId },
     body: JSON.stringify(body),
+    signal: line.signal,
   });
   const res = await dispatch(request, { ...env, [BATCH_LINE_ENV]: line.mark } as Env, ctx);
   const text = await res.text();
