@@ -137,6 +137,8 @@ export class BatchStore extends DurableObject<Env> {
   // ---- the runner ----
 
   override async alarm(): Promise<void> {
+    // The alarm running now is spent (getAlarm still names it until it returns): the next one first.
+    if (this.rows.activeBatches().length) await this.ctx.storage.setAlarm(Date.now() + TICK_MS);
     await this.step();
   }
 
