@@ -40,7 +40,9 @@ const llama = await startLlamaServer({ parallel: SLOTS, args: ["-t", "1"] });
 const proxy = await startSwitchyard({
   vars: { SWITCHYARD_CONFIG: { models: { one: { targets: [{ kind: "llama", url: llama.url }] } }, health: { sampleMs: 200, snapshotTtlMs: 200 }, batch: { concurrency: 4 } } },
 });
-const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: "dev", maxRetries: 0 });
+// A credential of its own each run: in open mode the batches' owner is the credential, and wrangler
+// dev keeps Durable Object state between runs, so a run never inherits an earlier run's batches.
+const client = new OpenAI({ baseURL: `${proxy.url}/v1`, apiKey: `bench-${Date.now()}-${Math.random().toString(36).slice(2)}`, maxRetries: 0 });
 
 /** One streamed interactive request: ms to its first content delta. */
 async function ttft(/** @type {number} */ i) {
