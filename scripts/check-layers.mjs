@@ -2,6 +2,8 @@
 // belongs to a layer, named by its first segment; a file imports only from its own layer or a lower
 // one, and no two folders import each other, even through a third. Every import counts, `import type`
 // and `import("…")` types too: a type that reaches upward ties the layers as much as a value does.
+// And each API's folder, src/api/<surface>/, has one door: from outside the folder only its index.ts
+// is imported (docs/architecture.md, "One door per API").
 //
 //   node scripts/check-layers.mjs     exit 0 and one summary line, or exit 1 listing file:line → target
 //
@@ -13,7 +15,10 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 
 /** The layers, lowest first. "." is the files at the top of src/ (app.ts, index.ts). */
-const LAYERS = ["lib", "errors", "events", "responders", "schemas", "config", "toolcalls", "http", "observability", "health", "upstreams", "auth", "routing", "api", "batch", "routes", "."];
+const LAYERS = ["lib", "errors", "events", "responders", "schemas", "config", "toolcalls", "http", "observability", "health", "upstreams", "auth", "routing", "api", "batch", "middleware", "routes", "."];
+
+/** The folders under src/api/ that are no API and so no door: the generated wire types every surface is typed by. */
+const NOT_DOORS = new Set(["api/wire"]);
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const src = path.join(root, "src");
@@ -77,6 +82,23 @@ for (const e of edges) {
   const from = layerOf(folderOf(e.from));
   const to = layerOf(folderOf(e.to));
   if (to > from) problems.push(`${shown(e.from)}:${e.line} → ${shown(e.to)} (upward: ${LAYERS[from]} imports ${LAYERS[to]})`);
+}
+
+// Doors: an import into src/api/<surface>/ from outside it names that folder's index.ts.
+/** The API folder a folder is in ("api/chat" for "api/chat" and its subfolders), or null. @param {string} folder */
+const doorOf = (folder) => {
+  const [top, surface] = folder.split("/");
+  const door = `${top}/${surface}`;
+  return top === "api" && surface !== undefined && !NOT_DOORS.has(door) ? door : null;
+};
+let doorImports = 0;
+for (const e of edges) {
+  const door = doorOf(folderOf(e.to));
+  if (door === null || doorOf(folderOf(e.from)) === door) continue;
+  doorImports++;
+  if (folderOf(e.to) !== door || path.basename(e.to) !== "index.ts") {
+    problems.push(`${shown(e.from)}:${e.line} → ${shown(e.to)} (behind the door of src/${door}/: from outside that folder import only src/${door}/index.ts)`);
+  }
 }
 
 // Folder cycles, within a layer too: the strongly connected components of the folder graph (Tarjan).
@@ -163,4 +185,4 @@ if (problems.length) {
   for (const p of problems) console.error(`  ${p}`);
   process.exit(1);
 }
-console.log(`check-layers: ${files.length} files, ${edges.length} imports, ${new Set(files.map(folderOf)).size} folders in ${LAYERS.length} layers: no upward import, no folder cycle (${ms} ms)`);
+console.log(`check-layers: ${files.length} files, ${edges.length} imports, ${new Set(files.map(folderOf)).size} folders in ${LAYERS.length} layers: no upward import, no folder cycle; ${doorImports} imports into src/api/, each through its door (${ms} ms)`);

@@ -5,9 +5,11 @@ import { join } from "node:path";
 
 export const NODE_LLAMA_CPP_VERSION = "3.21.1";
 
+/** The folder of every slow build the tests cache: $SWITCHYARD_CACHE, else ~/.cache/switchyard. */
+export const cacheBase = () => process.env.SWITCHYARD_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "switchyard");
+
 export function llamaCache() {
-  const base = process.env.SWITCHYARD_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "switchyard");
-  const root = join(base, `llama-server-${NODE_LLAMA_CPP_VERSION}`);
+  const root = join(cacheBase(), `llama-server-${NODE_LLAMA_CPP_VERSION}`);
   return {
     root,
     bin: join(root, "bin/llama-server"),

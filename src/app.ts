@@ -3,31 +3,32 @@
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "./auth/app-env.ts";
 import { loadConfig } from "./config/load-config.ts";
-import { anthropicErrorResponse } from "./api/messages/anthropic-error.ts";
+import { chatApi } from "./api/chat/index.ts";
+import { completionsApi } from "./api/completions/index.ts";
+import { anthropicErrorResponse, messagesApi } from "./api/messages/index.ts";
+import { compactApi, responsesApi } from "./api/responses/index.ts";
 import { errorResponse, toProxyError } from "./errors/error-envelope.ts";
 import { ProxyError } from "./errors/proxy-error.ts";
-import { randomId } from "./lib/ids.ts";
-import { chatCompletions } from "./routes/chat-completions.ts";
+import { generate } from "./routes/generate.ts";
+import { isolateState } from "./routing/isolate/isolate-state.ts";
 import { getModel, listModels } from "./routes/models.ts";
 import { rewriteToolCallsRoute } from "./routes/tool-calls-rewrite.ts";
-import { responses } from "./routes/responses.ts";
-import { compactResponses } from "./routes/responses-compact.ts";
 import { responsesSocket } from "./routes/responses-socket.ts";
 import { deleteStoredResponse, getStoredResponse, listInputItems } from "./routes/stored-responses.ts";
-import { countTokens, messages } from "./routes/messages.ts";
-import { completions } from "./routes/completions.ts";
+import { countTokens } from "./routes/count-tokens.ts";
 import { embeddings } from "./routes/embeddings.ts";
 import { connectSession, issueSessionTicket, listOfferedModels } from "./routes/sessions.ts";
-import { authMiddleware } from "./auth/middleware.ts";
+import { authMiddleware } from "./middleware/auth.ts";
 import type { RouteKind } from "./auth/scopes.ts";
-import { corsMiddleware } from "./auth/cors.ts";
+import { corsMiddleware } from "./middleware/cors.ts";
 import { authMode } from "./auth/principal.ts";
 import { metrics } from "./routes/metrics.ts";
 import { status } from "./routes/status.ts";
 import { adminUsage, createKey, listKeys, revokeKey, updateKey } from "./routes/admin.ts";
 import { ownUsage } from "./routes/usage.ts";
 import { getRequest, listRequests, observabilityStatus } from "./routes/admin-requests.ts";
-import { observeRequests } from "./routes/observe-requests.ts";
+import { observeRequests } from "./middleware/observe-requests.ts";
+import { requestIds } from "./middleware/request-id.ts";
 import { deleteFile, fileContent, getFile, listFiles, uploadFile } from "./routes/files.ts";
 import { cancelBatch, createBatch, getBatch, listBatches } from "./routes/batches.ts";
 
@@ -64,6 +65,9 @@ async function page(c: Context<AppEnv>): Promise<Response> {
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
 
+// Every generating API through one handler (src/routes/generate.ts), by its door (src/api/<surface>/index.ts).
+const chatCompletions = generate(chatApi);
+
 /**
  * Every route: the one table the router, the 405 answer (its Allow header) and each route's
  * authentication and limits are built from. A route's kind (src/auth/scopes.ts) is declared here, next
@@ -78,17 +82,17 @@ const ROUTES: ReadonlyArray<readonly [Method, string, RouteKind, (c: Context<App
   ["GET", "/v1/models", "chat", listModels],
   ["GET", "/v1/models/:id{.+}", "chat", getModel],
   ["POST", "/v1/tool_calls/rewrite", "chat", rewriteToolCallsRoute],
-  ["POST", "/v1/responses", "generate", responses],
+  ["POST", "/v1/responses", "generate", generate(responsesApi)],
   // The socket needs the key's chat scope; each response sent over it is its own generating request.
   ["GET", "/v1/responses", "chat", (c) => responsesSocket(c, dispatchWithin(c))],
   ["GET", "/responses", "chat", (c) => responsesSocket(c, dispatchWithin(c))],
-  ["POST", "/v1/responses/compact", "generate", compactResponses],
+  ["POST", "/v1/responses/compact", "generate", generate(compactApi)],
   ["GET", "/v1/responses/:id/input_items", "chat", listInputItems],
   ["GET", "/v1/responses/:id", "chat", getStoredResponse],
   ["DELETE", "/v1/responses/:id", "chat", deleteStoredResponse],
   ["POST", "/v1/messages/count_tokens", "chat", countTokens],
-  ["POST", "/v1/messages", "generate", messages],
-  ["POST", "/v1/completions", "generate", completions],
+  ["POST", "/v1/messages", "generate", generate(messagesApi)],
+  ["POST", "/v1/completions", "generate", generate(completionsApi)],
   ["POST", "/v1/embeddings", "generate", embeddings],
   ["GET", "/v1/sessions", "serve", connectSession],
   ["POST", "/v1/sessions/ticket", "serve", issueSessionTicket],
@@ -148,29 +152,16 @@ function matchAllowed(path: string): string[] {
 // Every request asks: the fixed paths (the hot ones among them) are answered from a table made once.
 const STATIC_ALLOWED = new Map(ROUTES.filter(([, path]) => !path.includes(":")).map(([, path]) => [path, matchAllowed(path)] as const));
 
-/** The id a client sent for its request (`x-client-request-id`, else `x-request-id`), when it is 1–128 of `A-Za-z0-9._:-`. */
-function clientRequestId(headers: Headers): string | undefined {
-  const sent = headers.get("x-client-request-id") ?? headers.get("x-request-id");
-  return sent && /^[A-Za-z0-9._:-]{1,128}$/.test(sent) ? sent : undefined;
-}
-
 const isMessagesPath = (path: string) => path === "/v1/messages" || path.startsWith("/v1/messages/");
 
 export function createApp(): Hono<AppEnv> {
+  // The isolate's routing state (ledger, pool, admission line), its listeners on the hub registered.
+  isolateState();
   const app = new Hono<AppEnv>();
 
-  // The request's id is always Switchyard's own, so a client cannot name another request's log
-  // record; the id a client sent (OpenAI's clients: x-client-request-id) is kept beside it and echoed.
-  app.use(async (c, next) => {
-    const id = randomId("req_", 20);
-    c.set("requestId", id);
-    const client = clientRequestId(c.req.raw.headers);
-    if (client) c.set("clientRequestId", client);
-    await next();
-    c.res.headers.set("x-request-id", id);
-    if (client) c.res.headers.set("x-client-request-id", client);
-  });
-
+  // What wraps every request (src/middleware/): its id, CORS, then (below) the 405, the request log
+  // and traces, and each route's authentication and limits.
+  app.use(requestIds());
   app.use(corsMiddleware());
 
   // A known path asked with another method: 405 naming the ones it takes, before authentication (a

@@ -6,8 +6,9 @@ export { KeyStore } from "./auth/key-store.ts";
 export { KeyGate } from "./auth/key-gate.ts";
 export { AuthGuard } from "./auth/auth-guard.ts";
 export { HealthHub } from "./health/health-hub.ts";
-export { ResponseStore } from "./api/responses/response-store.ts";
+export { ResponseStore } from "./api/responses/index.ts";
 export { RequestLog } from "./observability/request-log.ts";
+export { AdmissionHub } from "./routing/admission/admission-hub.ts";
 import { BatchStore } from "./batch/batch-store.ts";
 export { BatchStore };
 

@@ -1,10 +1,11 @@
 // The Switchyard page: check WebGPU, offer the models this browser can run (the deployment's GGUF
-// files with llama.cpp in WebAssembly, web-llm's MLC models on WebGPU, or a local .gguf file), load
-// one with real progress, chat with it, and serve it for the team through the relay. The engines sit
-// behind one interface (engines/engine.js); the session client never knows which one answers.
+// files with llama.cpp in WebAssembly, its self-hosted web-llm models and web-llm's own on WebGPU, or
+// a local .gguf file), load one with real progress, chat with it, and serve it for the team through
+// the relay. The engines sit behind one interface (engines/engine.js); the session client never knows
+// which one answers.
 import { checkWebGPU } from "./capabilities.js";
-import { describeError } from "./describe-error.js";
-import { modelsThatFit } from "./models.js";
+import { describeError } from "./describe-error.ts";
+import { deploymentModels, modelsThatFit, withDeploymentRecords } from "./models.ts";
 import { ServeSession } from "./serve.js";
 import { readServeLink } from "./serve-link.ts";
 import { fetchOfferedModels } from "./offered-models.js";
@@ -38,6 +39,7 @@ const $ = (id) => /** @type {Elements[Id]} */ (document.getElementById(id));
 /**
  * @type {{
  *   webllm: typeof import("@mlc-ai/web-llm") | null,
+ *   appConfig: import("@mlc-ai/web-llm").AppConfig | null,
  *   engine: import("./engines/engine.js").Engine | null,
  *   caps: import("./capabilities.js").WebGPUCheck | null,
  *   session: ServeSession | null,
@@ -46,7 +48,7 @@ const $ = (id) => /** @type {Elements[Id]} */ (document.getElementById(id));
  *   history: Array<{ role: "user" | "assistant", content: string }>,
  * }}
  */
-const state = { webllm: null, engine: null, caps: null, session: null, ggufs: new Map(), rate: null, history: [] };
+const state = { webllm: null, appConfig: null, engine: null, caps: null, session: null, ggufs: new Map(), rate: null, history: [] };
 const link = readServeLink(location, sessionStorage, history);
 
 /**
@@ -88,12 +90,27 @@ async function main() {
       notes.push(`The web-llm library could not be loaded (${e instanceof Error ? e.message : e}). Run npm install, then reload.`);
     }
   }
+  const selfHosted = offered.filter((m) => m.mlc).map((m) => m.model);
   if (state.webllm) {
-    const models = modelsThatFit(state.webllm.prebuiltAppConfig.model_list, caps);
+    // The deployment's self-hosted records join web-llm's list (and replace its own record of an id).
+    const { appConfig, records } = withDeploymentRecords(state.webllm.prebuiltAppConfig, offered, location.href);
+    state.appConfig = appConfig;
+    const own = deploymentModels(records, caps);
+    if (own.fit.length) {
+      const group = Object.assign(document.createElement("optgroup"), { label: "This deployment's web-llm models (WebGPU)" });
+      group.append(...own.fit.map((m) => option(m.id, `${m.id}${m.embedding ? " (embeddings only)" : ""} — web-llm, from this deployment's own server`)));
+      groups.push(group);
+      notes.push(`${own.fit.length} web-llm ${own.fit.length === 1 ? "model" : "models"} of this deployment ${own.fit.length === 1 ? "runs" : "run"} on this GPU, fetched from the team's own server.`);
+    }
+    if (own.needF16.length) notes.push(`${own.needF16.join(", ")} of this deployment ${own.needF16.length === 1 ? "needs" : "need"} 16-bit shaders (shader-f16), which this GPU lacks.`);
+    const ownIds = new Set(records.map((r) => r.model_id));
+    const models = modelsThatFit(state.webllm.prebuiltAppConfig.model_list.filter((r) => !ownIds.has(r.model_id)), caps);
     const group = Object.assign(document.createElement("optgroup"), { label: "web-llm models (WebGPU)" });
     group.append(...models.map((m) => option(m.id, `${m.id}${m.embedding ? " (embeddings only)" : ""} — needs about ${m.vramMB} MB of GPU memory`)));
     groups.push(group);
     notes.push(`${models.length} web-llm models fit this GPU, smallest first. The first load downloads the weights once; later loads come from the browser cache.`);
+  } else if (selfHosted.length && !caps.ok) {
+    notes.push(`This deployment's web-llm ${selfHosted.length === 1 ? "model" : "models"} (${selfHosted.join(", ")}) ${selfHosted.length === 1 ? "needs" : "need"} WebGPU, which this browser lacks.`);
   }
   $("model").replaceChildren(...groups);
   show("models-note", notes.join(" ") || "No model runs here: open a local .gguf file below.");
@@ -110,7 +127,7 @@ const NO_GGUF = "This browser cannot run GGUF models: llama.cpp in WebAssembly n
  * @param {string} model
  */
 async function startFromLink(model) {
-  if (!state.ggufs.has(model) && !state.webllm?.prebuiltAppConfig.model_list.some((r) => r.model_id === model)) {
+  if (!state.ggufs.has(model) && !state.appConfig?.model_list.some((r) => r.model_id === model)) {
     show("load-error", `The link asks for ${model}, which this deployment does not offer to tabs and web-llm does not know; pick a model below.`, "error");
     return;
   }
@@ -162,7 +179,7 @@ async function load() {
     } else {
       if (!state.webllm) throw new Error("web-llm is not available in this browser (it needs WebGPU).");
       const { loadWebLlmEngine } = await import("./engines/web-llm-engine.js");
-      state.engine = await loadWebLlmEngine({ webllm: state.webllm, model: choice.model, adapter, onProgress });
+      state.engine = await loadWebLlmEngine({ webllm: state.webllm, model: choice.model, appConfig: state.appConfig ?? undefined, adapter, onProgress });
     }
     const engine = state.engine;
     state.history = [];
@@ -177,7 +194,7 @@ async function load() {
     if (!link.token) show("serve-status", "To serve, open the link that `npm start` printed (it carries the serve token in the part after #).");
     return true;
   } catch (e) {
-    show("load-error", describeError(e), "error");
+    show("load-error", describeError(e, { webLlmVersion: state.webllm?.modelVersion }), "error");
     show("progress-text", "");
     return false;
   } finally {

@@ -3,7 +3,7 @@
 // request goes to the engine (engines/engine.js, web-llm or llama.cpp alike) by its `endpoint`: chat
 // (absent) and "completions" → engine.generate, "embeddings" → engine.embed (one chunk, the whole answer).
 import { MAX_MESSAGE_BYTES, PING_TEXT, RELAY_VERSION, messageBytes, parseHubMessage } from "../src/schemas/relay.ts";
-import { errorParts } from "./describe-error.js";
+import { errorParts } from "./describe-error.ts";
 import { decodeRate } from "./engines/engine.js";
 
 /**

@@ -11,10 +11,9 @@ import { readJsonBody } from "../../src/http/read-json-body.ts";
 import { Deadlines } from "../../src/lib/deadlines.ts";
 import { EventReader } from "../../src/routing/attempt/event-reader.ts";
 import { runChat } from "../../src/routing/pipeline.ts";
-import { requestScope } from "../../src/routes/request-scope.ts";
-import { chatCompletions } from "../../src/routes/chat-completions.ts";
+import { generate, requestScope } from "../../src/routes/generate.ts";
 import type { LlamaTarget } from "../../src/config/config-schema.ts";
-import { validateChatRequest } from "../../src/api/chat/validate-chat-request.ts";
+import { chatApi, validateChatRequest } from "../../src/api/chat/index.ts";
 import { CompletionAggregator } from "../../src/api/chat/completion-aggregator.ts";
 import { jsonResponse } from "../../src/responders/json-response.ts";
 import { randomId } from "../../src/lib/ids.ts";
@@ -144,7 +143,7 @@ bareApp.use(async (c, next) => {
   c.set("requestId", "req_decompose");
   await next();
 });
-bareApp.post("/layer/hono/v1/chat/completions", chatCompletions);
+bareApp.post("/layer/hono/v1/chat/completions", generate(chatApi));
 /** + routing (targets, health, failover) and the non-stream responder, as the route handler in Hono. */
 LAYERS.hono = (req, env, ctx) => Promise.resolve(bareApp.fetch(req, env, ctx));
 

@@ -3,7 +3,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { storeName } from "../auth/key-directory.ts";
-import { responseOwner } from "../api/responses/response-owner.ts";
+import { responseOwner } from "../api/responses/index.ts";
 import { durableNamespace } from "../config/env-vars.ts";
 import type { BatchStore } from "./batch-store.ts";
 

@@ -6,10 +6,10 @@ import { DurableObject } from "cloudflare:workers";
 import { BatchLineMark } from "../auth/batch-line.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { randomId } from "../lib/ids.ts";
-import { waitingFor } from "../routing/admission/queue-place.ts";
 import { advance, TERMINAL, windowSeconds, type Batch } from "./batch-object.ts";
 import { BatchRows, type FileRecord, type LineRow } from "./batch-rows.ts";
 import { finishBatch, validateBatch } from "./batch-steps.ts";
+import { interactiveWaitingFor } from "./interactive-load.ts";
 import { runLine, type Dispatch } from "./run-line.ts";
 import type { BatchEndpoint } from "./batch-lines.ts";
 
@@ -185,7 +185,7 @@ export class BatchStore extends DurableObject<Env> {
         await finishBatch(this.rows, this.env, b, this.rows.batchMeta(b.id)!.expiring, this.limits.retentionDays, nowS);
       }
     }
-    this.startLines();
+    await this.startLines();
   }
 
   /**
@@ -204,28 +204,29 @@ export class BatchStore extends DurableObject<Env> {
 
   /**
    * Starts lines while fewer than `batch.concurrency` run: the oldest batch first, in file order. A
-   * line of a model someone waits for in this isolate's admission line does not start (an
-   * interactive request would be ahead of it anyway; this keeps the line free of batch waiters).
+   * line of a model interactive requests wait for does not start (they would be ahead of it anyway;
+   * this keeps the line free of batch waiters): every isolate's waiters at the pool's AdmissionHub
+   * when admission is shared, else this isolate's (interactive-load.ts). Asked once per model per step.
    */
-  private startLines(): void {
+  private async startLines(): Promise<void> {
     const dispatch = BatchStore.dispatch;
     if (!dispatch) return;
     const free = this.limits.concurrency - this.running.size;
     if (free <= 0) return;
     const now = Date.now();
-    const busyModels = new Set<string>();
+    const config = loadConfig(this.env);
+    const busy = new Map<string, boolean>();
     const picked: LineRow[] = [];
     for (const line of this.rows.pendingLines(free * 4 + this.notBefore.size)) {
       if (picked.length >= free) break;
       const k = `${line.batch_id}:${line.line}`;
-      if (this.running.has(k) || (this.notBefore.get(k) ?? 0) > now || busyModels.has(line.model)) continue;
-      if (waitingFor(line.model) > 0) {
-        busyModels.add(line.model);
-        continue;
-      }
-      picked.push(line);
+      if (this.running.has(k) || (this.notBefore.get(k) ?? 0) > now) continue;
+      let waited = busy.get(line.model);
+      if (waited === undefined) busy.set(line.model, (waited = (await interactiveWaitingFor(this.env, config, line.model)).waiting > 0));
+      if (!waited) picked.push(line);
     }
-    for (const line of picked) this.launch(dispatch, line);
+    // A line started by another step meanwhile (an await above) is not started twice.
+    for (const line of picked) if (!this.running.has(`${line.batch_id}:${line.line}`) && this.running.size < this.limits.concurrency) this.launch(dispatch, line);
   }
 
   private launch(dispatch: Dispatch, line: LineRow): void {

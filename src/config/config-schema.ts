@@ -1,4 +1,5 @@
-// What SWITCHYARD_CONFIG may say: every setting's shape and bounds, as one zod schema.
+// What SWITCHYARD_CONFIG may say: every setting's shape and bounds, as one zod schema (long on
+// purpose: the launcher, the Worker and the exported JSON Schema read this one object).
 import * as z from "zod/mini";
 import { MODEL_NAME_MAX } from "./model-name.ts";
 
@@ -50,20 +51,56 @@ export const RouterServerSchema = z.strictObject({
   tools: z.optional(z.enum(["native", "prompt"])),
 });
 
-export const BrowserTargetSchema = z.strictObject({
-  kind: z.literal("browser"),
+/**
+ * A self-hosted web-llm model: where web-llm fetches its files from, as web-llm's own model record
+ * names them (its `model` and `model_lib`).
+ */
+export const MlcRecordSchema = z.strictObject({
   /**
-   * The model id a connected page must be serving: a web-llm model id (e.g.
-   * Qwen2.5-0.5B-Instruct-q4f32_1-MLC), or with `gguf` the id tabs serve that file as.
+   * The model's folder: `mlc-chat-config.json`, the tokenizer, `tensor-cache.json` and the weight
+   * shards (web-llm's `model`). web-llm reads them under `<url>/resolve/main/` unless the URL already
+   * has a `/resolve/<revision>/` part, as a model hub repository's URL does.
    */
-  model: z.string().check(z.minLength(1)),
-  /**
-   * A GGUF file tabs run with llama.cpp in WebAssembly (any http(s) URL the page can fetch with CORS:
-   * a model hub, R2, the team's own server). The same file as a llama-server of the model: an answer
-   * cut off on one is continued on the other. Absent: a web-llm model.
-   */
-  gguf: z.optional(z.string().check(z.url({ protocol: /^https?$/ }))),
+  url: z.string().check(z.url({ protocol: /^https?$/ })),
+  /** The model library, a `.wasm` compiled for the page's web-llm version (web-llm's `model_lib`). */
+  lib: z.string().check(z.url({ protocol: /^https?$/ })),
 });
+
+export const BrowserTargetSchema = z
+  .strictObject({
+    kind: z.literal("browser"),
+    /**
+     * The model id a connected page must be serving: a web-llm model id (e.g.
+     * Qwen2.5-0.5B-Instruct-q4f32_1-MLC), or with `gguf` the id tabs serve that file as.
+     */
+    model: z.string().check(z.minLength(1)),
+    /**
+     * A GGUF file tabs run with llama.cpp in WebAssembly (any http(s) URL the page can fetch with CORS:
+     * a model hub, R2, the team's own server). The same file as a llama-server of the model: an answer
+     * cut off on one is continued on the other. Absent: a web-llm model.
+     */
+    gguf: z.optional(z.string().check(z.url({ protocol: /^https?$/ }))),
+    /**
+     * A web-llm model the team hosts itself (any http(s) URLs the page can fetch with CORS): tabs add
+     * this record to web-llm's list under `model` (it replaces web-llm's own record of that id).
+     * Absent: web-llm's prebuilt record of `model`. Not with `gguf`.
+     */
+    mlc: z.optional(MlcRecordSchema),
+  })
+  .check(
+    z.superRefine((target, ctx) => {
+      if (target.gguf !== undefined && target.mlc !== undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["mlc"],
+          message: "must not be set together with gguf: a browser target runs either a GGUF file with llama.cpp (gguf) or a web-llm model (mlc), so keep the one tabs should run",
+          input: target.mlc,
+        });
+      }
+    }),
+  )
+  // The same rule for editors that read docs/config.schema.json.
+  .register(z.globalRegistry, { not: { required: ["gguf", "mlc"] } });
 
 /** A header name (an HTTP token) and the headers Switchyard sets itself or takes from `apiKeySecret`. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -207,6 +244,8 @@ export const HealthSchema = z.strictObject({
 export const QueueSchema = z.strictObject({
   /** How long a request waits in line when every target of its model is at capacity, before 503 no_capacity; 0: no queue. */
   maxWaitMs: z.optional(z.int().check(z.gte(0), z.lte(600_000))),
+  /** One line for every isolate: the pool's AdmissionHub Durable Object grants slots and keeps the fair order (default true); false: each isolate's own line. */
+  shared: z.optional(z.boolean()),
 });
 
 export const BatchConfigSchema = z.strictObject({

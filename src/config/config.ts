@@ -46,7 +46,7 @@ export interface Config {
   resume: { maxResumes: number };
   health: { sampleMs: number; snapshotTtlMs: number; idleStopMs: number };
   /** The admission queue: `maxWaitMs` 0 turns it off. */
-  queue: { maxWaitMs: number };
+  queue: { maxWaitMs: number; shared: boolean };
   /** The Batch API (docs/api.md, "Batches"): limits, retention and the runner's concurrency. */
   batch: { keepFreeSlots: number; concurrency: number; maxFileBytes: number; maxLines: number; maxFilesPerKey: number; retentionDays: number };
   browser: {
@@ -88,7 +88,7 @@ export const DEFAULTS = {
   resume: { maxResumes: 3 },
   circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 },
   health: { sampleMs: 1000, snapshotTtlMs: 1000, idleStopMs: 60_000 },
-  queue: { maxWaitMs: 30_000 },
+  queue: { maxWaitMs: 30_000, shared: true },
   batch: { keepFreeSlots: 1, concurrency: 4, maxFileBytes: 50 * 1024 * 1024, maxLines: 50_000, maxFilesPerKey: 500, retentionDays: 30 },
   observability: { log: true, maxRecords: 10_000, maxAgeMs: 7 * 24 * 3600 * 1000, capture: false, captureMaxBytes: 32 * 1024, captureMaxRecords: 1000, otlpTimeoutMs: 5000 },
 } as const;

@@ -51,6 +51,18 @@ export class ProxyError extends Error {
   attempts?: number;
   /** Every target's last answer, in the order tried, when this error ended a request that tried targets. */
   outcomes?: TargetOutcome[];
+  /**
+   * What the upstream said of its own failure, set by the adapter that read its answer, for routing's
+   * retry and health decisions and never told to the client: its HTTP status, when it answered at all…
+   */
+  upstreamStatus?: number;
+  /** …and its own `Retry-After` in milliseconds (apart from `retryAfter`, Switchyard's advice to its client). */
+  upstreamRetryAfterMs?: number;
+  /**
+   * A timeout the request's own `timeouts.totalMs` caused (set where the deadline fired: the event
+   * reader), not the upstream stalling: src/health/classify-failure.ts's "deadline".
+   */
+  readonly ownDeadline: boolean;
 
   constructor(init: {
     status: number;
@@ -62,6 +74,7 @@ export class ProxyError extends Error {
     retryable?: boolean;
     busy?: boolean;
     unparsed?: boolean;
+    ownDeadline?: boolean;
   }) {
     super(init.message);
     this.name = "ProxyError";
@@ -73,6 +86,7 @@ export class ProxyError extends Error {
     this.retryable = init.retryable ?? false;
     this.busy = init.busy ?? false;
     this.unparsed = init.unparsed ?? false;
+    this.ownDeadline = init.ownDeadline ?? false;
   }
 
   toInfo(): ErrorInfo {

@@ -20,18 +20,10 @@ import type { ProxyError } from "../errors/proxy-error.ts";
  */
 export type FailureKind = "client" | "gone" | "unreachable" | "timeout" | "loading" | "busy" | "broken" | "misconfigured" | "unavailable" | "too_long" | "deadline";
 
-/** Timeouts the request's own total deadline caused (marked where the deadline fired: the event reader). */
-const ownDeadline = new WeakSet<ProxyError>();
-
-/** Marks `err` as the request's own deadline running out, not the upstream stalling (see "deadline" above). */
-export function markOwnDeadline(err: ProxyError): ProxyError {
-  ownDeadline.add(err);
-  return err;
-}
-
+/** What `err` means for routing; `upstreamStatus`, the upstream's own HTTP status behind it (`err.upstreamStatus`), tells a misconfiguration. */
 export function classifyFailure(err: ProxyError, upstreamStatus?: number): FailureKind {
   if (err.status === 499 || err.code === "client_closed_request") return "gone";
-  if (ownDeadline.has(err)) return "deadline";
+  if (err.ownDeadline) return "deadline";
   if (err.code === "context_length_exceeded") return err.retryable ? "too_long" : "client";
   if (!err.retryable) return "client";
   if (upstreamStatus === 400 || upstreamStatus === 401 || upstreamStatus === 403 || upstreamStatus === 404) return "misconfigured";

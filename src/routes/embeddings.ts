@@ -1,5 +1,5 @@
 // POST /v1/embeddings: vectors from the model's targets, with chat's failover but no event stream.
-import { readRequestBody } from "./request-scope.ts";
+import { readRequestBody } from "./generate.ts";
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
 import { validateBody } from "../api/validate-body.ts";

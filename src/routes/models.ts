@@ -1,7 +1,7 @@
 // GET /v1/models and /v1/models/{id}: which models a caller can ask for, with their context windows,
 // in OpenAI's shape or Anthropic's.
 import type { Context } from "hono";
-import { anthropicErrorResponse } from "../api/messages/anthropic-error.ts";
+import { anthropicErrorResponse } from "../api/messages/index.ts";
 import type { ModelInfo } from "../api/wire/anthropic-wire.ts";
 import type { Config } from "../config/config.ts";
 import type { EnvVars } from "../config/env-vars.ts";
@@ -17,7 +17,7 @@ import { sessionHub } from "../upstreams/browser/browser-upstream.ts";
 import { readLlamaProps } from "../upstreams/llama/read-llama-props.ts";
 import { adapterOf, capabilitiesOf, named } from "../upstreams/registry/adapters.ts";
 import { routerTargets, zeroConfigTargets } from "../config/config.ts";
-import { discoverPools, pool } from "../routing/placement/isolate-pool.ts";
+import { isolateState } from "../routing/isolate/isolate-state.ts";
 import type { NamedTarget } from "../upstreams/adapter.ts";
 
 interface ModelEntry {
@@ -198,7 +198,8 @@ function withProps(entry: ModelEntry, props: ModelDescription | null, nCtx?: num
  * through the isolate's pool, never loading anything); null when none of them is a router.
  */
 async function routerModels(c: Context<AppEnv>, targets: NamedTarget[]): Promise<ModelEntry[] | null> {
-  await discoverPools(targets, c.env, (p) => deferred(c, p), { waitAll: true });
+  const { pool, poolReads } = isolateState();
+  await poolReads.discover(targets, c.env, (p) => deferred(c, p), { waitAll: true });
   const routers = targets.filter((t) => {
     const server = capabilitiesOf(t).server;
     return server !== null && pool.isRouter(server.key);
@@ -215,11 +216,12 @@ async function routerModels(c: Context<AppEnv>, targets: NamedTarget[]): Promise
 /** Where the routers among a declared model's targets hold it (null when none is a router). */
 async function poolPresence(c: Context<AppEnv>, targets: NamedTarget[], id: string): Promise<PoolPresence | null> {
   if (!targets.some((t) => capabilitiesOf(t).server !== null && adapterOf(t).readModelPool)) return null;
-  await discoverPools(targets, c.env, (p) => deferred(c, p), { waitAll: true });
+  await isolateState().poolReads.discover(targets, c.env, (p) => deferred(c, p), { waitAll: true });
   return presenceOf(targets, id);
 }
 
 function presenceOf(targets: NamedTarget[], id: string): PoolPresence | null {
+  const { pool } = isolateState();
   const servers: PoolPresence["servers"] = [];
   for (const t of targets) {
     const server = capabilitiesOf(t).server;

@@ -3,14 +3,11 @@
 import type { Context } from "hono";
 import { createParser } from "eventsource-parser";
 import type { AppEnv } from "../auth/app-env.ts";
-import { chainAfter, chainedBody, chainsTo, readSocketMessage, type SocketChain } from "../api/responses/socket-turn.ts";
-import { SendPace } from "../api/responses/socket-pace.ts";
-import { utf8Bytes } from "../api/responses/utf8-bytes.ts";
+import { chainAfter, chainedBody, chainsTo, readSocketMessage, SendPace, usageJson, utf8Bytes, type SocketChain } from "../api/responses/index.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { CAPTURE_HEADER, capturedFor } from "../observability/capture.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { randomId } from "../lib/ids.ts";
-import { usageJson } from "../api/responses/response-encoder.ts";
 import { KEY_REVOKED, SocketLease } from "./socket-lease.ts";
 
 type Json = Record<string, unknown>;

@@ -51,7 +51,8 @@ export async function issueSessionTicket(c: Context<AppEnv>): Promise<Response> 
 
 /**
  * `GET /v1/sessions/models`: the models this deployment offers to tabs, for a serve credential — each
- * browser target's model id, and its GGUF URL when tabs run it with llama.cpp (docs/relay-protocol.md §1).
+ * browser target's model id, its GGUF URL when tabs run it with llama.cpp, its self-hosted web-llm
+ * record when it has one (docs/relay-protocol.md §1).
  */
 export async function listOfferedModels(c: Context<AppEnv>): Promise<Response> {
   await serveGrant(c);

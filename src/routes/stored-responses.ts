@@ -1,8 +1,7 @@
 // Reading back and deleting stored Responses answers, each visible only to the key that stored it.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
-import { responseOwner, responseStore } from "../api/responses/response-owner.ts";
-import type { InputItemsPage } from "../api/responses/response-store.ts";
+import { responseOwner, responseStore, type InputItemsPage } from "../api/responses/index.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 
 // The stored side of the Responses API: GET and DELETE /v1/responses/{id} and its input_items, each

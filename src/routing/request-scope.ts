@@ -1,5 +1,5 @@
 // What routing needs of the HTTP request it serves, as plain values rather than Hono's Context: the
-// routes make it (src/routes/request-scope.ts) and every stage takes it, so the pipeline runs and is
+// routes make it (src/routes/generate.ts) and every stage takes it, so the pipeline runs and is
 // tested without a web framework.
 import type { KeyRecord } from "../auth/key-record.ts";
 import type { Meter } from "../auth/meter.ts";

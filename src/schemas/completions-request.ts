@@ -17,3 +17,5 @@ export const CompletionsRequestSchema = z.looseObject({
   logprobs: z.optional(z.nullable(z.int().check(z.minimum(0), z.maximum(5)))),
 });
 
+
+export type CompletionsRequest = z.infer<typeof CompletionsRequestSchema>;

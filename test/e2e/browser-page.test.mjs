@@ -2,10 +2,12 @@
 // shader-f16), against `npm start` with a dead llama.cpp upstream. No model weights exist here, so
 // the serving test replaces the vendored web-llm module with test/fakes/fake-web-llm.mjs (only this
 // test's route does that; nothing in public/ can select it). The real web-llm module is loaded for
-// the capability check, the model list and its error path (a bogus model id → ModelNotFoundError).
+// the capability check, the model list and its error paths (a bogus model id → ModelNotFoundError; a
+// self-hosted record whose files this test serves, with a library that does not link → LinkError).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
+import { createServer } from "node:http";
 import OpenAI from "openai";
 import { chromium } from "playwright-core";
 import { DEAD_UPSTREAM } from "../support/llama-server.mjs";
@@ -16,17 +18,71 @@ const FLAGS = ["--headless=new", "--no-sandbox", "--enable-unsafe-webgpu", "--di
 const MODEL = "SmolLM2-360M-Instruct-q4f32_1-MLC";
 const EMBED = "snowflake-arctic-embed-s-q0f32-MLC-b4";
 const TOKEN = "page-serve-token";
+/** A self-hosted web-llm record the deployment names (q4f32: listed without shader-f16). */
+const OWN = "Switchyard-SelfHosted-q4f32_1-MLC";
 const FAKE = new URL("../fakes/fake-web-llm.mjs", import.meta.url).pathname;
 const SHOTS = process.env.SWITCHYARD_SCREENSHOTS ?? "/tmp";
 /** @type {import("../support/switchyard-dev.mjs").Switchyard} */
 let proxy;
 /** @type {import("playwright-core").Browser} */
 let browser;
+/** @type {Awaited<ReturnType<typeof serveMlcFiles>>} */
+let mlcFiles;
+
+/**
+ * A valid WebAssembly module that imports a function web-llm's runtime does not provide: what a model
+ * library built for another web-llm version is to this one (instantiating it throws LinkError).
+ */
+function libraryOfAnotherVersion() {
+  const str = (/** @type {string} */ s) => [s.length, ...Buffer.from(s)];
+  const entry = [...str("env"), ...str("switchyard_not_a_model_library"), 0x00, 0x00];
+  return Uint8Array.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x04, 0x01, 0x60, 0x00, 0x00, 0x02, entry.length + 1, 0x01, ...entry]);
+}
+
+/**
+ * The team's own model host: mlc-chat-config.json and a model library, with CORS and
+ * Cross-Origin-Resource-Policy (the page is cross-origin isolated). Records every request.
+ */
+async function serveMlcFiles() {
+  /** @type {Record<string, { type: string, body: string | Uint8Array }>} */
+  const files = {
+    "/models/selfhosted/resolve/main/mlc-chat-config.json": { type: "application/json", body: JSON.stringify({ model_type: "qwen2", context_window_size: 2048, tokenizer_files: ["tokenizer.json"] }) },
+    "/libs/selfhosted-webgpu.wasm": { type: "application/wasm", body: libraryOfAnotherVersion() },
+  };
+  /** @type {Array<{ method: string, path: string, origin: string | undefined }>} */
+  const requests = [];
+  const headers = { "access-control-allow-origin": "*", "cross-origin-resource-policy": "cross-origin" };
+  const server = createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    requests.push({ method: req.method ?? "", path, origin: req.headers.origin });
+    const file = files[path];
+    if (req.method === "OPTIONS") res.writeHead(204, { ...headers, "access-control-allow-methods": "GET" }).end();
+    else if (!file || req.method !== "GET") res.writeHead(404, headers).end();
+    else res.writeHead(200, { ...headers, "content-type": file.type }).end(file.body);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(undefined)));
+  const address = /** @type {import("node:net").AddressInfo} */ (server.address());
+  const url = `http://127.0.0.1:${address.port}`;
+  return { url, requests, close: () => new Promise((resolve) => server.close(() => resolve(undefined))) };
+}
 
 before(async () => {
   const dead = DEAD_UPSTREAM;
+  mlcFiles = await serveMlcFiles();
+  const own = { kind: "browser", model: OWN, mlc: { url: `${mlcFiles.url}/models/selfhosted`, lib: `${mlcFiles.url}/libs/selfhosted-webgpu.wasm` } };
   [proxy, browser] = await Promise.all([
-    startSwitchyard({ vars: { SERVE_TOKEN: TOKEN, SWITCHYARD_CONFIG: { models: { team: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: MODEL }] }, embed: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: EMBED }] } } } } }),
+    startSwitchyard({
+      vars: {
+        SERVE_TOKEN: TOKEN,
+        SWITCHYARD_CONFIG: {
+          models: {
+            team: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: MODEL }] },
+            embed: { targets: [{ kind: "llama", url: dead }, { kind: "browser", model: EMBED }] },
+            own: { targets: [{ kind: "llama", url: dead }, own] },
+          },
+        },
+      },
+    }),
     chromium.launch({ executablePath: CHROMIUM, args: FLAGS }),
   ]);
 });
@@ -34,6 +90,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await proxy?.stop();
+  await mlcFiles?.close();
 });
 
 describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chromium is not installed (apt-get install chromium)" }, () => {
@@ -51,8 +108,13 @@ describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chro
     // button is enabled then (reading it at #gpu.ok raced that import on a loaded machine).
     await page.waitForSelector("#load:not([disabled])");
     const options = await page.$$eval("#model option", (os) => os.map((o) => o.value));
-    assert.deepEqual(options, ["SmolLM2-360M-Instruct-q4f32_1-MLC", "Qwen2.5-0.5B-Instruct-q4f32_1-MLC", "snowflake-arctic-embed-s-q0f32-MLC-b4", "snowflake-arctic-embed-m-q0f32-MLC-b4"], "chat models smallest first, then embedding models");
+    assert.deepEqual(
+      options,
+      [OWN, "SmolLM2-360M-Instruct-q4f32_1-MLC", "Qwen2.5-0.5B-Instruct-q4f32_1-MLC", "snowflake-arctic-embed-s-q0f32-MLC-b4", "snowflake-arctic-embed-m-q0f32-MLC-b4"],
+      "the deployment's self-hosted model, then web-llm's chat models smallest first, then its embedding models",
+    );
 
+    await page.selectOption("#model", MODEL);
     await page.click("#load");
     await page.waitForSelector("#loaded:has-text('Loaded:')");
     assert.equal(await page.$eval("#progress", (p) => p.value), 1);
@@ -137,6 +199,33 @@ describe("the page in headless Chromium", { skip: !existsSync(CHROMIUM) && "chro
     assert.match(error, /^That did not work: web-llm does not know this model id; pick one from the list\. \(ModelNotFoundError: Cannot find model record in appConfig for bogus-model-id/);
     assert.doesNotMatch(error, /\n\s+at /);
     await page.screenshot({ path: `${SHOTS}/switchyard-page-bogus-model.png`, fullPage: true });
+    await context.close();
+  });
+
+  it("real web-llm: the deployment's self-hosted record is listed, its config and library fetched from the team's URLs, and a library for another web-llm is one sentence", async () => {
+    const context = await browser.newContext({ viewport: { width: 900, height: 800 } });
+    const page = await context.newPage();
+    mlcFiles.requests.length = 0;
+    await page.goto(`${proxy.url}/#serve=${TOKEN}&model=${OWN}&start=1`);
+    await page.waitForSelector("#gpu.ok");
+    await page.waitForSelector(`optgroup[label="This deployment's web-llm models (WebGPU)"] option[value="${OWN}"]`, { state: "attached" });
+    // The link loads it at once: web-llm fetches the record's config, then its library, which does not link.
+    await page.waitForSelector("#load-error:has-text('LinkError')", { timeout: 60_000 });
+    const error = /** @type {string} */ (await page.textContent("#load-error"));
+    assert.match(
+      error,
+      /^That did not work: the model library is not a web-llm model library for this web-llm version \(v0_2_86\/base\): the model's library \(mlc\.lib in the deployment's configuration\) must be built for it\. \(LinkError: WebAssembly\.instantiate\(\): Import #0 .*switchyard_not_a_model_library.*\)$/,
+    );
+    assert.doesNotMatch(error, /\n|\.js:\d+/, "one line, no stack trace");
+    const gets = mlcFiles.requests.filter((r) => r.method === "GET");
+    assert.deepEqual(
+      gets.map((r) => r.path),
+      ["/models/selfhosted/resolve/main/mlc-chat-config.json", "/libs/selfhosted-webgpu.wasm"],
+      "web-llm read the record's config (under resolve/main/) and then its library, nothing else",
+    );
+    assert.ok(gets.every((r) => r.origin === proxy.url), `fetched by the page, cross-origin: ${JSON.stringify(gets)}`);
+    assert.equal(await page.isChecked("#serve"), false, "nothing is served after a failed load");
+    await page.screenshot({ path: `${SHOTS}/switchyard-page-self-hosted-mlc.png`, fullPage: true });
     await context.close();
   });
 

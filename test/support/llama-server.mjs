@@ -61,16 +61,16 @@ export function ensureTestModel() {
 }
 
 /**
- * A free TCP port on 127.0.0.1 (bind port 0, close, reuse).
- * @returns {Promise<number>}
- */
-/**
  * An upstream URL where nothing listens, ever: a privileged port the kernel never hands out for
  * port 0, so no server a test starts later (nor wrangler's own ports) can land on it, as a port
  * taken from freePort() and released could.
  */
 export const DEAD_UPSTREAM = "http://127.0.0.1:9";
 
+/**
+ * A free TCP port on 127.0.0.1 (bind port 0, close, reuse).
+ * @returns {Promise<number>}
+ */
 export function freePort() {
   return new Promise((resolve, reject) => {
     const s = createServer();

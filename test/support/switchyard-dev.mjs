@@ -13,8 +13,23 @@ import { freePort } from "./llama-server.mjs";
  * `args`: more `wrangler dev` arguments (e.g. `--inspector-port`); `vars`: `--var` values (objects as JSON).
  * @param {{ vars?: Record<string, unknown>, env?: Record<string, string>, args?: string[], readyTimeoutMs?: number }} [options]
  */
-export async function startSwitchyard({ vars = {}, env = {}, args: more = [], readyTimeoutMs = 60_000 } = {}) {
-  const port = await freePort();
+export async function startSwitchyard(options = {}) {
+  // The port is one the kernel handed out and took back (freePort): another server starting at the
+  // same moment (test files run side by side) can be handed it first. Then start again on another.
+  for (let tries = 1; ; tries++) {
+    try {
+      return await startOnce(await freePort(), options);
+    } catch (e) {
+      if (tries >= 3 || !String(e).includes("Address already in use")) throw e;
+    }
+  }
+}
+
+/**
+ * @param {number} port
+ * @param {{ vars?: Record<string, unknown>, env?: Record<string, string>, args?: string[], readyTimeoutMs?: number }} options
+ */
+async function startOnce(port, { vars = {}, env = {}, args: more = [], readyTimeoutMs = 60_000 }) {
   const args = ["scripts/start.mjs", "--port", String(port), "--ip", "127.0.0.1", ...more];
   for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${typeof v === "string" ? v : JSON.stringify(v)}`);
   const child = spawn(process.execPath, args, {

@@ -13,7 +13,7 @@ const vars = {
 };
 const messages = [{ role: "user", content: "hi" }];
 
-// /v1/messages itself is left out until src/routes/messages.ts awaits its thinking signer before it
+// /v1/messages itself is left out until src/api/messages/index.ts awaits its thinking signer before it
 // starts the run: an upstream refusing that fast is otherwise an unhandled rejection. count_tokens
 // covers its error shape.
 const REQUESTS: Array<[string, unknown]> = [

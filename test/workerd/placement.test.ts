@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { resetHealthCache } from "../../src/health/health-client.ts";
-import { resetLedger } from "../../src/routing/placement/isolate-ledger.ts";
+import { resetIsolateState } from "../../src/routing/isolate/isolate-state.ts";
 import { FIXTURE_URL, call, configWith, readSse, received } from "./harness.ts";
 
 // Placement (balance: "least-busy") inside workerd, against two fixture upstreams that each answer
@@ -61,7 +61,7 @@ describe("placement across two llama-servers (least-busy)", () => {
     const conversations: Message[][] = Array.from({ length: 6 }, (_, i) => [system, { role: "user", content: `task ${i}: refactor` }]);
     for (const m of conversations) m.push({ role: "assistant", content: await send(m, shared) }, { role: "user", content: "next" });
     // A fresh isolate: no ledger, no snapshot. One request brings the hub's snapshot (and its notes) in.
-    resetLedger();
+    resetIsolateState();
     resetHealthCache();
     await send([{ role: "user", content: "warm-up, not a conversation of this test" }], shared);
     await new Promise((r) => setTimeout(r, 200));

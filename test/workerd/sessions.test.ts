@@ -55,11 +55,18 @@ describe("credentials before the upgrade", () => {
     expect(plain.res.status).toBe(426);
   });
 
-  it("GET /v1/sessions/models: the deployment's browser models, a GGUF's URL with it, for a serve credential only", async () => {
-    const cfg = vars({ m: { targets: [{ kind: "browser", model: "tiny", gguf: "https://models.example.com/tiny.gguf" }, { kind: "browser", model: "Qwen2.5-0.5B-Instruct-q4f32_1-MLC" }] } });
+  it("GET /v1/sessions/models: the deployment's browser models, a GGUF's URL or a self-hosted web-llm record with it, for a serve credential only", async () => {
+    const mlc = { url: "https://models.example.com/own-mlc", lib: "https://models.example.com/libs/own-webgpu.wasm" };
+    const cfg = vars({
+      m: { targets: [{ kind: "browser", model: "tiny", gguf: "https://models.example.com/tiny.gguf" }, { kind: "browser", model: "Qwen2.5-0.5B-Instruct-q4f32_1-MLC" }] },
+      own: { targets: [{ kind: "browser", model: "Own-q4f32_1-MLC", mlc }] },
+    });
     const { res } = await call("/v1/sessions/models", { headers: { authorization: `Bearer ${TOKEN}` } }, cfg);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ object: "list", data: [{ model: "tiny", gguf: "https://models.example.com/tiny.gguf" }, { model: "Qwen2.5-0.5B-Instruct-q4f32_1-MLC" }] });
+    expect(await res.json()).toEqual({
+      object: "list",
+      data: [{ model: "tiny", gguf: "https://models.example.com/tiny.gguf" }, { model: "Qwen2.5-0.5B-Instruct-q4f32_1-MLC" }, { model: "Own-q4f32_1-MLC", mlc }],
+    });
     expect((await call("/v1/sessions/models", {}, cfg)).res.status).toBe(401);
     expect((await call("/v1/sessions/models", { headers: { authorization: "Bearer nope" } }, cfg)).res.status).toBe(403);
   });

@@ -1,29 +1,31 @@
 // The web-llm engine: an MLC-compiled model on WebGPU, in a dedicated module Web Worker
 // (/web-llm-thread.js) so generation never blocks the page. web-llm itself is a static asset at
 // /vendor/web-llm/index.js, imported only when the page needs it.
-import { isEmbeddingModel } from "../models.js";
+import { isEmbeddingModel } from "../models.ts";
 
 /**
  * Loads web-llm model `model` and returns it as an Engine.
  * @param {object} options
  * @param {typeof import("@mlc-ai/web-llm")} options.webllm the loaded module
- * @param {string} options.model a model id of its prebuilt list
+ * @param {string} options.model a model id of `appConfig`'s list
+ * @param {import("@mlc-ai/web-llm").AppConfig} [options.appConfig] web-llm's list with the deployment's
+ *   self-hosted records (models.ts, withDeploymentRecords); default: its prebuilt list
  * @param {string} options.adapter the GPU adapter's name, for `backend`
  * @param {import("./engine.js").OnProgress} [options.onProgress]
  * @returns {Promise<import("./engine.js").Engine>}
  */
-export async function loadWebLlmEngine({ webllm, model, adapter, onProgress }) {
+export async function loadWebLlmEngine({ webllm, model, appConfig = webllm.prebuiltAppConfig, adapter, onProgress }) {
   const worker = new Worker("/web-llm-thread.js", { type: "module" });
   /** @param {import("@mlc-ai/web-llm").InitProgressReport} r */
   const initProgressCallback = (r) => onProgress?.(r.progress, r.text);
   let engine;
   try {
-    engine = await webllm.CreateWebWorkerMLCEngine(worker, model, { initProgressCallback });
+    engine = await webllm.CreateWebWorkerMLCEngine(worker, model, { initProgressCallback, appConfig });
   } catch (e) {
     worker.terminate();
     throw e;
   }
-  const record = webllm.prebuiltAppConfig.model_list.find((r) => r.model_id === model);
+  const record = appConfig.model_list.find((r) => r.model_id === model);
   const embedding = isEmbeddingModel(record);
   const window = record?.overrides?.context_window_size;
   /** The request running now: web-llm's interrupt is engine-wide, so only its abort may raise it. */

@@ -2,7 +2,7 @@
 import { errorEnvelope } from "../../errors/error-envelope.ts";
 import type { FinishReason, Timings, TokenLogprob, Usage, UpstreamEvent } from "../../events/events.ts";
 import type { ErrorInfo } from "../../errors/proxy-error.ts";
-import { usageJson } from "../chat/chunk-encoder.ts";
+import { usageJson } from "../chat/index.ts";
 import type { SwitchyardExtension } from "../../events/switchyard-extension.ts";
 import { appendLegacyLogprobs, emptyLegacyLogprobs, type LegacyLogprobs } from "./legacy-logprobs.ts";
 import type { CreateCompletionResponse } from "../wire/openai-wire.ts";

@@ -6,6 +6,8 @@ import { serviceEstimate } from "../placement/rank-servers.ts";
 import { DEFAULT_SPEEDS, type ServerLedger } from "../placement/server-ledger.ts";
 import { keptFree, retryAfterSeconds, serverLoad, verdictFor, type Hosting, type Seat, type ServerLoad, type Verdict } from "./capacity.ts";
 import { FairQueue } from "./fair-queue.ts";
+import { InteractiveRecency } from "./interactive-recency.ts";
+import { BATCH_TOP_LEVEL } from "./service-class.ts";
 
 /** One request's place in its model's line. */
 export class Ticket {
@@ -70,6 +72,8 @@ const TIMER_PUMP_GAP_MS = 200;
 export class AdmissionQueue {
   private readonly lines = new Map<string, Line>();
   private readonly reservations = new Map<string, number>();
+  /** When interactive requests last asked for each model (a batch line's keepFree holds while they come). */
+  readonly recency = new InteractiveRecency();
 
   constructor(
     private readonly ledger: () => ServerLedger,
@@ -169,6 +173,11 @@ export class AdmissionQueue {
   /** How many wait for `model` (tests, the status page). */
   waiting(model: string): number {
     return this.lines.get(model)?.queue.size ?? 0;
+  }
+
+  /** How many wait for `model` above the batch class (the batch runner holds its lines back while any do). */
+  interactiveWaiting(model: string): number {
+    return this.lines.get(model)?.queue.sizeAbove(BATCH_TOP_LEVEL) ?? 0;
   }
 
   /** How many are served before `t` in its line (0 when it is not waiting). */

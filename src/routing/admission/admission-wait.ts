@@ -7,14 +7,30 @@ import { ProxyError } from "../../errors/proxy-error.ts";
 import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
 import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
+import type { ModelPool } from "../placement/model-pool.ts";
 import { pooledModel } from "../placement/pool-gate.ts";
+import type { AdmissionQueue } from "./admission-queue.ts";
+import type { Seat } from "./capacity.ts";
 import { QueuePlace, slotReleased } from "./queue-place.ts";
-import { learnSlotCounts } from "./slot-counts.ts";
+import { SharedPlace, sharesAdmission, type SharedCounts } from "./shared-place.ts";
+import type { SlotCounts } from "./slot-counts.ts";
 
 /** How long a request waiting for a server to come back waits between looks (jittered up to a third more). */
 const COMEBACK_MS = 250;
 
+/**
+ * What of this isolate's state (src/routing/isolate/isolate-state.ts) a wait uses: its line, the slot
+ * counts it read, its routers' models, and the tally of its admissions through the shared line.
+ */
+export interface AdmissionState {
+  queue: AdmissionQueue;
+  slots: SlotCounts;
+  pool: ModelPool;
+  sharedCounts: SharedCounts;
+}
+
 export interface WaitOptions {
+  state: AdmissionState;
   /** The requested model: its line. */
   model: string;
   /** The request's key id (null without one) and its priority: whose turn it takes. */
@@ -31,6 +47,12 @@ export interface WaitOptions {
   snapshot(): HealthSnapshot;
   /** Keeps a background read alive past the response (ctx.waitUntil). */
   defer(p: Promise<unknown>): void;
+  /** `queue.shared`: the line is the pool's AdmissionHub's, shared by every isolate (shared-place.ts), where the plan allows. */
+  shared?: boolean;
+  /** The request's conversation (placement's key), for the shared line's choice of server. */
+  conversation?(): string | null;
+  /** The model's `balance` is "ordered" (the shared line grants the first server with a slot free). */
+  ordered?: boolean;
 }
 
 /** What a failed pass is worth waiting for (routing/attempt/worth-waiting.ts): a target that was full, or one coming back. */
@@ -41,7 +63,7 @@ export type WorthWaiting = "capacity" | "comeback";
  * `exclude` during it, `passEnded()` after it, and `afterPass` when it failed.
  */
 export class AdmissionWait {
-  private readonly place: QueuePlace;
+  private readonly place: QueuePlace | SharedPlace;
   /** The turn the next pass waits for: the first turn before the first pass; null when it may go at once. */
   private next: Promise<void> | null | "first" = "first";
   /** Turns given at once, in a row, after passes that failed. */
@@ -51,20 +73,23 @@ export class AdmissionWait {
     private readonly targets: readonly Target[],
     private readonly opts: WaitOptions,
   ) {
-    this.place = new QueuePlace({
-      model: opts.model,
-      key: opts.key,
-      priority: opts.priority,
-      ...(opts.keepFree ? { keepFree: opts.keepFree } : {}),
-      plan: targets.map((t) => {
-        const server = gatedServer(t) ?? null;
-        const model = server !== null ? pooledModel(t, opts.model) : undefined;
-        return model !== undefined ? { server, model } : { server };
-      }),
-      maxWaitMs: opts.maxWaitMs,
-      signal: opts.signal,
-      snapshot: opts.snapshot,
-    });
+    const { state } = opts;
+    const plan = admissionPlan(targets, opts.model, state.pool);
+    const place = { queue: state.queue, model: opts.model, key: opts.key, priority: opts.priority, ...(opts.keepFree ? { keepFree: opts.keepFree } : {}), plan, maxWaitMs: opts.maxWaitMs, signal: opts.signal, snapshot: opts.snapshot };
+    const servers = sharedServers(plan);
+    this.place =
+      sharesAdmission(opts.env, opts.shared ?? false) && servers
+        ? new SharedPlace({
+            ...place,
+            env: opts.env,
+            servers,
+            slots: (s) => opts.snapshot().upstreams[s]?.slotsTotal ?? state.slots.learned(s),
+            counts: state.sharedCounts,
+            conversation: () => opts.conversation?.() ?? null,
+            ordered: opts.ordered ?? true,
+            defer: opts.defer,
+          })
+        : new QueuePlace(place);
   }
 
   /**
@@ -73,7 +98,8 @@ export class AdmissionWait {
    * pumped when it arrives, and a request arriving while it is read waits for it (the promise).
    */
   slotCounts(): Promise<void> | undefined {
-    return learnSlotCounts(this.targets, this.opts.snapshot(), this.opts.env, () => slotReleased(this.opts.snapshot), this.opts.defer);
+    const { queue, slots } = this.opts.state;
+    return slots.learnAll(this.targets, this.opts.snapshot(), this.opts.env, () => slotReleased(queue, this.opts.snapshot), this.opts.defer);
   }
 
   /** The turn the next pass waits for: rejects with 503 no_capacity when the wait runs out, 499 when the client leaves; null: it goes now. */
@@ -98,6 +124,11 @@ export class AdmissionWait {
   exclude(target: Target): void {
     const gated = gatedServer(target);
     if (gated !== undefined) this.place.exclude(gated);
+  }
+
+  /** An attempt that `refuses` let start ended (its answer is over: `served`; or it failed): the shared line frees its slot. */
+  attemptEnded(served: boolean): void {
+    if (this.place instanceof SharedPlace) this.place.attemptEnded(served);
   }
 
   /** The pass that took the turn is over. */
@@ -132,6 +163,25 @@ export class AdmissionWait {
     else if (++this.spins > 1) return COMEBACK_MS * (1 + Math.random() / 3);
     return null;
   }
+}
+
+/** The seats of a model's targets in its line: each gated on its llama-server when that reports its slots, with the model a router pools. */
+export function admissionPlan(targets: readonly Target[], model: string, pool: ModelPool): Seat[] {
+  return targets.map((t) => {
+    const server = gatedServer(t) ?? null;
+    const pooled = server !== null ? pooledModel(pool, t, model) : undefined;
+    return pooled !== undefined ? { server, model: pooled } : { server };
+  });
+}
+
+/**
+ * The servers whose AdmissionHub admits a plan, or null when only an isolate's line can: shared
+ * across isolates when every target is a llama-server that reports its slots and loads no models on
+ * demand (routers and browser sessions keep this isolate's line).
+ */
+export function sharedServers(plan: readonly Seat[]): string[] | null {
+  const servers = plan.flatMap((s) => (s.server !== null && !("model" in s) ? [s.server] : []));
+  return servers.length > 0 && servers.length === plan.length ? servers : null;
 }
 
 /** The server the admission queue gates `target` on: one that reports its slots (undefined otherwise). */

@@ -2,35 +2,19 @@
 // with Retry-After when the wait runs out.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { HealthSnapshot } from "../../health/upstream-health.ts";
-import { ledger } from "../placement/isolate-ledger.ts";
-import { AdmissionQueue, Ticket } from "./admission-queue.ts";
+import { Ticket, type AdmissionQueue } from "./admission-queue.ts";
 import type { Seat } from "./capacity.ts";
-import { learnedSlots } from "./slot-counts.ts";
-import { pool } from "../placement/isolate-pool.ts";
 import { KEY_PRIORITY_MAX } from "../../auth/key-record.ts";
 import { admissionLevel } from "./service-class.ts";
-
-/** This isolate's admission queue, over its ledger, the slot counts it read itself and its routers' models. */
-const queue = new AdmissionQueue(
-  () => ledger,
-  // A router's count is its loaded models' together (the pool's); /props tells one model's.
-  (server) => pool.slots(server) ?? learnedSlots(server),
-  (server, model) => pool.hosting(server, model, Date.now()),
-);
 
 /**
  * One of our requests on a llama-server ended (or failed to start): its slot may go to a waiter.
  * `snapshot` is the ending request's own (a Worker may not use another request's I/O).
  */
-export function slotReleased(snapshot: () => HealthSnapshot): void {
+export function slotReleased(queue: AdmissionQueue, snapshot: () => HealthSnapshot): void {
   // Nobody waiting (the usual case): nothing to give, and no snapshot to read.
   if (queue.idle()) return;
   queue.pump(snapshot());
-}
-
-/** How many wait in line for `model` in this isolate (tests, the status page). */
-export function waitingFor(model: string): number {
-  return queue.waiting(model);
 }
 
 /**
@@ -39,30 +23,12 @@ export function waitingFor(model: string): number {
  */
 export const CONTINUATION_PRIORITY = admissionLevel("priority", KEY_PRIORITY_MAX + 1);
 
-/**
- * A batch line leaves slots free only while interactive requests for its model came lately: on a
- * pool idle this long it may take every slot (its throughput is the servers'), and the first
- * interactive request after the lull waits at most for one line to end.
- */
-export const INTERACTIVE_RECENT_MS = 10_000;
-const lastInteractive = new Map<string, number>();
-
-/** The slots a new request leaves free: an interactive one (0) is noted; a batch line's keepFree holds while interactive requests are recent. */
-function keepFreeNow(model: string, keepFree: number, now: number): number {
-  if (keepFree <= 0) {
-    // Bounded: in zero config any model name is a line; stale names go when the map grows.
-    if (lastInteractive.size >= 1024 && !lastInteractive.has(model)) for (const [m, t] of lastInteractive) if (now - t >= INTERACTIVE_RECENT_MS) lastInteractive.delete(m);
-    if (lastInteractive.size < 1024 || lastInteractive.has(model)) lastInteractive.set(model, now);
-    return 0;
-  }
-  const last = lastInteractive.get(model);
-  return last !== undefined && now - last < INTERACTIVE_RECENT_MS ? keepFree : 0;
-}
-
 /** A waiter looks again this often (jittered up to a third more): other isolates' requests end only in the `/slots` sample. */
 const POLL_MS = 300;
 
 export interface PlaceOptions {
+  /** This isolate's admission queue (src/routing/isolate/isolate-state.ts). */
+  queue: AdmissionQueue;
   model: string;
   /** The request's key id; null without a key (those share one turn). */
   key: string | null;
@@ -89,13 +55,13 @@ export class QueuePlace {
   private readonly deadline: number;
 
   constructor(private readonly opts: PlaceOptions) {
-    this.ticket = new Ticket(opts.model, opts.key ?? "", opts.priority, opts.plan, keepFreeNow(opts.model, opts.keepFree ?? 0, this.arrivedAt));
+    this.ticket = new Ticket(opts.model, opts.key ?? "", opts.priority, opts.plan, opts.queue.recency.keepFree(opts.model, opts.keepFree ?? 0, this.arrivedAt));
     this.deadline = this.arrivedAt + opts.maxWaitMs;
   }
 
   /** The first turn: null when it may go at once, else a wait (rejects with 503 no_capacity or 499). */
   first(): Promise<void> | null {
-    return queue.enter(this.ticket, this.opts.snapshot()) ? null : this.wait();
+    return this.opts.queue.enter(this.ticket, this.opts.snapshot()) ? null : this.wait();
   }
 
   /**
@@ -105,7 +71,7 @@ export class QueuePlace {
   again(): Promise<void> | null {
     const now = Date.now();
     if (now >= this.deadline) throw this.refusal(now);
-    return queue.requeue(this.ticket, this.opts.snapshot()) ? null : this.wait();
+    return this.opts.queue.requeue(this.ticket, this.opts.snapshot()) ? null : this.wait();
   }
 
   /** How much of the wait (`queue.maxWaitMs` from arrival) is left, in ms. */
@@ -117,10 +83,10 @@ export class QueuePlace {
   mayStart(server: string): boolean {
     // A slot held for this request there was counted free when its turn was given.
     if (this.ticket.reserved === server) {
-      queue.startedOn(this.ticket);
+      this.opts.queue.startedOn(this.ticket);
       return true;
     }
-    return queue.mayStart(this.ticket, server, this.opts.snapshot());
+    return this.opts.queue.mayStart(this.ticket, server, this.opts.snapshot());
   }
 
   /** The llama-server cannot take this request (its prompt does not fit there): no turn is given for its slots. */
@@ -130,7 +96,7 @@ export class QueuePlace {
 
   /** The try that took this turn is over. */
   turnEnded(): void {
-    if (this.ticket.reserved !== null) queue.turnEnded(this.ticket, this.opts.snapshot());
+    if (this.ticket.reserved !== null) this.opts.queue.turnEnded(this.ticket, this.opts.snapshot());
   }
 
   private wait(): Promise<void> {
@@ -144,7 +110,7 @@ export class QueuePlace {
       };
       const onAbort = () => {
         done();
-        queue.leave(this.ticket, this.opts.snapshot());
+        this.opts.queue.leave(this.ticket, this.opts.snapshot());
         reject(new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." }));
       };
       const schedule = (now: number) => {
@@ -155,11 +121,11 @@ export class QueuePlace {
         if (now >= this.deadline) {
           const err = this.refusal(now);
           done();
-          queue.leave(this.ticket, this.opts.snapshot());
+          this.opts.queue.leave(this.ticket, this.opts.snapshot());
           reject(err);
           return;
         }
-        queue.looked(this.ticket.model, this.opts.snapshot, now);
+        this.opts.queue.looked(this.ticket.model, this.opts.snapshot, now);
         if (!this.ticket.granted) schedule(now);
       };
       this.ticket.onTurn = () => {
@@ -173,8 +139,8 @@ export class QueuePlace {
   }
 
   private refusal(now: number): ProxyError {
-    const ahead = queue.ahead(this.ticket);
-    const retryAfter = queue.retryAfter(this.ticket, this.opts.snapshot(), now);
+    const ahead = this.opts.queue.ahead(this.ticket);
+    const retryAfter = this.opts.queue.retryAfter(this.ticket, this.opts.snapshot(), now);
     const waited = Math.round((now - this.arrivedAt) / 100) / 10;
     return new ProxyError({
       status: 503,

@@ -23,6 +23,9 @@ export function admissionLevel(cls: AdmissionClass, priority: number): number {
   return (RANK[cls] - RANK.default) * CLASS_SPAN + priority;
 }
 
+/** The highest level of the batch class (a continued batch line's): every level above it is an interactive request's. */
+export const BATCH_TOP_LEVEL = admissionLevel("batch", KEY_PRIORITY_MAX + 1);
+
 /** Whether `a` is served before `b` (tests, docs). */
 export function classAbove(a: AdmissionClass, b: AdmissionClass): boolean {
   return RANK[a] > RANK[b];

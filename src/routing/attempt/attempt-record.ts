@@ -11,8 +11,8 @@ import type { HealthRecorder } from "../../health/health-client.ts";
 import type { PromptSize } from "../../upstreams/context-fit.ts";
 import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
 import { slotReleased } from "../admission/queue-place.ts";
-import { expectedServiceMs, ledger, placementNote } from "../placement/isolate-ledger.ts";
-import { pool, poolStale } from "../placement/isolate-pool.ts";
+import { isolateState, type IsolateState } from "../isolate/isolate-state.ts";
+import { expectedServiceMs, placementNote } from "../placement/ledger-updates.ts";
 import type { PoolAttempt } from "../placement/model-pool.ts";
 import type { PoolEntry } from "../placement/pool-gate.ts";
 import { putBackEvicted } from "../placement/put-back-evicted.ts";
@@ -27,6 +27,8 @@ export interface RecordOptions {
   env: EnvVars;
   /** Keeps background work (a put-back) alive past the response (ctx.waitUntil). */
   defer(p: Promise<unknown>): void;
+  /** Called once its place ends, `served` when it answered (the shared admission line learns the end). */
+  ended?(served: boolean): void;
 }
 
 /** A successful attempt's place in the ledger: `end()` once the answer is over; the prompt's characters, when sized. */
@@ -43,6 +45,8 @@ export class AttemptRecord {
   private readonly inPool: PoolAttempt | undefined;
   /** Ends its place in the ledger and the pool (`served`: it answered), and wakes the line. */
   private readonly end: ((served?: boolean, at?: number) => void) | undefined;
+  /** This isolate's ledger, pool and line (src/routing/isolate/isolate-state.ts). */
+  private readonly isolate: IsolateState = isolateState();
 
   constructor(
     private readonly target: Target,
@@ -55,13 +59,15 @@ export class AttemptRecord {
     this.url = tracked?.url;
     const server = (this.server = tracked?.key);
     const { health, placement } = opts;
-    const begun = server !== undefined ? ledger.begin(server, placement?.key ?? null, expectedServiceMs(server, placement, startedAt), startedAt) : undefined;
+    const { ledger, pool, queue } = this.isolate;
+    const begun = server !== undefined ? ledger.begin(server, placement?.key ?? null, expectedServiceMs(ledger, server, placement, startedAt), startedAt) : undefined;
     const inPool = (this.inPool = entry ? pool.begin(entry.server, entry.model, startedAt) : undefined);
     this.end = begun
       ? (served?: boolean, at?: number) => {
           begun(served, at);
           inPool?.end(at ?? Date.now());
-          slotReleased(() => health.snapshot());
+          slotReleased(queue, () => health.snapshot());
+          opts.ended?.(served === true);
         }
       : undefined;
   }
@@ -78,11 +84,11 @@ export class AttemptRecord {
       const justLoaded = this.entry?.view.status !== "loaded";
       inPool.served(at);
       // A model just loaded there: the next read learns its slots (the admission queue's count).
-      if (justLoaded) poolStale(server!);
+      if (justLoaded) this.isolate.poolReads.stale(server!);
     }
     if (this.url !== undefined) health.success(this.url);
     if (server !== undefined && placement) {
-      ledger.served(server, placement.prefixes, at);
+      this.isolate.ledger.served(server, placement.prefixes, at);
       health.placed(placementNote(server, placement, at));
     }
     const chars = placement?.prefixes.at(-1)?.chars ?? size?.chars;
@@ -97,7 +103,7 @@ export class AttemptRecord {
       // The router evicted a model for this load before it failed: put it back (in the background).
       if (inPool.evicted.length) this.opts.defer(putBackEvicted(this.target, inPool.evicted, this.opts.env));
     }
-    if (inPool) poolStale(this.server!);
+    if (inPool) this.isolate.poolReads.stale(this.server!);
     this.end?.(false, Date.now());
   }
 

@@ -12,7 +12,8 @@ import type { AttemptContext, Upstream } from "../../upstreams/upstream.ts";
 import { classifyFailure } from "../../health/classify-failure.ts";
 import { conversationKey } from "../placement/conversation-key.ts";
 import { promptTokensLow } from "../../upstreams/context-fit.ts";
-import { learnFromUsage } from "../placement/isolate-ledger.ts";
+import { isolateState } from "../isolate/isolate-state.ts";
+import { learnFromUsage } from "../placement/ledger-updates.ts";
 import { prefixesOf, promptParts } from "../placement/prompt-prefixes.ts";
 import type { PlacementRequest } from "../placement/rank-servers.ts";
 import type { Deadlines } from "../../lib/deadlines.ts";
@@ -171,7 +172,7 @@ function observeEnd(events: EventReader, target: Target, health: HealthRecorder,
       if (e.type === "usage") {
         promptTokens = e.usage.promptTokens;
         completionTokens = e.usage.completionTokens;
-        if (placed) learnFromUsage(placed.server, placed.chars, e.usage, e.timings);
+        if (placed) learnFromUsage(isolateState().ledger, placed.server, placed.chars, e.usage, e.timings);
       }
     },
     end(how) {

@@ -4,7 +4,6 @@ import { ProxyError } from "../../errors/proxy-error.ts";
 import type { UpstreamEvent } from "../../events/events.ts";
 import type { EventStreamReader } from "../../events/event-source.ts";
 import type { Deadline, Deadlines } from "../../lib/deadlines.ts";
-import { markOwnDeadline } from "../../health/classify-failure.ts";
 
 /**
  * Reads an attempt's events with its timeouts: the first event within `firstTokenMs`, every later
@@ -148,14 +147,13 @@ export class EventReader {
     // The total deadline came before the first-token or idle wait was over: the upstream was keeping
     // to its pace and the answer was simply longer than the request's time.
     if (this.readTotal <= wait) {
-      return markOwnDeadline(
-        new ProxyError({
-          status: 504,
-          code: "upstream_timeout",
-          retryable: true,
-          message: `${this.upstream} ${this.seenFirst ? "was still answering" : "had not begun its answer"} after timeouts.totalMs (${this.timeouts.totalMs} ms).`,
-        }),
-      );
+      return new ProxyError({
+        status: 504,
+        code: "upstream_timeout",
+        retryable: true,
+        ownDeadline: true,
+        message: `${this.upstream} ${this.seenFirst ? "was still answering" : "had not begun its answer"} after timeouts.totalMs (${this.timeouts.totalMs} ms).`,
+      });
     }
     const which = this.seenFirst ? `timeouts.idleMs (${this.timeouts.idleMs} ms)` : `timeouts.firstTokenMs (${this.timeouts.firstTokenMs} ms)`;
     return new ProxyError({

@@ -13,11 +13,9 @@ import type { UpstreamRef } from "../../health/health-report.ts";
 import type { NamedTarget as Target, TrackedServer } from "../../upstreams/adapter.ts";
 import type { PromptSize } from "../../upstreams/context-fit.ts";
 import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
-import { getUpstreamRetryAfter, getUpstreamStatus } from "../../upstreams/upstream-hints.ts";
 import { AdmissionWait } from "../admission/admission-wait.ts";
+import { isolateState, type IsolateState } from "../isolate/isolate-state.ts";
 import { byContext, type ServerCounts } from "../placement/context-check.ts";
-import { ledger } from "../placement/isolate-ledger.ts";
-import { discoverPools } from "../placement/isolate-pool.ts";
 import { orderTargets } from "../placement/order-targets.ts";
 import { PoolGate, withoutUnlisted } from "../placement/pool-gate.ts";
 import type { PoolEstimate } from "../placement/rank-pool.ts";
@@ -91,11 +89,12 @@ export interface Tried<T> {
 export async function tryTargets<T>(planned: Target[], opts: TryOptions, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
   const { config } = opts;
   const requestStart = Date.now();
+  const isolate = isolateState();
   // Routers (servers that load models on demand) are read before the first placement on them: what
-  // they list and have loaded decides where the request goes (placement/isolate-pool.ts).
-  const discovering = discoverPools(planned, opts.env, (p) => defer(p, opts.waitUntil));
+  // they list and have loaded decides where the request goes (placement/pool-reads.ts).
+  const discovering = isolate.poolReads.discover(planned, opts.env, (p) => defer(p, opts.waitUntil));
   if (discovering) await discovering;
-  const targets = withoutUnlisted(planned, opts.model);
+  const targets = withoutUnlisted(isolate.pool, planned, opts.model);
   const health = new HealthRecorder(
     opts.env,
     config,
@@ -107,7 +106,19 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
   );
   const admission =
     opts.queue && config.queue.maxWaitMs > 0
-      ? new AdmissionWait(targets, { model: opts.model, ...opts.queue, maxWaitMs: config.queue.maxWaitMs, signal: opts.signal, env: opts.env, snapshot: () => health.snapshot(), defer: (p) => defer(p, opts.waitUntil) })
+      ? new AdmissionWait(targets, {
+          state: isolate,
+          model: opts.model,
+          ...opts.queue,
+          maxWaitMs: config.queue.maxWaitMs,
+          signal: opts.signal,
+          env: opts.env,
+          snapshot: () => health.snapshot(),
+          defer: (p) => defer(p, opts.waitUntil),
+          shared: config.queue.shared,
+          conversation: () => opts.placement?.()?.key ?? null,
+          ordered: balanceOf(config, opts.model) === "ordered",
+        })
       : undefined;
   // A slot count this isolate does not know yet is read first; a read under way is waited for.
   const reading = admission?.slotCounts();
@@ -126,7 +137,7 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
       throw finish(e as ProxyError);
     }
     try {
-      const tried = await tryOnce(targets, opts, { requestStart, health, admission, tries }, attemptOne);
+      const tried = await tryOnce(targets, opts, { isolate, requestStart, health, admission, tries }, attemptOne);
       admission?.passEnded();
       return tried;
     } catch (e) {
@@ -146,6 +157,8 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
 
 /** What every pass of the request shares. */
 interface TryState {
+  /** This isolate's ledger, pool and line (src/routing/isolate/isolate-state.ts). */
+  isolate: IsolateState;
   requestStart: number;
   health: HealthRecorder;
   admission: AdmissionWait | undefined;
@@ -157,17 +170,17 @@ const clientClosed = () => new ProxyError({ status: 499, code: "client_closed_re
 /** One pass: the targets put in order, then tried in it (tryInOrder); the error thrown carries the attempts and every target's outcome. */
 async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
   const { config } = opts;
-  const { requestStart, health, admission, tries } = state;
+  const { isolate, requestStart, health, admission, tries } = state;
   // One target has no order to choose and no failure to weigh against another: no snapshot needed.
   const snapshot = targets.length > 1 ? health.snapshot() : undefined;
   const now = Date.now();
   const balance = balanceOf(config, opts.model);
   const placement = balance === "least-busy" ? (opts.placement?.() ?? null) : null;
   const estimates = new Map<Target, PoolEstimate>();
-  const byBalance = snapshot ? orderTargets(targets, { balance, snapshot, now, placement, model: opts.model, onPool: (t, e) => estimates.set(t, e) }) : targets;
-  const pools = new PoolGate(targets, opts.model, now, requestStart);
+  const byBalance = snapshot ? orderTargets(targets, { balance, snapshot, now, placement, ledger: isolate.ledger, pool: isolate.pool, model: opts.model, onPool: (t, e) => estimates.set(t, e) }) : targets;
+  const pools = new PoolGate(isolate.pool, targets, opts.model, now, requestStart);
   const size = snapshot ? (opts.size?.() ?? null) : null;
-  const { ordered, tooLong } = size && snapshot ? await byContext(byBalance, size, snapshot, ledger, opts.serverCounts) : { ordered: byBalance, tooLong: [] };
+  const { ordered, tooLong } = size && snapshot ? await byContext(byBalance, size, snapshot, isolate.ledger, opts.serverCounts) : { ordered: byBalance, tooLong: [] };
   const pass = new PassFailures(tries, snapshot, now, health, config.retries.maxRetryAfterMs);
   // A target whose context cannot hold the prompt is skipped, with the error it would have answered;
   // the admission line gives this request no turn for its slots any more.
@@ -223,7 +236,7 @@ async function tryInOrder<T>(ordered: Target[], opts: TryOptions, state: PassSta
       opts.signal.addEventListener("abort", onAbort, { once: true });
       const startedAt = Date.now();
       // Its place in the ledger and the pool, and its health signals (attempt-record.ts).
-      const record = new AttemptRecord(target, gate.entry, { health, placement, env: opts.env, defer: (p) => defer(p, opts.waitUntil) }, startedAt);
+      const record = new AttemptRecord(target, gate.entry, { health, placement, env: opts.env, defer: (p) => defer(p, opts.waitUntil), ended: (served) => admission?.attemptEnded(served) }, startedAt);
       try {
         const value = await attemptOne(target, attempt.signal, startedAt);
         const succeededAt = Date.now();
@@ -240,9 +253,9 @@ async function tryInOrder<T>(ordered: Target[], opts: TryOptions, state: PassSta
           pass.failed(target, err, { skipped: true });
           continue targets;
         }
-        const kind = classifyFailure(err, getUpstreamStatus(err));
+        const kind = classifyFailure(err, err.upstreamStatus);
         if (kind === "gone") break targets;
-        const retryAfterMs = getUpstreamRetryAfter(err);
+        const retryAfterMs = err.upstreamRetryAfterMs;
         record.unhealthy(kind, retryAfterMs);
         pass.failed(target, err, { kind });
         if (kind === "client") throw pass.end(err, target);

@@ -3,9 +3,8 @@
 import type { HealthSnapshot, UpstreamHealth } from "../../health/upstream-health.ts";
 import { circuitState } from "../../health/circuit-breaker.ts";
 import { fnv1a } from "./conversation-key.ts";
-import { ledger } from "./isolate-ledger.ts";
 import { rankServers, type PlacementRequest } from "./rank-servers.ts";
-import { pool } from "./isolate-pool.ts";
+import type { ModelPool } from "./model-pool.ts";
 import { rankPool, type PoolEstimate } from "./rank-pool.ts";
 import type { ServerLedger } from "./server-ledger.ts";
 import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
@@ -17,8 +16,9 @@ export interface OrderOptions {
   now: number;
   /** What placement reads from the request (`least-busy`): its conversation and prompt prefixes. */
   placement: PlacementRequest | null;
-  /** What this isolate knows of each server (default: the isolate's own). */
-  ledger?: ServerLedger;
+  /** What this isolate knows of each server, and which models its routers have (src/routing/isolate/isolate-state.ts). */
+  ledger: ServerLedger;
+  pool: ModelPool;
   /** The requested model: on routers, placement goes by which model each has loaded. */
   model?: string;
   /** Hears each router's estimate for the request's model (standby, blocked, failed: the attempt loop's pool gate, pool-gate.ts, acts on them). */
@@ -62,12 +62,12 @@ export function orderTargets(targets: readonly Target[], opts: OrderOptions): Ta
       const server = serverOf(t)!;
       return { id: server.key, weight: server.weight, load: { slots: h?.slotsTotal ?? 1, sampledBusy: h?.slotsBusy ?? 0, sampledAt: h?.checkedAt ?? 0 }, tieBreak: score(t, key) };
     });
-    const ranked = rankServers(choices, opts.placement ?? { key: null, prefixes: [] }, opts.ledger ?? ledger, opts.now);
+    const ranked = rankServers(choices, opts.placement ?? { key: null, prefixes: [] }, opts.ledger, opts.now);
     // Routers that list the model are placed by what they have loaded (placement/rank-pool.ts), the
     // wait and service from the estimate above: they go first, in that order, then any other server.
     const pooled = opts.model === undefined ? [] : ranked.flatMap((e) => {
       const t = byId.get(e.id)!;
-      const view = pool.view(e.id, serverOf(t)!.upstreamModel ?? opts.model!, opts.now);
+      const view = opts.pool.view(e.id, serverOf(t)!.upstreamModel ?? opts.model!, opts.now);
       return view ? [{ id: e.id, view, waitMs: e.waitMs, serviceMs: e.finishMs - e.waitMs, tieBreak: score(t, key) }] : [];
     });
     if (!pooled.length) return ranked.map((e) => byId.get(e.id)!);

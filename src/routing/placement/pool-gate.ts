@@ -4,8 +4,7 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
 import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
-import { pool } from "./isolate-pool.ts";
-import type { ModelView } from "./model-pool.ts";
+import type { ModelPool, ModelView } from "./model-pool.ts";
 import type { PoolEstimate } from "./rank-pool.ts";
 
 /** A router an attempt runs the request's model on: its key, the model it is asked for, and what the pool knew of that model there. */
@@ -33,13 +32,15 @@ export class PoolGate {
   private readonly failedOn: Target | undefined;
 
   constructor(
+    /** This isolate's routers and their models (src/routing/isolate/isolate-state.ts). */
+    private readonly pool: ModelPool,
     targets: readonly Target[],
     private readonly requested: string,
     now: number,
     /** When the request started trying targets: a standby load waits at most as long as the load. */
     private readonly requestStart: number,
   ) {
-    this.failedOn = targets.find((t) => poolView(t, requested, now)?.failed);
+    this.failedOn = targets.find((t) => poolView(pool, t, requested, now)?.failed);
   }
 
   /**
@@ -48,8 +49,8 @@ export class PoolGate {
    */
   check(target: Target, estimate: PoolEstimate | undefined, sawBusy: boolean): PoolVerdict {
     const server = capabilitiesOf(target).server?.key;
-    const model = server !== undefined ? pooledModel(target, this.requested) : undefined;
-    const view = model !== undefined ? pool.view(server!, model, Date.now()) : undefined;
+    const model = server !== undefined ? pooledModel(this.pool, target, this.requested) : undefined;
+    const view = model !== undefined ? this.pool.view(server!, model, Date.now()) : undefined;
     if (!view) return { entry: undefined };
     if (view.failed || (this.failedOn && view.victim !== null && view.status === "unloaded")) {
       return { refused: loadFailedBefore(model!, view.failed ? target : this.failedOn!) };
@@ -65,7 +66,7 @@ export class PoolGate {
  * The model `target` asks its server for when that server is a known router that lists it: the
  * target's own `model`, else the requested name. Undefined for any other target.
  */
-export function pooledModel(target: Target, requested: string): string | undefined {
+export function pooledModel(pool: ModelPool, target: Target, requested: string): string | undefined {
   const server = capabilitiesOf(target).server;
   if (!server || !pool.isRouter(server.key)) return undefined;
   const model = server.upstreamModel ?? requested;
@@ -76,7 +77,7 @@ export function pooledModel(target: Target, requested: string): string | undefin
  * The plan without the routers that do not list the model (a router answers such a request with a
  * 400). When every server was such a router, 404 model_not_found: no server serves that name.
  */
-export function withoutUnlisted(targets: Target[], requested: string): Target[] {
+export function withoutUnlisted(pool: ModelPool, targets: Target[], requested: string): Target[] {
   const unlisted = (t: Target) => {
     const server = capabilitiesOf(t).server;
     return server !== null && pool.isRouter(server.key) && pool.lists(server.key, server.upstreamModel ?? requested) === false;
@@ -98,8 +99,8 @@ export function withoutUnlisted(targets: Target[], requested: string): Target[] 
 }
 
 /** What the pool knows of the request's model on `target`'s router (undefined: not a router that lists it). */
-function poolView(target: Target, requested: string, now: number): ModelView | undefined {
-  const model = pooledModel(target, requested);
+function poolView(pool: ModelPool, target: Target, requested: string, now: number): ModelView | undefined {
+  const model = pooledModel(pool, target, requested);
   return model !== undefined ? pool.view(capabilitiesOf(target).server!.key, model, now) : undefined;
 }
 

@@ -4,7 +4,7 @@
 // code fence after the word, read as fences are: scan/classify-at.ts).
 
 import { MAYBE, NO, skipSpace, type Candidate, type ScanContext } from "./candidate.ts";
-import { drop, reasoning, region, strayClose, type Dialect } from "./dialect.ts";
+import { drop, reasoning, region, strayClose, type Dialect, type FenceAt } from "./dialect.ts";
 import { jsonRegion } from "./json.ts";
 
 export const commandR: Dialect = {
@@ -20,10 +20,8 @@ export const commandR: Dialect = {
     ["<|CHATBOT_TOKEN|>", drop],
     ["<|END_OF_TURN_TOKEN|>", drop],
   ],
+  openers: [{ chars: "A", where: "lineStartOrAfterSpace", order: 60, read: (buf, j, ctx, fence) => action(buf, j, ctx, fence) }],
 };
-
-/** How a code fence opening at `from` is read (scan/classify-at.ts), for the fence after `Action:` at `j`. */
-export type FenceAt = (buf: string, j: number, from: number, ctx: ScanContext) => Candidate;
 
 /** Command-R+: `Action: ```json\n[…]\n````; a fence that cannot hold calls leaves `Action:` as text. */
 export function action(buf: string, j: number, ctx: ScanContext, fence: FenceAt): Candidate {

@@ -2,7 +2,7 @@
 // to say so. A family's file exports one Dialect; registry.ts lists them, and the scanner's tables
 // (marker-table.ts) and the tokens a raw completion must keep (output-markers.ts) come from there.
 
-import { skipSpace, type Candidate, type RegionParser, type RegionSpec } from "./candidate.ts";
+import { skipSpace, type Candidate, type RegionParser, type RegionSpec, type ScanContext } from "./candidate.ts";
 import { namedJsonCall } from "../parse/decode-json-calls.ts";
 import type { RawCall, RegionParse } from "../scoring/raw-call.ts";
 
@@ -11,6 +11,42 @@ export type Build = (open: string) => Candidate;
 
 /** A literal marker and what it opens. */
 export type Marker = [string, Build];
+
+/** How a code fence opening at `from` is read (scan/classify-at.ts), for a fence an opener at `j` leads to. */
+export type FenceAt = (buf: string, j: number, from: number, ctx: ScanContext) => Candidate;
+
+/**
+ * Where an opener is asked, besides at its first characters: anywhere; at the boundary (the start
+ * of the output); at the start of a line (or the boundary); there or after whitespace; there, or in
+ * the middle of a line when the next character after whitespace is `{` ("maybe" while the text
+ * ends before it).
+ */
+export type OpenerWhere = "anywhere" | "boundary" | "lineStart" | "lineStartOrAfterSpace" | "lineStartOrObjectNext";
+
+/**
+ * An opening that carries a value (a name, a header) or has no marker at all, read by a function of
+ * its dialect's file rather than by the literal tables. At a character scan/classify-at.ts asks the
+ * literal tables and the openers starting there in the order of their numbers (the first answer
+ * other than "no" wins): the reasoning markers at 0, stray closing markers at 10, literal call
+ * markers at 30; the answer for a ``` fence is fixed, and after a character that starts a literal
+ * marker or a fence (`<`, `[`, `]`, `` ` ``) nothing else is asked.
+ */
+export interface Opener {
+  /** The characters it may start at; null: every character but those of the literal markers and fences. */
+  chars: string | null;
+  where: OpenerWhere;
+  order: number;
+  /** Asked when the request declares no tools too (it may find framing or reasoning, not only calls). */
+  withoutTools?: boolean;
+  /** What opens at `j` (`fence` reads a code fence the opener leads to). */
+  read?: (buf: string, j: number, ctx: ScanContext, fence: FenceAt) => Candidate;
+  /**
+   * An explicit call marker (a tag that names its tool), read without the rest of the context: also
+   * asked inside reasoning, where an explicit call ends the block (scan/classify-at.ts,
+   * explicitCallAt). Stands for `read` when that is not given.
+   */
+  call?: (buf: string, j: number, eof: boolean) => Candidate;
+}
 
 export interface Dialect {
   /** The models that write it, as the registry lists them. */
@@ -32,6 +68,8 @@ export interface Dialect {
    * parser, never by the tables, and listed so that a raw completion writes them as text.
    */
   innerTokens?: readonly string[];
+  /** Openings that carry a value or have no marker (see Opener), asked by scan/classify-at.ts. */
+  openers?: readonly Opener[];
 }
 
 /** Where a JSON body starts after optional whitespace; -2 for a body that is not JSON. */

@@ -1,9 +1,27 @@
 // Functionary v3.2: `>>>NAME\n{…}` per call, `>>>all\n` before plain text. The first `>>>` may be
 // left out (NAME\n{…} as the whole output) or written by the prompt (the output starts with the
-// name: scan/classify-at.ts asks with the `>>>` put back). No literal markers: read here alone.
+// name: read here with the `>>>` put back). No literal markers: read here alone.
 
 import { MAYBE, NO, skipSpace, type Candidate, type ScanContext } from "./candidate.ts";
-import { jsonStart, namedJsonRegion } from "./dialect.ts";
+import { jsonStart, namedJsonRegion, type Dialect } from "./dialect.ts";
+
+export const functionaryDialect: Dialect = {
+  name: "Functionary v3.2",
+  openers: [
+    // The prompt ended with `>>>`: asked at whatever the output starts with (a `>` is read below).
+    { chars: null, where: "anywhere", order: 50, withoutTools: true, read: (buf, j, ctx) => afterPrompt(buf, j, ctx) },
+    { chars: ">", where: "anywhere", order: 60, read: (buf, j, ctx) => functionary(buf, j, ctx) },
+  ],
+};
+
+/** The output after a prompt that ended with Functionary's `>>>`: it starts with the recipient line. */
+function afterPrompt(buf: string, j: number, ctx: ScanContext): Candidate {
+  if (ctx.header !== ">>>" || buf[j] === ">") return NO;
+  const v = functionary(">>>" + buf.slice(j, j + 137), 0, { ...ctx, atBoundary: true });
+  if (v.kind === "maybe") return v;
+  if (v.kind === "drop" || (ctx.tools.enabled && v.kind === "region")) return { ...v, length: v.length - 3 };
+  return NO;
+}
 
 /** `>>>NAME\n{…}`; `>>>all\n` introduces plain text. */
 export function functionary(buf: string, j: number, ctx: ScanContext): Candidate {

@@ -17,6 +17,12 @@ export const harmony: Dialect = {
     ["<|eom|>", drop],
   ],
   innerTokens: ["<|start|>", "<|channel|>", "<|message|>", "<|constrain|>", "<|call|>"],
+  openers: [
+    // Asked without tools too: a header may open reasoning or the answer.
+    { chars: "<", where: "anywhere", order: 20, withoutTools: true, read: (buf, j, ctx) => harmonyHeader(buf, j, ctx.eof, ctx.tools) },
+    // The prompt opened a harmony turn (`<|start|>assistant`); the output goes on with ` to=…`.
+    { chars: "t", where: "boundary", order: 20, withoutTools: true, read: (buf, j, ctx) => harmonyHeader(buf, j, ctx.eof, ctx.tools, true) },
+  ],
 };
 
 const HARMONY_ENDS = ["<|call|>", "<|end|>", "<|return|>", "<|eom|>", "<|eot|>"];

@@ -35,6 +35,13 @@ export const json: Dialect = {
     ["<JSON>", region(jsonRegion, ["</JSON>"])],
     ["<response>", region(jsonRegion, ["</response>"], { multi: false })],
   ],
+  openers: [
+    // After the literal call markers (30): `[{…}]` or `[f(…)]` at the start of a line, only
+    // `[{…}]` (strictly) in the middle of one.
+    { chars: "[", where: "lineStartOrObjectNext", order: 40, read: (buf, j, ctx) => bracket(buf, j, ctx) },
+    { chars: "{", where: "anywhere", order: 60, read: (buf, j, ctx) => jsonObject(buf, j, ctx) },
+    { chars: "f", where: "anywhere", order: 60, read: (buf, j, ctx) => functools(buf, j, ctx) },
+  ],
 };
 
 /** The first key of an object starting at `i` (`{`); a call's first key is one of few. */

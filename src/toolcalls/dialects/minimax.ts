@@ -38,6 +38,8 @@ const minimaxRegion: RegionParser = (body, closed, spec) =>
 export const minimax: Dialect = {
   name: "MiniMax-M2",
   calls: [["<minimax:tool_call>", region(minimaxRegion, ["</minimax:tool_call>"], { valueStart: undefined })]],
+  // After the literal call markers (30) and `<function=` (qwen3-coder.ts, 40).
+  openers: [{ chars: "<", where: "anywhere", order: 41, call: (buf, j, eof) => invokeTag(buf, j, eof) }],
 };
 
 /** MiniMax without its outer tag: <invoke name="NAME">…</invoke>. */

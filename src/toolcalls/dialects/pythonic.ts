@@ -5,6 +5,7 @@
 // (any name) or of a line (a declared name only), or inside the regions of auto-body.ts.
 
 import { MAYBE, NO, type Candidate, type RegionParser, type ScanContext } from "./candidate.ts";
+import type { Dialect } from "./dialect.ts";
 import { functionaryFirstLine } from "./functionary.ts";
 import { jsonObject, setEntry, type JsonEntry, type JsonNode } from "../json/json-node.ts";
 import { EndOfText, NotPython, PythonReader } from "../json/python-literal.ts";
@@ -155,6 +156,12 @@ export function identifier(buf: string, i: number): { name: string; end: number;
   const complete = end < buf.length && !(buf[end] === "." && end + 1 === buf.length);
   return { name: m[0], end, complete };
 }
+
+export const pythonicDialect: Dialect = {
+  name: "Pythonic (bare)",
+  // Last: every other opener at these characters is asked first.
+  openers: [{ chars: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_", where: "lineStart", order: 70, read: (buf, j, ctx) => pythonic(buf, j, j, ctx) }],
+};
 
 /**
  * `name(` at the start of the output (any name) or of a line (a declared name only); `k` is where

@@ -6,7 +6,7 @@
 // format's (Seed-OSS, seed-oss.ts, writes none).
 
 import { MAYBE, NO, type Candidate, type RegionParser } from "./candidate.ts";
-import { callsOf, jsonStart } from "./dialect.ts";
+import { callsOf, jsonStart, type Dialect } from "./dialect.ts";
 import { parseMiniCpmParameters } from "./minicpm.ts";
 import { namedJsonCall } from "../parse/decode-json-calls.ts";
 import { parameters, parseTaggedCalls, toCalls, verbatim, type Value } from "../parse/tagged-calls.ts";
@@ -53,6 +53,12 @@ const functionTagRegion: RegionParser = (body, closed, spec) => {
 
 const FUNCTION_CLOSE: readonly string[] = Object.freeze(["</function>"]);
 const FUNCTION_REOPEN: readonly string[] = Object.freeze(["<function=", "<function "]);
+
+export const qwen3Coder: Dialect = {
+  name: "Qwen3-Coder, Qwen3.5, Nemotron 3, Functionary v3.1 (without <tool_call>)",
+  // After the literal call markers (30).
+  openers: [{ chars: "<", where: "anywhere", order: 40, call: (buf, j, eof) => functionTag(buf, j, eof) }],
+};
 
 /** `<function=NAME>`, `<function name="NAME">` (Functionary v3.1, Hermes; body JSON or XML). */
 export function functionTag(buf: string, j: number, eof: boolean): Candidate {

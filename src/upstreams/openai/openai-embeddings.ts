@@ -1,7 +1,6 @@
 // Embeddings (`/v1/embeddings`) from an OpenAI-compatible server: its JSON answer as it is.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { OpenAiTarget } from "../../config/config-schema.ts";
-import { getUpstreamStatus } from "../upstream-hints.ts";
 import { readEmbeddings } from "../wire/read-embeddings.ts";
 import type { EmbeddingsBody } from "../adapter.ts";
 import { postJson, targetBody } from "../wire/post-json.ts";
@@ -27,7 +26,7 @@ export async function fetchOpenAiEmbeddings(target: OpenAiTarget, name: string, 
 }
 
 function cannotEmbed(e: ProxyError): boolean {
-  const status = getUpstreamStatus(e);
+  const status = e.upstreamStatus;
   if (/does not serve the model/.test(e.message)) return false; // the model is missing: that error says so better
   return status === 404 || status === 405 || status === 501 || (/embedding/i.test(e.message) && /not support/i.test(e.message));
 }

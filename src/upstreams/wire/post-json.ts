@@ -7,7 +7,6 @@ import { redactKnownSecrets } from "../../errors/redact-secrets.ts";
 import { fetchFresh } from "../../http/fetch-fresh.ts";
 import { parseRetryAfter } from "../../http/parse-retry-after.ts";
 import type { AttemptContext } from "../upstream.ts";
-import { setUpstreamRetryAfter, setUpstreamStatus } from "../upstream-hints.ts";
 
 /** `<base>/v1<path>` for a base URL given with or without its trailing `/v1`. */
 export function v1Url(base: string, path: string): string {
@@ -79,8 +78,11 @@ export async function postJson<T extends { url: string }>(kind: WireKind<T>, tar
   }
   if (!res.ok || !res.body) {
     const text = await res.text().catch(() => "");
-    const err = setUpstreamStatus(kind.mapError(res.status, text, res.headers.get("content-type"), name, path), res.status);
-    throw setUpstreamRetryAfter(err, parseRetryAfter(res.headers.get("retry-after"), Date.now()));
+    const err = kind.mapError(res.status, text, res.headers.get("content-type"), name, path);
+    err.upstreamStatus = res.status;
+    const retryAfterMs = parseRetryAfter(res.headers.get("retry-after"), Date.now());
+    if (retryAfterMs !== undefined) err.upstreamRetryAfterMs = retryAfterMs;
+    throw err;
   }
   return res as WireResponse;
 }

@@ -6,7 +6,7 @@ import { ProxyError } from "../../../src/errors/proxy-error.ts";
 import { sinceDay } from "../../../src/routes/admin.ts";
 import { MessagesRequestSchema } from "../../../src/schemas/messages-request.ts";
 import { ResponsesRequestSchema } from "../../../src/schemas/responses-request.ts";
-import { validateChatRequest } from "../../../src/api/chat/validate-chat-request.ts";
+import { validateChatRequest } from "../../../src/api/chat/index.ts";
 
 function refusal(run: () => unknown): ProxyError {
   try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { validateChatRequest } from "../../../src/api/chat/validate-chat-request.ts";
+import { validateChatRequest } from "../../../src/api/chat/index.ts";
 import { convertMessagesRequest } from "../../../src/api/messages/convert-request.ts";
 import { convertResponsesRequest } from "../../../src/api/responses/convert-request.ts";
 import { validateBody } from "../../../src/api/validate-body.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { validateChatRequest } from "../../../../src/api/chat/validate-chat-request.ts";
+import { validateChatRequest } from "../../../../src/api/chat/index.ts";
 import { ProxyError } from "../../../../src/errors/proxy-error.ts";
 
 function fail(body: unknown): ProxyError {

@@ -5,8 +5,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { ProxyError } from "../../../../src/errors/proxy-error.ts";
 import { EMPTY_SNAPSHOT, upstreamKey } from "../../../../src/health/upstream-health.ts";
 import { AdmissionWait, type WaitOptions } from "../../../../src/routing/admission/admission-wait.ts";
-import { slotReleased, waitingFor } from "../../../../src/routing/admission/queue-place.ts";
-import { ledger, resetLedger } from "../../../../src/routing/placement/isolate-ledger.ts";
+import { slotReleased } from "../../../../src/routing/admission/queue-place.ts";
+import { resetIsolateState, type IsolateState } from "../../../../src/routing/isolate/isolate-state.ts";
 import type { Target } from "../../../../src/routing/target.ts";
 
 const A: Target = { kind: "llama", url: "http://127.0.0.1:9/wait-a", name: "A" };
@@ -16,20 +16,22 @@ const key = (t: Target) => upstreamKey((t as { url: string }).url);
 const snapshot = () => EMPTY_SNAPSHOT;
 
 let n = 0;
-const options = (more: Partial<WaitOptions> = {}): WaitOptions => ({ model: `wait-${++n}`, key: null, priority: 0, maxWaitMs: 5000, signal: new AbortController().signal, env: {}, snapshot, defer: () => {}, ...more });
+let isolate: IsolateState;
+const waitingFor = (model: string) => isolate.queue.waiting(model);
+const options = (more: Partial<WaitOptions> = {}): WaitOptions => ({ state: isolate, model: `wait-${++n}`, key: null, priority: 0, maxWaitMs: 5000, signal: new AbortController().signal, env: {}, snapshot, defer: () => {}, ...more });
 /** One of our requests in flight on `t`: ends it and wakes the line. */
 const hold = (t: Target) => {
-  const end = ledger.begin(key(t), null, 1000, Date.now());
+  const end = isolate.ledger.begin(key(t), null, 1000, Date.now());
   return () => {
     end(true, Date.now());
-    slotReleased(snapshot);
+    slotReleased(isolate.queue, snapshot);
   };
 };
 const busy = (attempts = 2) => Object.assign(new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, message: "full" }), { attempts, outcomes: [{ target: "A", code: "no_capacity", status: 503 }] });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("a request's admission wait", () => {
-  beforeEach(() => resetLedger());
+  beforeEach(() => void (isolate = resetIsolateState()));
 
   it("goes at once while a slot is free; a llama-server holding as many of our requests as it has slots refuses for capacity, unasked; a browser target is not gated", () => {
     const first = new AdmissionWait([A, BROWSER], options());

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../../../src/config/config.ts";
 import { resetHealthCache } from "../../../../src/health/health-client.ts";
 import { resetTokenCounts } from "../../../../src/routing/placement/context-check.ts";
-import { waitingFor } from "../../../../src/routing/admission/queue-place.ts";
+import { isolateState } from "../../../../src/routing/isolate/isolate-state.ts";
 import { promptPrefixes } from "../../../../src/routing/placement/prompt-prefixes.ts";
 import type { Target } from "../../../../src/routing/target.ts";
 import { tryTargets, type AttemptOne } from "../../../../src/routing/attempt/try-targets.ts";
@@ -55,8 +55,8 @@ describe("admission turns and servers a request cannot use", () => {
     const handed: string[] = [];
     const next = request("x".repeat(12_000), 2900, async (t) => (handed.push(t.name), "answer"));
     // It waits in the line (today it was handed B's turn at once after each pass, never in line).
-    expect(await until(() => waitingFor("ineligible") === 1, 1000)).toBe(true);
-    expect(await until(() => waitingFor("ineligible") !== 1, 300)).toBe(false);
+    expect(await until(() => isolateState().queue.waiting("ineligible") === 1, 1000)).toBe(true);
+    expect(await until(() => isolateState().queue.waiting("ineligible") !== 1, 300)).toBe(false);
     // R1 ends: R2 is handed A at once, the only attempt it was handed.
     const endedAt = Date.now();
     held.placed!.end(Date.now());

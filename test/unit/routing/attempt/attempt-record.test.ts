@@ -6,8 +6,9 @@ import type { HealthRecorder } from "../../../../src/health/health-client.ts";
 import type { PlacementNote } from "../../../../src/health/health-report.ts";
 import { EMPTY_SNAPSHOT, upstreamKey } from "../../../../src/health/upstream-health.ts";
 import { AttemptRecord, type RecordOptions } from "../../../../src/routing/attempt/attempt-record.ts";
-import { ledger, resetLedger } from "../../../../src/routing/placement/isolate-ledger.ts";
-import { pool, resetPool } from "../../../../src/routing/placement/isolate-pool.ts";
+import { resetIsolateState } from "../../../../src/routing/isolate/isolate-state.ts";
+import type { ModelPool } from "../../../../src/routing/placement/model-pool.ts";
+import type { ServerLedger } from "../../../../src/routing/placement/server-ledger.ts";
 import { PoolGate } from "../../../../src/routing/placement/pool-gate.ts";
 import { promptPrefixes } from "../../../../src/routing/placement/prompt-prefixes.ts";
 import type { Target } from "../../../../src/routing/target.ts";
@@ -34,10 +35,12 @@ function options(health: HealthRecorder, more: Partial<RecordOptions> = {}): Rec
   return { health, placement: null, env: {}, defer: () => {}, ...more };
 }
 
+let ledger: ServerLedger;
+let pool: ModelPool;
+
 describe("an attempt's record", () => {
   beforeEach(() => {
-    resetLedger();
-    resetPool();
+    ({ ledger, pool } = resetIsolateState());
   });
 
   it("holds a place in the ledger while it runs; a success is the server's health signal and leaves the place to the answer", () => {
@@ -83,7 +86,7 @@ describe("an attempt's record", () => {
 
   it("on a router: the model is loading while the attempt runs, and loaded once it answers", () => {
     pool.absorb(key(ROUTER), { modelsMax: 2, models: [{ id: "alpha", status: "unloaded", failed: false }] }, Date.now());
-    const gate = new PoolGate([ROUTER], "alpha", Date.now(), Date.now()).check(ROUTER, undefined, false);
+    const gate = new PoolGate(pool, [ROUTER], "alpha", Date.now(), Date.now()).check(ROUTER, undefined, false);
     const entry = "entry" in gate ? gate.entry : undefined;
     expect(entry).toBeDefined();
     const { health } = signals();
@@ -95,7 +98,7 @@ describe("an attempt's record", () => {
 
   it("on a router whose load failed: the model is marked failed there, and the models it evicted for the load are put back in the background", async () => {
     pool.absorb(key(ROUTER), { modelsMax: 1, models: [{ id: "beta", status: "loaded", failed: false }, { id: "alpha", status: "unloaded", failed: false }] }, Date.now());
-    const gate = new PoolGate([ROUTER], "alpha", Date.now(), Date.now()).check(ROUTER, undefined, false);
+    const gate = new PoolGate(pool, [ROUTER], "alpha", Date.now(), Date.now()).check(ROUTER, undefined, false);
     const entry = "entry" in gate ? gate.entry : undefined;
     const deferred: Array<Promise<unknown>> = [];
     const { health } = signals();

@@ -4,6 +4,7 @@ import { ProxyError } from "../../../../src/errors/proxy-error.ts";
 import { resetHealthCache } from "../../../../src/health/health-client.ts";
 import type { Target } from "../../../../src/routing/target.ts";
 import { tryTargets, type TryOptions } from "../../../../src/routing/attempt/try-targets.ts";
+import { rejection } from "./rejection.ts";
 
 // tryTargets' final error when every target fails: one precedence, whatever the order of the
 // targets and the state of their circuits (src/routing/attempt/final-outcome.ts).
@@ -19,15 +20,6 @@ const opts = (more: Partial<TryOptions> = {}): TryOptions => ({ config, env: {},
 
 const unreachable = (t: Target) => new ProxyError({ status: 502, code: "upstream_unreachable", retryable: true, message: `${t.name} refused the connection` });
 const noSession = (t: Target) => new ProxyError({ status: 503, code: "no_capacity", retryAfter: 5, retryable: true, message: `No browser session is serving ${t.name}.` });
-
-async function rejection(p: Promise<unknown>): Promise<ProxyError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as ProxyError;
-  }
-  throw new Error("resolved");
-}
 
 describe("tryTargets: the final error", () => {
   beforeEach(() => resetHealthCache());

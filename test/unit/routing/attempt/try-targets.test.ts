@@ -4,6 +4,7 @@ import { ProxyError } from "../../../../src/errors/proxy-error.ts";
 import { resetHealthCache } from "../../../../src/health/health-client.ts";
 import type { Target } from "../../../../src/routing/target.ts";
 import { tryTargets, type TryOptions } from "../../../../src/routing/attempt/try-targets.ts";
+import { rejection } from "./rejection.ts";
 
 class Unable extends ProxyError {}
 
@@ -18,15 +19,6 @@ const opts = (more: Partial<TryOptions> = {}): TryOptions => ({ config, env: {},
 
 const unreachable = (t: Target) => new ProxyError({ status: 502, code: "upstream_unreachable", retryable: true, message: `${t.name} refused` });
 const unable = () => new Unable({ status: 503, code: "no_capacity", retryable: true, message: "no session" });
-
-async function rejection(p: Promise<unknown>): Promise<ProxyError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as ProxyError;
-  }
-  throw new Error("resolved");
-}
 
 describe("tryTargets", () => {
   beforeEach(() => resetHealthCache());

@@ -7,6 +7,7 @@ import type { HealthSnapshot, UpstreamHealth } from "../../../../src/health/upst
 import { promptPrefixes } from "../../../../src/routing/placement/prompt-prefixes.ts";
 import type { PlacementRequest } from "../../../../src/routing/placement/rank-servers.ts";
 import { ServerLedger } from "../../../../src/routing/placement/server-ledger.ts";
+import { ModelPool } from "../../../../src/routing/placement/model-pool.ts";
 
 const llama = (n: number, weight?: number): Target => ({ kind: "llama", url: `http://gpu-${n}:8080`, name: `llama:gpu-${n}:8080`, ...(weight ? { weight } : {}) });
 const browser: Target = { kind: "browser", model: "web", name: "browser:web" };
@@ -17,21 +18,21 @@ const names = (ts: Target[]) => ts.map((t) => t.name.replace("llama:", "").repla
 
 describe("orderTargets: ordered", () => {
   it("keeps the configured order without health", () => {
-    expect(names(orderTargets([llama(1), llama(2), browser], { balance: "ordered", snapshot: snap({}), now: 0, placement: null }))).toEqual(["gpu-1", "gpu-2", "browser:web"]);
+    expect(names(orderTargets([llama(1), llama(2), browser], { balance: "ordered", snapshot: snap({}), now: 0, placement: null, ledger: new ServerLedger(), pool: new ModelPool() }))).toEqual(["gpu-1", "gpu-2", "browser:web"]);
   });
   it("moves an open circuit last but keeps it (a lone upstream is still tried)", () => {
     const s = snap({ 1: { circuit: OPEN } });
-    expect(names(orderTargets([llama(1), llama(2), browser], { balance: "ordered", snapshot: s, now: 0, placement: null }))).toEqual(["gpu-2", "browser:web", "gpu-1"]);
-    expect(names(orderTargets([llama(1)], { balance: "ordered", snapshot: s, now: 0, placement: null }))).toEqual(["gpu-1"]);
+    expect(names(orderTargets([llama(1), llama(2), browser], { balance: "ordered", snapshot: s, now: 0, placement: null, ledger: new ServerLedger(), pool: new ModelPool() }))).toEqual(["gpu-2", "browser:web", "gpu-1"]);
+    expect(names(orderTargets([llama(1)], { balance: "ordered", snapshot: s, now: 0, placement: null, ledger: new ServerLedger(), pool: new ModelPool() }))).toEqual(["gpu-1"]);
   });
   it("a half-open circuit comes after healthy ones but before open ones", () => {
     const s = snap({ 1: { circuit: { ...OPEN, until: 0 } }, 2: { circuit: OPEN } });
-    expect(names(orderTargets([llama(1), llama(2), llama(3)], { balance: "ordered", snapshot: s, now: 1, placement: null }))).toEqual(["gpu-3", "gpu-1", "gpu-2"]);
+    expect(names(orderTargets([llama(1), llama(2), llama(3)], { balance: "ordered", snapshot: s, now: 1, placement: null, ledger: new ServerLedger(), pool: new ModelPool() }))).toEqual(["gpu-3", "gpu-1", "gpu-2"]);
   });
 });
 
 describe("orderTargets: least-busy", () => {
-  const opts = (snapshot: HealthSnapshot, placement: PlacementRequest | null = null) => ({ balance: "least-busy" as const, snapshot, now: 0, placement, ledger: new ServerLedger() });
+  const opts = (snapshot: HealthSnapshot, placement: PlacementRequest | null = null) => ({ balance: "least-busy" as const, snapshot, now: 0, placement, ledger: new ServerLedger(), pool: new ModelPool() });
   const ask = (content: string): PlacementRequest => {
     const messages = [{ role: "user", content }];
     return { key: conversationKey(messages), prefixes: promptPrefixes(messages) };

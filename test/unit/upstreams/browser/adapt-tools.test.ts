@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { adaptForWebLlm } from "../../../../src/upstreams/browser/adapt-for-web-llm.ts";
-import { validateChatRequest } from "../../../../src/api/chat/validate-chat-request.ts";
+import { validateChatRequest } from "../../../../src/api/chat/index.ts";
 import { normalizeWebLlmChunk } from "../../../../src/upstreams/browser/normalize-web-llm-chunk.ts";
 
 const tools = [

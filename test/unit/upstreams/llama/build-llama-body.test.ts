@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildLlamaBody } from "../../../../src/upstreams/llama/build-llama-body.ts";
-import { validateChatRequest } from "../../../../src/api/chat/validate-chat-request.ts";
+import { validateChatRequest } from "../../../../src/api/chat/index.ts";
 
 const tools = [
   { type: "function", function: { name: "get_weather", parameters: { type: "object" } } },

@@ -7,7 +7,6 @@ import type { EventStreamReader } from "../../../../src/events/event-source.ts";
 import { ProxyError } from "../../../../src/errors/proxy-error.ts";
 import { Deadlines } from "../../../../src/lib/deadlines.ts";
 import type { ChatRequest } from "../../../../src/schemas/chat-request.ts";
-import { getUpstreamRetryAfter, getUpstreamStatus } from "../../../../src/upstreams/upstream-hints.ts";
 import { openaiAdapter } from "../../../../src/upstreams/openai/openai-adapter.ts";
 import type { AttemptContext } from "../../../../src/upstreams/upstream.ts";
 
@@ -72,8 +71,8 @@ describe("OpenAiUpstream", () => {
     const err = await openaiAdapter.chat(target()).open(request, ctx()).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ProxyError);
     expect(err).toMatchObject({ code: "no_capacity", busy: true });
-    expect(getUpstreamRetryAfter(err as ProxyError)).toBe(3000);
-    expect(getUpstreamStatus(err as ProxyError)).toBe(429);
+    expect((err as ProxyError).upstreamRetryAfterMs).toBe(3000);
+    expect((err as ProxyError).upstreamStatus).toBe(429);
   });
 
   it("an upstream that quotes the key back has it redacted", async () => {

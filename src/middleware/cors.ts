@@ -1,7 +1,7 @@
 // CORS for browser clients on /v1/ routes, when SWITCHYARD_CONFIG turns it on (off by default).
 import type { MiddlewareHandler } from "hono";
 import { cors } from "hono/cors";
-import type { AppEnv } from "./app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { loadConfig } from "../config/load-config.ts";
 
 const ALLOW_HEADERS = ["authorization", "x-api-key", "content-type", "anthropic-version", "anthropic-beta", "x-request-id", "x-client-request-id", "openai-organization", "openai-project"];

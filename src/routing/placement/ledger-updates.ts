@@ -1,21 +1,9 @@
-// This isolate's one ServerLedger, kept in step with other isolates' placements through the hub,
-// and the calls through which attempts and answers update it.
+// What attempts and answers write into an isolate's ServerLedger (src/routing/isolate/isolate-state.ts
+// owns it), and what other isolates are told of a placement.
 import { serviceEstimate, type PlacementRequest } from "./rank-servers.ts";
-import { ServerLedger } from "./server-ledger.ts";
+import type { ServerLedger } from "./server-ledger.ts";
 import type { Timings, Usage } from "../../events/events.ts";
-import { onPlacementNotes, onRestarts } from "../../health/health-client.ts";
 import type { PlacementNote } from "../../health/health-report.ts";
-
-/** This isolate's ledger of servers (placement reads it, every attempt and answer writes it). */
-export let ledger = new ServerLedger();
-
-// Every isolate's placements, as the hub's snapshots bring them: the next turn of a conversation
-// another isolate placed finds the same server here.
-onPlacementNotes((notes) => {
-  for (const n of notes) ledger.absorb(n.url, n.key, n.prefixes, n.at);
-});
-// A server that restarted holds none of what was placed there before.
-onRestarts((server, at) => ledger.restarted(server, at));
 
 /** What other isolates need to know of a placement: the chain's first two prefixes and its last. */
 export function placementNote(server: string, req: PlacementRequest, at: number): PlacementNote {
@@ -23,18 +11,13 @@ export function placementNote(server: string, req: PlacementRequest, at: number)
   return { url: server, key: req.key, prefixes: p.length <= 3 ? [...p] : [p[0]!, p[1]!, p.at(-1)!], at };
 }
 
-/** Tests: start from an empty ledger. */
-export function resetLedger(): void {
-  ledger = new ServerLedger();
-}
-
 /** What the request is expected to cost on the server, for the in-flight estimate others queue behind. */
-export function expectedServiceMs(server: string, req: PlacementRequest | null, now: number): number {
+export function expectedServiceMs(ledger: ServerLedger, server: string, req: PlacementRequest | null, now: number): number {
   return serviceEstimate(ledger, server, req, now).service;
 }
 
 /** An answer's usage and llama-server timings (and the prompt's characters, when known), folded into the server's speeds. */
-export function learnFromUsage(server: string, chars: number | undefined, usage: Usage, timings: Timings | undefined): void {
+export function learnFromUsage(ledger: ServerLedger, server: string, chars: number | undefined, usage: Usage, timings: Timings | undefined): void {
   ledger.learn(server, {
     chars: chars ?? 0,
     promptTokens: usage.promptTokens,

@@ -1,16 +1,16 @@
 // Each API route's first handler: authenticates the caller, admits it against its key's limits and
 // sets up metering, by the kind the route table declares.
 import type { Context, MiddlewareHandler } from "hono";
-import type { AppEnv } from "./app-env.ts";
+import type { AppEnv } from "../auth/app-env.ts";
 import { toProxyError } from "../errors/error-envelope.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
-import { keyGate } from "./key-directory.ts";
-import type { KeyRecord } from "./key-record.ts";
-import { Meter } from "./meter.ts";
-import { authenticate, batchPrincipal } from "./principal.ts";
-import { batchLineOf } from "./batch-line.ts";
-import { scopeFor, type RouteKind } from "./scopes.ts";
+import { keyGate } from "../auth/key-directory.ts";
+import type { KeyRecord } from "../auth/key-record.ts";
+import { Meter } from "../auth/meter.ts";
+import { authenticate, batchPrincipal } from "../auth/principal.ts";
+import { batchLineOf } from "../auth/batch-line.ts";
+import { scopeFor, type RouteKind } from "../auth/scopes.ts";
 import type { Config } from "../config/config.ts";
 import { checkModelName } from "../config/model-name.ts";
 

@@ -1,0 +1,210 @@
+// The coordinator's bookkeeping (docs/architecture.md, "Admission queue", "Across isolates"): the
+// grants of slots on llama-servers to requests from every isolate, the line of those waiting, in
+// fair order, and where each conversation's prompt cache sits. Pure, every time passed in; the
+// Durable Object around it (admission-hub.ts) only carries calls.
+import { keptFree } from "./capacity.ts";
+import { FairQueue } from "./fair-queue.ts";
+import { InteractiveRecency } from "./interactive-recency.ts";
+import { BATCH_TOP_LEVEL } from "./service-class.ts";
+
+/** A request asking for a slot on one of its servers. */
+export interface Ask {
+  /** The request's own id (unique across isolates). */
+  id: string;
+  /** Its line: the requested model. */
+  model: string;
+  /** Whose turn it takes ("" for requests without a key) and its priority level. */
+  key: string;
+  priority: number;
+  /** The llama-servers it may go to (health keys), in the order it would try them. */
+  plan: readonly string[];
+  /** Each plan server's slot count as the asking isolate knows it (its sample, its `/props` read, or 1). */
+  slots: Readonly<Record<string, number>>;
+  /** Its conversation (placement's key): a server holding its prompt is preferred. */
+  conversation: string | null;
+  /** The model's `balance` is "ordered": the first server of the plan with a slot free, whatever the others hold. */
+  ordered?: boolean;
+  /** Slots it leaves free on each server while interactive requests for its model come (a batch line: batch.keepFreeSlots). */
+  keepFree?: number;
+}
+
+/** A grant: the request may start on `server`; `ends` it when its answer is over. */
+export interface Grant {
+  id: string;
+  server: string;
+}
+
+interface Held {
+  server: string;
+  conversation: string | null;
+  /** When the grant lapses unless ended: an isolate that died never sends its end. */
+  expires: number;
+}
+
+interface Waiter {
+  ask: Ask;
+  arrivedAt: number;
+  /** The slots it leaves free, fixed as it asked (interactive-recency.ts). */
+  keepFree: number;
+}
+
+/** A grant not ended in this long is taken as lost (the isolate holding it died) and its slot freed. */
+export const GRANT_TTL_MS = 15 * 60_000;
+/** Conversations whose server is remembered (the oldest forgotten first). */
+const MAX_CONVERSATIONS = 10_000;
+/** Servers remembered (from the configuration; the bound is for safety). */
+const MAX_SERVERS = 1000;
+
+/**
+ * Every isolate's requests on a pool of llama-servers, counted in one place: a server is never
+ * granted more requests than its slots; when none of a request's servers has one free it waits in
+ * its model's line (keys in turn, priority levels strict, FairQueue) and an end gives the freed slot
+ * to the head of a line that can use it. Among a request's servers with a slot free, the one already
+ * holding its conversation's prompt comes first, then the least loaded (in flight ÷ slots), then
+ * plan order; for a model balanced "ordered", the first in plan order.
+ */
+export class PoolGrants {
+  private readonly slots = new Map<string, number>();
+  private readonly held = new Map<string, Held>();
+  private readonly inflight = new Map<string, number>();
+  private readonly lines = new Map<string, FairQueue<Waiter>>();
+  private readonly waiters = new Map<string, Waiter>();
+  /** Conversation → the server its last turn was granted on (insertion order = age). */
+  private readonly homes = new Map<string, string>();
+  /** When interactive requests last asked for each model: a batch line's keepFree holds while they come. */
+  private readonly recency = new InteractiveRecency();
+
+  /** A grant now, or null: the request waits in line (until `end` or `leave`). */
+  ask(ask: Ask, now: number): Grant | null {
+    this.expire(now);
+    for (const s of ask.plan) if (ask.slots[s] !== undefined) this.learn(s, ask.slots[s]!);
+    const keepFree = this.recency.keepFree(ask.model, ask.keepFree ?? 0, now);
+    const line = this.lines.get(ask.model);
+    if (!line?.size) {
+      const server = this.choose(ask, keepFree);
+      if (server !== undefined) return this.grant(ask, server, now);
+    }
+    const w: Waiter = { ask, arrivedAt: now, keepFree };
+    this.waiters.set(ask.id, w);
+    this.line(ask.model).push(w, ask.key, ask.priority);
+    return null;
+  }
+
+  /** The request's answer is over (or its attempt failed): its slot goes to whoever waits for it. Returns the grants that made. */
+  end(id: string, now: number): Grant[] {
+    const h = this.held.get(id);
+    if (!h) return this.pump(now);
+    this.held.delete(id);
+    this.count(h.server, -1);
+    return this.pump(now);
+  }
+
+  /** A waiter left (its client went, its wait ran out): out of the line. */
+  leave(id: string): boolean {
+    const w = this.waiters.get(id);
+    if (!w) return false;
+    this.waiters.delete(id);
+    const line = this.lines.get(w.ask.model);
+    line?.remove(w);
+    if (line && !line.size) this.lines.delete(w.ask.model);
+    return true;
+  }
+
+  /** Whether `id` waits in line. */
+  waiting(id: string): boolean {
+    return this.waiters.has(id);
+  }
+
+  /** How many wait ahead of `id` in its line (0 when it does not wait). */
+  ahead(id: string): number {
+    const w = this.waiters.get(id);
+    return w ? (this.lines.get(w.ask.model)?.ahead(w) ?? 0) : 0;
+  }
+
+  /** How many wait for `model` above the batch class: every isolate's interactive requests in line (the batch runner holds its lines back while any do). */
+  interactiveWaiting(model: string): number {
+    return this.lines.get(model)?.sizeAbove(BATCH_TOP_LEVEL) ?? 0;
+  }
+
+  /** Grants in flight on `server`. */
+  inflightOn(server: string): number {
+    return this.inflight.get(server) ?? 0;
+  }
+
+  /** What the coordinator holds (the status page, tests). */
+  stats(): { grants: number; waiting: number; servers: Record<string, { slots: number; inflight: number }> } {
+    const servers: Record<string, { slots: number; inflight: number }> = {};
+    for (const [s, n] of this.slots) servers[s] = { slots: n, inflight: this.inflightOn(s) };
+    return { grants: this.held.size, waiting: this.waiters.size, servers };
+  }
+
+  /** Grants lost to a dead isolate lapse; their slots go to waiters. Returns the grants that made. */
+  expire(now: number): Grant[] {
+    let freed = false;
+    for (const [id, h] of this.held) {
+      if (h.expires > now) continue;
+      this.held.delete(id);
+      this.count(h.server, -1);
+      freed = true;
+    }
+    return freed ? this.pump(now) : [];
+  }
+
+  /** Gives turns in every line while its head has a server with a slot free. */
+  private pump(now: number): Grant[] {
+    const made: Grant[] = [];
+    for (const [model, line] of [...this.lines]) {
+      for (let head = line.peek(); head; head = line.peek()) {
+        const server = this.choose(head.ask, head.keepFree);
+        if (server === undefined) break;
+        line.shift();
+        this.waiters.delete(head.ask.id);
+        made.push(this.grant(head.ask, server, now));
+      }
+      if (!line.size) this.lines.delete(model);
+    }
+    return made;
+  }
+
+  private choose(ask: Ask, keepFree: number): string | undefined {
+    const free = ask.plan.filter((s) => {
+      const slots = this.slots.get(s) ?? 1;
+      return this.inflightOn(s) + keptFree(slots, keepFree) < slots;
+    });
+    if (!free.length) return undefined;
+    if (ask.ordered) return free[0];
+    const home = ask.conversation !== null ? this.homes.get(ask.conversation) : undefined;
+    if (home !== undefined && free.includes(home)) return home;
+    let best = free[0]!;
+    for (const s of free) if (this.inflightOn(s) / (this.slots.get(s) ?? 1) < this.inflightOn(best) / (this.slots.get(best) ?? 1)) best = s;
+    return best;
+  }
+
+  private grant(ask: Ask, server: string, now: number): Grant {
+    this.held.set(ask.id, { server, conversation: ask.conversation, expires: now + GRANT_TTL_MS });
+    this.count(server, 1);
+    if (ask.conversation !== null) {
+      this.homes.delete(ask.conversation);
+      this.homes.set(ask.conversation, server);
+      if (this.homes.size > MAX_CONVERSATIONS) this.homes.delete(this.homes.keys().next().value!);
+    }
+    return { id: ask.id, server };
+  }
+
+  private count(server: string, by: number): void {
+    const n = (this.inflight.get(server) ?? 0) + by;
+    if (n > 0) this.inflight.set(server, n);
+    else this.inflight.delete(server);
+  }
+
+  private learn(server: string, slots: number): void {
+    if (!this.slots.has(server) && this.slots.size >= MAX_SERVERS) this.slots.delete(this.slots.keys().next().value!);
+    this.slots.set(server, Math.max(1, Math.floor(slots)));
+  }
+
+  private line(model: string): FairQueue<Waiter> {
+    let line = this.lines.get(model);
+    if (!line) this.lines.set(model, (line = new FairQueue()));
+    return line;
+  }
+}

@@ -1,0 +1,242 @@
+// A request's place in the admission line shared by every isolate (docs/architecture.md, "Admission
+// queue", "Across isolates"): its turn and its server come from the pool's AdmissionHub, which counts
+// every isolate's requests against the servers' slots. When the hub does not answer in time, or
+// fails, the request falls back to this isolate's own line (QueuePlace) and the fallback is counted
+// (/metrics: switchyard_admission_shared_total{outcome="fallback"}).
+import { ProxyError } from "../../errors/proxy-error.ts";
+import { durableNamespace, type EnvVars } from "../../config/env-vars.ts";
+import { randomUuid } from "../../lib/ids.ts";
+import type { AdmissionHub, AskReply, WaitReply } from "./admission-hub.ts";
+import { retryAfterSeconds } from "./capacity.ts";
+import { QueuePlace, type PlaceOptions } from "./queue-place.ts";
+
+/** The hub must answer an ask within this long, or the request is admitted by its isolate alone. */
+export const ASK_TIMEOUT_MS = 1000;
+/** Past its wait, a wait call that has not answered within this long more counts as the hub failing. */
+const WAIT_GRACE_MS = 2000;
+/** The expected service of a request when Retry-After is computed here (the hub does not know the servers' speeds). */
+const DEFAULT_SERVICE_MS = 8000;
+
+/**
+ * What an isolate's shared admissions came to (/metrics): granted at once, queued at the hub, refused
+ * after the wait, fallen back to the isolate's own line. Its isolate state (src/routing/isolate/isolate-state.ts) holds its one.
+ */
+export interface SharedCounts {
+  granted: number;
+  queued: number;
+  fallback: number;
+  refused: number;
+}
+
+/** A tally at zero. */
+export function newSharedCounts(): SharedCounts {
+  return { granted: 0, queued: 0, fallback: 0, refused: 0 };
+}
+
+export interface SharedOptions extends PlaceOptions {
+  env: EnvVars;
+  /** The llama-servers of the plan (health keys), in plan order. */
+  servers: readonly string[];
+  /** Each server's slot count when known here (its sample or `/props` read). */
+  slots(server: string): number | undefined;
+  /** This isolate's tally of shared admissions. */
+  counts: SharedCounts;
+  /** The request's conversation (placement's key), if it has one. */
+  conversation(): string | null;
+  /** The model's `balance` is "ordered": the hub grants the first server of the plan with a slot free. */
+  ordered: boolean;
+  /** Keeps a call alive past the response (ctx.waitUntil). */
+  defer(p: Promise<unknown>): void;
+}
+
+/** The hub of a pool: one instance per set of servers (a model's plan), so pools shard over instances. */
+export function admissionHub(env: EnvVars, servers: readonly string[]): DurableObjectStub<AdmissionHub> {
+  return durableNamespace<AdmissionHub>(env, "ADMISSION_HUB").getByName(`pool:${[...servers].sort().join(" ")}`);
+}
+
+/** Whether this deployment shares admission: the binding is there (wrangler.toml) and `queue.shared` is not off. */
+export function sharesAdmission(env: EnvVars, shared: boolean): boolean {
+  return shared && env.ADMISSION_HUB !== undefined;
+}
+
+/** Races `p` against `ms`: undefined when the time ran out first. */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const out = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
+  try {
+    return await Promise.race([p, out]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The shared counterpart of QueuePlace, with its interface (first, again, timeLeft, mayStart, exclude,
+ * turnEnded) and one more: `attemptEnded`, the end the hub learns. A grant names one server: an
+ * attempt may start there and nowhere else (the others refuse as busy, unasked), and the hub frees
+ * it when the attempt ends (the answer over, or failed) or when the pass ends without using it.
+ */
+export class SharedPlace {
+  private readonly arrivedAt = Date.now();
+  private readonly deadline: number;
+  private readonly base = randomUuid();
+  private asks = 0;
+  /** The id of the current ask, and the server granted to it (null: none yet). */
+  private id = "";
+  private server: string | null = null;
+  private started = false;
+  private plan: string[];
+  /** Servers whose attempt for this request failed: its next asks leave them out (failover), unless that leaves none. */
+  private readonly failed = new Set<string>();
+  /** Set once the hub failed: this isolate's own line from then on. */
+  private local: QueuePlace | null = null;
+
+  constructor(private readonly opts: SharedOptions) {
+    this.deadline = this.arrivedAt + opts.maxWaitMs;
+    this.plan = [...opts.servers];
+  }
+
+  first(): Promise<void> | null {
+    return this.acquire();
+  }
+
+  again(): Promise<void> | null {
+    if (this.local) return this.local.again();
+    this.release();
+    const now = Date.now();
+    if (now >= this.deadline) throw this.refusal(now, 0);
+    return this.acquire();
+  }
+
+  timeLeft(now = Date.now()): number {
+    return Math.max(0, this.deadline - now);
+  }
+
+  mayStart(server: string): boolean {
+    if (this.local) return this.local.mayStart(server);
+    if (this.server !== server || this.started) return false;
+    this.started = true;
+    return true;
+  }
+
+  exclude(server: string): void {
+    this.local?.exclude(server);
+    this.plan = this.plan.filter((s) => s !== server);
+  }
+
+  /** The pass is over: a grant it did not use goes back. */
+  turnEnded(): void {
+    if (this.local) return this.local.turnEnded();
+    if (!this.started) this.release();
+  }
+
+  /**
+   * The attempt that used the grant ended: its answer is over (`served`), or it failed, and then the
+   * next ask leaves its server out, so the request fails over to the plan's next server instead of
+   * being granted the one that just failed again.
+   */
+  attemptEnded(served: boolean): void {
+    if (!this.started) return;
+    if (!served && this.server !== null) this.failed.add(this.server);
+    this.release();
+  }
+
+  private release(): void {
+    if (this.server === null) return;
+    const id = this.id;
+    this.server = null;
+    this.started = false;
+    this.call((hub) => hub.end(id));
+  }
+
+  private call(f: (hub: DurableObjectStub<AdmissionHub>) => Promise<unknown>): void {
+    try {
+      this.opts.defer(f(admissionHub(this.opts.env, this.opts.servers)));
+    } catch {}
+  }
+
+  private async acquire(): Promise<void> {
+    const { opts } = this;
+    this.id = `${this.base}:${++this.asks}`;
+    const slots: Record<string, number> = {};
+    for (const s of this.plan) {
+      const n = opts.slots(s);
+      if (n !== undefined) slots[s] = n;
+    }
+    const hub = admissionHub(opts.env, opts.servers);
+    const untried = this.plan.filter((s) => !this.failed.has(s));
+    const plan = untried.length ? untried : this.plan;
+    const ask = { id: this.id, model: opts.model, key: opts.key ?? "", priority: opts.priority, plan, slots, conversation: opts.conversation(), ordered: opts.ordered, ...(opts.keepFree ? { keepFree: opts.keepFree } : {}) };
+    let reply: AskReply | undefined;
+    try {
+      reply = await within(hub.ask(ask) as Promise<AskReply>, ASK_TIMEOUT_MS);
+    } catch {}
+    if (!reply) {
+      // What the hub does with this ask when it answers late is taken back.
+      const id = this.id;
+      this.call((h) => h.leave(id));
+      return this.fallBack();
+    }
+    if ("server" in reply) {
+      this.opts.counts.granted++;
+      this.server = reply.server;
+      return;
+    }
+    this.opts.counts.queued++;
+    return this.waitFor(hub, this.id);
+  }
+
+  private async waitFor(hub: DurableObjectStub<AdmissionHub>, id: string): Promise<void> {
+    const { signal } = this.opts;
+    if (signal.aborted) {
+      this.call((h) => h.leave(id));
+      throw clientClosed();
+    }
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<"aborted">((resolve) => signal.addEventListener("abort", (onAbort = () => resolve("aborted")), { once: true }));
+    const left = this.timeLeft();
+    let reply: WaitReply | "aborted" | undefined;
+    try {
+      reply = await within(Promise.race([hub.wait(id, left) as Promise<WaitReply>, aborted]), left + WAIT_GRACE_MS);
+    } catch {
+    } finally {
+      signal.removeEventListener("abort", onAbort!);
+    }
+    if (reply === "aborted") {
+      this.call((h) => h.leave(id));
+      throw clientClosed();
+    }
+    if (!reply) {
+      // The hub failed mid-wait: whatever it held for this request is taken back, and the isolate's own line decides.
+      this.call((h) => h.leave(id));
+      return this.fallBack();
+    }
+    if ("server" in reply) {
+      this.server = reply.server;
+      return;
+    }
+    this.opts.counts.refused++;
+    throw this.refusal(Date.now(), reply.ahead);
+  }
+
+  private async fallBack(): Promise<void> {
+    this.opts.counts.fallback++;
+    this.local = new QueuePlace({ ...this.opts, plan: this.plan.map((server) => ({ server })) });
+    await this.local.first();
+  }
+
+  private refusal(now: number, ahead: number): ProxyError {
+    const slots = this.plan.reduce((n, s) => n + (this.opts.slots(s) ?? 1), 0);
+    const retryAfter = retryAfterSeconds(ahead, Math.max(1, slots), DEFAULT_SERVICE_MS);
+    const waited = Math.round((now - this.arrivedAt) / 100) / 10;
+    return new ProxyError({
+      status: 503,
+      code: "no_capacity",
+      retryable: true,
+      retryAfter,
+      message: `Every target of ${this.opts.model} stayed at capacity: this request waited ${waited} s in line (queue.maxWaitMs)${ahead ? ` with ${ahead} ahead of it` : ""}. Retry after ${retryAfter} s.`,
+    });
+  }
+}
+
+const clientClosed = () => new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });

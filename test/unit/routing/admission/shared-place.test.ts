@@ -1,0 +1,110 @@
+// A request's place in the line shared by every isolate, against the real AdmissionHub Durable Object
+// (this project runs in workerd with wrangler.toml's bindings): the hub, not the isolate's ledger,
+// counts the slots; its refusal after queue.maxWaitMs; and the fallback to the isolate's own line
+// when the hub does not answer.
+import { env } from "cloudflare:workers";
+import { beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { ProxyError } from "../../../../src/errors/proxy-error.ts";
+import { EMPTY_SNAPSHOT } from "../../../../src/health/upstream-health.ts";
+import { AdmissionWait, type WaitOptions } from "../../../../src/routing/admission/admission-wait.ts";
+import { resetIsolateState, type IsolateState } from "../../../../src/routing/isolate/isolate-state.ts";
+import type { Target } from "../../../../src/routing/target.ts";
+
+const workerEnv = env as unknown as Readonly<Record<string, unknown>>;
+let n = 0;
+/** A llama target on a closed port, a server of its own per test (and so a hub instance of its own). */
+const server = (): Target => ({ kind: "llama", url: `http://127.0.0.1:9/shared-${Date.now()}-${++n}`, name: `S${n}` });
+let isolate: IsolateState;
+const options = (more: Partial<WaitOptions> = {}): WaitOptions => ({
+  state: isolate,
+  model: "m",
+  key: null,
+  priority: 0,
+  maxWaitMs: 5000,
+  signal: new AbortController().signal,
+  env: workerEnv,
+  snapshot: () => EMPTY_SNAPSHOT,
+  defer: () => {},
+  shared: true,
+  ...more,
+});
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("the shared admission line", () => {
+  beforeEach(() => void (isolate = resetIsolateState()));
+  // The first call to the class in this workerd loads it (over a second here): out of the timed tests.
+  beforeAll(async () => {
+    await (env as unknown as { ADMISSION_HUB: DurableObjectNamespace<import("../../../../src/routing/admission/admission-hub.ts").AdmissionHub> }).ADMISSION_HUB.getByName("warm-up").ping();
+  });
+
+  it("counts the slot in the hub: a second request waits though its isolate has nothing in flight, and starts when the first's attempt ends", async () => {
+    const s = server();
+    const fallbacks = isolate.sharedCounts.fallback;
+    const first = new AdmissionWait([s], options({ key: "a" }));
+    await first.turn();
+    expect(first.refuses(s)).toBeUndefined();
+    const second = new AdmissionWait([s], options({ key: "b" }));
+    let started = false;
+    const turn = second.turn()!.then(() => (started = true));
+    await sleep(100);
+    expect(started).toBe(false);
+    first.attemptEnded(true);
+    first.passEnded();
+    await turn;
+    expect(second.refuses(s)).toBeUndefined();
+    second.attemptEnded(true);
+    expect(isolate.sharedCounts.fallback).toBe(fallbacks);
+  });
+
+  it("refuses with 503 no_capacity and Retry-After once queue.maxWaitMs is over", async () => {
+    const s = server();
+    const first = new AdmissionWait([s], options());
+    await first.turn();
+    first.refuses(s);
+    const second = new AdmissionWait([s], options({ maxWaitMs: 300 }));
+    const t0 = Date.now();
+    await expect(second.turn()).rejects.toMatchObject({ status: 503, code: "no_capacity" });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+    first.attemptEnded(true);
+  });
+
+  it("a grant on one server refuses the plan's others as busy, unasked", async () => {
+    const [s1, s2] = [server(), server()];
+    const w = new AdmissionWait([s1, s2], options());
+    await w.turn();
+    const refused = [s1, s2].filter((t) => w.refuses(t) !== undefined);
+    expect(refused).toHaveLength(1);
+    w.attemptEnded(true);
+  });
+
+  it("after a failed attempt the next ask leaves its server out: the request fails over to the plan's next server", async () => {
+    const [s1, s2] = [server(), server()];
+    const w = new AdmissionWait([s1, s2], options());
+    await w.turn();
+    const granted = [s1, s2].find((t) => w.refuses(t) === undefined)!;
+    w.attemptEnded(false);
+    w.passEnded();
+    const next = w.afterPass(Object.assign(new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, message: "full" }), { attempts: 1 }), "capacity");
+    expect(next).toBeNull();
+    await w.turn();
+    const other = granted === s1 ? s2 : s1;
+    expect(w.refuses(granted)).toBeDefined();
+    expect(w.refuses(other)).toBeUndefined();
+    w.attemptEnded(true);
+  });
+
+  it("falls back to the isolate's own line, counted, when the hub does not answer within 1 s", async () => {
+    const silent = { getByName: () => ({ ask: () => new Promise(() => {}), end: async () => {}, leave: async () => {} }) };
+    const before = isolate.sharedCounts.fallback;
+    const w = new AdmissionWait([server()], options({ env: { ...workerEnv, ADMISSION_HUB: silent } }));
+    const t0 = Date.now();
+    await w.turn();
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
+    expect(isolate.sharedCounts.fallback).toBe(before + 1);
+  });
+
+  it("leaves the isolate's line in charge where the binding is missing or queue.shared is off", () => {
+    expect(new AdmissionWait([server()], options({ env: {} })).turn()).toBeNull();
+    expect(new AdmissionWait([server()], options({ shared: false })).turn()).toBeNull();
+  });
+});
