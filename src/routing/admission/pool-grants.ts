@@ -85,8 +85,17 @@ export class PoolGrants {
       if (server !== undefined) return this.grant(ask, server, now);
     }
     const w: Waiter = { ask, arrivedAt: now, keepFree };
+    const waiting = this.line(ask.model);
+    waiting.push(w, ask.key, ask.priority);
+    // Ahead of everyone waiting (an interactive request behind batch lines held by their keepFree):
+    // the slot they leave free is its now; nobody is overtaken.
+    const server = waiting.peek() === w ? this.choose(ask, keepFree) : undefined;
+    if (server !== undefined) {
+      waiting.shift();
+      if (!waiting.size) this.lines.delete(ask.model);
+      return this.grant(ask, server, now);
+    }
     this.waiters.set(ask.id, w);
-    this.line(ask.model).push(w, ask.key, ask.priority);
     return null;
   }
 
