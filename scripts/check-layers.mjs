@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 
 /** The layers, lowest first. "." is the files at the top of src/ (app.ts, index.ts). */
-const LAYERS = ["lib", "errors", "events", "responders", "schemas", "config", "toolcalls", "http", "observability", "health", "upstreams", "auth", "routing", "api", "middleware", "routes", "."];
+const LAYERS = ["lib", "errors", "events", "responders", "schemas", "config", "toolcalls", "http", "observability", "health", "upstreams", "auth", "routing", "api", "batch", "middleware", "routes", "."];
 
 /** The folders under src/api/ that are no API and so no door: the generated wire types every surface is typed by. */
 const NOT_DOORS = new Set(["api/wire"]);

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run keys -- <command>`: manage a Switchyard's team keys over its admin API (/v1/admin/*).
 //   create --name alice --scopes chat,serve [--models m1,m2] [--rpm 60] [--concurrency 4] [--tokens-per-day 200000]
-//          [--default-max-tokens 2048] [--browser allow|deny] [--serves alice,bob] [--priority N] [--capture on|off]
-//   update <id> [--browser allow|deny|default] [--serves alice,bob|'*'] [--priority N|default] [--capture on|off]
+//          [--default-max-tokens 2048] [--browser allow|deny] [--serves alice,bob] [--priority N] [--capture on|off] [--max-service-tier flex|default|priority]
+//   update <id> [--browser allow|deny|default] [--serves alice,bob|'*'] [--priority N|default] [--capture on|off] [--max-service-tier flex|default|priority]
 //   list · revoke <id> · usage [<id>] [--since YYYY-MM-DD]
 //   --json prints machine-readable output (use `npm run -s keys -- …` to keep npm's banner out of it).
 // Reads SWITCHYARD_URL (default http://127.0.0.1:8787) and SWITCHYARD_ADMIN_TOKEN. Against a local
@@ -12,8 +12,8 @@ import { parseArgs } from "node:util";
 
 const USAGE = `usage: npm run keys -- <command> [options]
   create --name <name> --scopes chat,serve,admin [--models m1,m2] [--rpm N] [--concurrency N] [--tokens-per-day N]
-         [--default-max-tokens N] [--browser allow|deny] [--serves <key names or ids>] [--priority N] [--capture on|off]
-  update <id> [--browser allow|deny|default] [--serves <key names or ids>|'*'] [--priority N|default] [--capture on|off]
+         [--default-max-tokens N] [--browser allow|deny] [--serves <key names or ids>] [--priority N] [--capture on|off] [--max-service-tier T]
+  update <id> [--browser allow|deny|default] [--serves <key names or ids>|'*'] [--priority N|default] [--capture on|off] [--max-service-tier T]
   list
   revoke <id>
   usage [<id>] [--since YYYY-MM-DD]
@@ -23,6 +23,8 @@ options: --json (machine-readable output)
   --browser   may the key's requests be served by a teammate's browser tab (default: the deployment's browser.default)
   --serves    a serve key: only these keys' requests reach its tabs ('*': every key's, the default)
   --priority  when requests wait for a free slot, higher levels are served first (-1000…1000; default 0)
+  --max-service-tier  the highest service_tier its requests are served at (flex, default or priority;
+              default: default); asking above it is served at it
   --capture   on: the request log keeps the key's request bodies and answers, secrets redacted (admins read
               them; the key's responses carry x-switchyard-capture: on; needs the log on); default off
 environment: SWITCHYARD_URL (default http://127.0.0.1:8787), SWITCHYARD_ADMIN_TOKEN`;
@@ -55,6 +57,7 @@ function parseCommandLine(argv) {
         serves: { type: "string" },
         priority: { type: "string" },
         capture: { type: "string" },
+        "max-service-tier": { type: "string" },
         since: { type: "string" },
         json: { type: "boolean" },
         help: { type: "boolean" },
@@ -110,6 +113,17 @@ function priorityFlag(value, allowDefault) {
   const n = Number(value);
   if (Number.isInteger(n) && n >= -1000 && n <= 1000) return n;
   fail(`--priority must be an integer from -1000 to 1000${allowDefault ? " (or default: 0)" : ""}`);
+}
+
+/**
+ * `--max-service-tier`: flex, default or priority.
+ * @param {string | undefined} value
+ * @returns {"flex" | "default" | "priority" | undefined}
+ */
+function tierFlag(value) {
+  if (value === undefined) return undefined;
+  if (value === "flex" || value === "default" || value === "priority") return value;
+  fail("--max-service-tier must be flex, default or priority");
 }
 
 /**
@@ -229,6 +243,7 @@ async function main() {
       const serves = servesFlag(flags.serves);
       const priority = priorityFlag(flags.priority, false);
       const capture = captureFlag(flags.capture);
+      const maxServiceTier = tierFlag(flags["max-service-tier"]);
       /** @type {PublicKey & { key: string }} */
       const created = await api(base, token, "POST", "/v1/admin/keys", {
         name,
@@ -239,6 +254,7 @@ async function main() {
         ...(serves ? { serves } : {}),
         ...(priority ? { priority } : {}),
         ...(capture ? { capture } : {}),
+        ...(maxServiceTier ? { maxServiceTier } : {}),
       });
       out(
         `created key ${created.id} "${created.name}" (${created.scopes.join(", ")}${policyText(created)})\n\n  ${created.key}\n\nThis is the only time the key is shown: hand it to ${created.name} now. Use it as Authorization: Bearer <key> (or x-api-key) against ${base}/v1.`,
@@ -252,13 +268,15 @@ async function main() {
       const serves = servesFlag(flags.serves);
       const priority = priorityFlag(flags.priority, true);
       const capture = captureFlag(flags.capture);
-      if (browser === undefined && serves === undefined && priority === undefined && capture === undefined) fail("update needs --browser, --serves, --priority and/or --capture");
+      const maxServiceTier = tierFlag(flags["max-service-tier"]);
+      if (browser === undefined && serves === undefined && priority === undefined && capture === undefined && maxServiceTier === undefined) fail("update needs --browser, --serves, --priority, --capture and/or --max-service-tier");
       /** @type {PublicKey} */
       const k = await api(base, token, "PATCH", `/v1/admin/keys/${encodeURIComponent(arg)}`, {
         ...(browser !== undefined ? { browser } : {}),
         ...(serves !== undefined ? { serves } : {}),
         ...(priority !== undefined ? { priority } : {}),
         ...(capture !== undefined ? { capture } : {}),
+        ...(maxServiceTier !== undefined ? { maxServiceTier } : {}),
       });
       out(`updated ${k.id} "${k.name}": browser ${k.browser ?? "default"}${k.serves ? `, serves ${k.serves.join(",")}` : ""}, priority ${k.priority ?? 0}, capture ${k.capture ? "on" : "off"}`, k);
       return;

@@ -29,6 +29,8 @@ import { ownUsage } from "./routes/usage.ts";
 import { getRequest, listRequests, observabilityStatus } from "./routes/admin-requests.ts";
 import { observeRequests } from "./middleware/observe-requests.ts";
 import { requestIds } from "./middleware/request-id.ts";
+import { deleteFile, fileContent, getFile, listFiles, uploadFile } from "./routes/files.ts";
+import { cancelBatch, createBatch, getBatch, listBatches } from "./routes/batches.ts";
 
 /**
  * Public: status and how requests are authenticated, nothing more. An invalid configuration is `503
@@ -105,6 +107,16 @@ const ROUTES: ReadonlyArray<readonly [Method, string, RouteKind, (c: Context<App
   ["GET", "/v1/admin/requests", "admin", listRequests],
   ["GET", "/v1/admin/requests/:id", "admin", getRequest],
   ["GET", "/v1/admin/observability", "admin", observabilityStatus],
+  // The Batch API (docs/api.md, "Batches"): its lines run later, each its own generating request.
+  ["POST", "/v1/files", "chat", uploadFile],
+  ["GET", "/v1/files", "chat", listFiles],
+  ["GET", "/v1/files/:id/content", "chat", fileContent],
+  ["GET", "/v1/files/:id", "chat", getFile],
+  ["DELETE", "/v1/files/:id", "chat", deleteFile],
+  ["POST", "/v1/batches", "chat", createBatch],
+  ["GET", "/v1/batches", "chat", listBatches],
+  ["GET", "/v1/batches/:id", "chat", getBatch],
+  ["POST", "/v1/batches/:id/cancel", "chat", cancelBatch],
   ["GET", "/metrics", "public", metrics],
   ["GET", "/v1/usage", "self", ownUsage],
 ];

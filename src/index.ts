@@ -9,5 +9,11 @@ export { HealthHub } from "./health/health-hub.ts";
 export { ResponseStore } from "./api/responses/index.ts";
 export { RequestLog } from "./observability/request-log.ts";
 export { AdmissionHub } from "./routing/admission/admission-hub.ts";
+import { BatchStore } from "./batch/batch-store.ts";
+export { BatchStore };
 
-export default createApp();
+const app = createApp();
+// Batch lines run through this same app, in-process (src/batch/run-line.ts).
+BatchStore.dispatch = async (request, env, ctx) => app.fetch(request, env, ctx);
+
+export default app;

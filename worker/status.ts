@@ -4,7 +4,10 @@
 // Built into public/status.js by worker/build.mjs. The token comes from the form, or from the link `npm start` prints
 // (/status.html#admin=<token>: a fragment never reaches the server), which then leaves the address bar.
 
-import type { StatusBody as Status } from "../src/health/status-body.ts";
+import type { StatusBody } from "../src/health/status-body.ts";
+import type { BatchProgress } from "../src/batch/batch-progress.ts";
+
+type Status = StatusBody & { batches?: BatchProgress[] };
 import type { DetailedRecord, RequestRecord } from "../src/observability/request-record.ts";
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -100,6 +103,19 @@ async function poll(token: string): Promise<void> {
     "sessions",
     s.sessions.map((x) => [cell(x.sessionId), cell(x.models.join(", ")), cell(String(x.running)), cell(String(x.queued))]),
     "No browser session is connected.",
+  );
+  fill(
+    "batches",
+    (s.batches ?? []).map((b) => [
+      cell(b.id),
+      cell(b.key ?? "—"),
+      cell(b.endpoint),
+      cell(b.model ?? "—"),
+      cell(b.status, b.status === "in_progress" ? "ok" : "warn"),
+      cell(`${b.request_counts.completed} / ${b.request_counts.failed} / ${b.request_counts.total}`),
+      cell(b.expires_at === null ? "—" : `in ${ago(Math.max(0, b.expires_at * 1000 - s.at))}`),
+    ]),
+    "No batch is running.",
   );
 }
 

@@ -5,6 +5,7 @@
 // (Messages), every failure in that shape.
 import type { Context } from "hono";
 import type { AppEnv } from "../auth/app-env.ts";
+import type { ServiceTier } from "../auth/service-tier.ts";
 import type { ProxyError } from "../errors/proxy-error.ts";
 import type { JsonResponseOptions } from "../responders/json-response.ts";
 import type { StreamResponseOptions } from "../responders/sse-response.ts";
@@ -29,7 +30,10 @@ export interface GeneratingApi<R> {
 export interface Opened {
   chat: ChatRequest;
   options?: RunOptions;
-  encode(run: ChatRun): Encoding;
+  /** The `service_tier` its body asked for (the APIs that define one: bodyTier in service-tier.ts); absent: `default`. */
+  tier?: ServiceTier;
+  /** `served`: the tier that serves it, what the answer's `service_tier` says (a batch line's: `default`). */
+  encode(run: ChatRun, served: ServiceTier): Encoding;
 }
 
 /** What the run does not give the responders: the SSE encoder, or the JSON aggregator and body (and this API's error shapes). */

@@ -2,6 +2,7 @@
 import type { BrowserPolicy } from "../config/config-schema.ts";
 import type { KeyLimits } from "./limit-math.ts";
 import type { Scope } from "./scopes.ts";
+import type { ServiceTier } from "./service-tier.ts";
 
 /** A team key as stored and listed: everything but the secret (only its hash is kept, elsewhere). */
 export interface KeyRecord {
@@ -17,6 +18,11 @@ export interface KeyRecord {
   serves: string[] | null;
   /** Its requests' level in the admission queue: higher is served first when they wait; 0 by default. */
   priority: number;
+  /**
+   * The highest `service_tier` its requests are served at (src/routing/admission/service-class.ts):
+   * `flex`, `default` (the default) or `priority`. Asking above it is served at it.
+   */
+  maxServiceTier?: ServiceTier;
   /**
    * The request log keeps its requests' bodies and answers, as `observability.capture` does for every
    * request (while the log is on); its responses say so (`x-switchyard-capture: on`). Set by an admin only; false by default.

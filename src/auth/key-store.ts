@@ -3,6 +3,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { BrowserPolicy } from "../config/config-schema.ts";
 import type { KeyRecord } from "./key-record.ts";
 import type { Scope } from "./scopes.ts";
+import { maxTierOf, type ServiceTier } from "./service-tier.ts";
 
 interface KeyRow extends Record<string, SqlStorageValue> {
   id: string;
@@ -17,6 +18,7 @@ interface KeyRow extends Record<string, SqlStorageValue> {
   serves: string | null;
   priority: number | null;
   capture: number | null;
+  max_service_tier: string | null;
   created_at: number;
   revoked_at: number | null;
 }
@@ -41,11 +43,13 @@ export class KeyStore extends DurableObject<Env> {
     if (!columns.includes("priority")) ctx.storage.sql.exec("ALTER TABLE keys ADD COLUMN priority INTEGER");
     if (!columns.includes("default_max_tokens")) ctx.storage.sql.exec("ALTER TABLE keys ADD COLUMN default_max_tokens INTEGER");
     if (!columns.includes("capture")) ctx.storage.sql.exec("ALTER TABLE keys ADD COLUMN capture INTEGER");
+    // Stores made before service tiers lack max_service_tier: their keys are served up to `default`.
+    if (!columns.includes("max_service_tier")) ctx.storage.sql.exec("ALTER TABLE keys ADD COLUMN max_service_tier TEXT");
   }
 
   create(record: KeyRecord, hash: string): KeyRecord {
     this.ctx.storage.sql.exec(
-      "INSERT INTO keys (id, name, hash, scopes, models, rpm, concurrency, tokens_per_day, default_max_tokens, browser, serves, priority, capture, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+      "INSERT INTO keys (id, name, hash, scopes, models, rpm, concurrency, tokens_per_day, default_max_tokens, browser, serves, priority, capture, max_service_tier, created_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
       record.id,
       record.name,
       hash,
@@ -59,6 +63,7 @@ export class KeyStore extends DurableObject<Env> {
       record.serves ? JSON.stringify(record.serves) : null,
       record.priority || null,
       record.capture ? 1 : null,
+      record.maxServiceTier === "default" ? null : record.maxServiceTier,
       record.createdAt,
     );
     return record;
@@ -68,9 +73,10 @@ export class KeyStore extends DurableObject<Env> {
    * Changes a key's data policy (`browser`, `serves`), its queue `priority` or its `capture` (an absent
    * field stays as it is); returns the record and its hash so the caller can drop it from caches, or null if unknown.
    */
-  update(id: string, change: { browser?: BrowserPolicy | null; serves?: string[] | null; priority?: number | null; capture?: boolean }): { record: KeyRecord; hash: string } | null {
+  update(id: string, change: { browser?: BrowserPolicy | null; serves?: string[] | null; priority?: number | null; capture?: boolean; maxServiceTier?: ServiceTier | null }): { record: KeyRecord; hash: string } | null {
     const sql = this.ctx.storage.sql;
     if ("priority" in change) sql.exec("UPDATE keys SET priority = ? WHERE id = ?", change.priority || null, id);
+    if ("maxServiceTier" in change) sql.exec("UPDATE keys SET max_service_tier = ? WHERE id = ?", change.maxServiceTier === "default" ? null : (change.maxServiceTier ?? null), id);
     if ("capture" in change) sql.exec("UPDATE keys SET capture = ? WHERE id = ?", change.capture ? 1 : null, id);
     if ("browser" in change) sql.exec("UPDATE keys SET browser = ? WHERE id = ?", change.browser ?? null, id);
     if ("serves" in change) sql.exec("UPDATE keys SET serves = ? WHERE id = ?", change.serves ? JSON.stringify(change.serves) : null, id);
@@ -122,6 +128,7 @@ function toRecord(row: KeyRow): KeyRecord {
     serves: row.serves ? (JSON.parse(row.serves) as string[]) : null,
     priority: row.priority ?? 0,
     capture: row.capture === 1,
+    maxServiceTier: maxTierOf(row.max_service_tier),
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
   };

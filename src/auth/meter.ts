@@ -37,6 +37,8 @@ export class Meter {
     private readonly waitUntil: (p: Promise<unknown>) => void,
     /** The deployment's `limits.defaultMaxTokens`: a request's bound when it sets none and the key has no own default. */
     private readonly defaultMaxTokens: number,
+    /** A batch line's (src/auth/batch-line.ts): its usage row's backend is `batch:<target>`, so a key's usage tells batch work apart. */
+    private readonly batch = false,
   ) {
     this.holdOn(leaseId);
   }
@@ -181,7 +183,7 @@ export class Meter {
       promptTokens: usage.promptTokens + this.discarded.promptTokens,
       completionTokens: usage.completionTokens + this.discarded.completionTokens,
     };
-    const report: UsageReport = { model: this.model, backend: this.backend, ...total, ...(leaseId ? { leaseId } : {}) };
+    const report: UsageReport = { model: this.model, backend: this.batch ? `batch:${this.backend}` : this.backend, ...total, ...(leaseId ? { leaseId } : {}) };
     // A charge that does not land is said in the log (the key's id, never its secret): the request
     // would otherwise go unpaid, and its hold would stand until it expires.
     this.waitUntil(

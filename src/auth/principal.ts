@@ -4,7 +4,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "./app-env.ts";
 import { ProxyError } from "../errors/proxy-error.ts";
 import { clientAddress, isTruthy, readCredential } from "./credential.ts";
-import { activeKeys, blockedFor, lookupKey, recordFailure, tooManyFailures } from "./key-directory.ts";
+import { activeKeys, blockedFor, keyStore, lookupKey, recordFailure, tooManyFailures } from "./key-directory.ts";
 import { sameSecret } from "./key-format.ts";
 import type { KeyRecord } from "./key-record.ts";
 import type { Scope } from "./scopes.ts";
@@ -66,6 +66,18 @@ export async function authenticate(c: Context<AppEnv>, scope: Scope | null): Pro
     });
   }
   if (scope && !key.scopes.includes(scope)) throw missingScope(key, scope);
+  return { kind: "key", key };
+}
+
+/**
+ * The principal of a batch line: the key that created the batch, read again (a key revoked since, or
+ * one that lost the chat scope, runs no more lines); open mode's batches stay open.
+ */
+export async function batchPrincipal(env: Env, keyId: string | null): Promise<Principal> {
+  if (keyId === null) return { kind: "open" };
+  const key = await keyStore(env).get(keyId);
+  if (!key || key.revokedAt !== null) throw new ProxyError({ status: 401, code: "invalid_api_key", message: "The key that created this batch was revoked: its remaining lines are not run." });
+  if (!key.scopes.includes("chat")) throw missingScope(key, "chat");
   return { kind: "key", key };
 }
 

@@ -248,6 +248,21 @@ export const QueueSchema = z.strictObject({
   shared: z.optional(z.boolean()),
 });
 
+export const BatchConfigSchema = z.strictObject({
+  /** Slots of each server a batch line leaves free while interactive requests for its model came in the last 10 s (never every slot of a server). */
+  keepFreeSlots: z.optional(z.int().check(z.gte(0), z.lte(64))),
+  /** Lines of one key's batches run at once (each still waits for an idle slot). */
+  concurrency: z.optional(z.int().check(z.gte(1), z.lte(64))),
+  /** The largest file a key may upload, in bytes. */
+  maxFileBytes: z.optional(z.int().check(z.gte(1024), z.lte(200 * 1024 * 1024))),
+  /** The most request lines in one batch file. */
+  maxLines: z.optional(z.int().check(z.gte(1), z.lte(50_000))),
+  /** The most files (inputs and results) one key keeps at once. */
+  maxFilesPerKey: z.optional(z.int().check(z.gte(1), z.lte(10_000))),
+  /** How long files and finished batches are kept, in days. */
+  retentionDays: z.optional(z.int().check(z.gte(1), z.lte(365))),
+});
+
 const score = z.number().check(z.gte(0), z.lte(1));
 
 export const ToolCallsConfigSchema = z.strictObject({
@@ -328,6 +343,8 @@ export const ConfigSchema = z.strictObject({
   queue: z.optional(QueueSchema),
   /** Which requests browser sessions may serve (see docs/security.md). */
   browser: z.optional(BrowserConfigSchema),
+  /** The Batch API's limits and its runner on idle capacity (see docs/configuration.md). */
+  batch: z.optional(BatchConfigSchema),
   /** The request log, capture and OpenTelemetry traces (see docs/observability.md). */
   observability: z.optional(ObservabilitySchema),
 });

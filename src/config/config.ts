@@ -47,6 +47,8 @@ export interface Config {
   health: { sampleMs: number; snapshotTtlMs: number; idleStopMs: number };
   /** The admission queue: `maxWaitMs` 0 turns it off. */
   queue: { maxWaitMs: number; shared: boolean };
+  /** The Batch API (docs/api.md, "Batches"): limits, retention and the runner's concurrency. */
+  batch: { keepFreeSlots: number; concurrency: number; maxFileBytes: number; maxLines: number; maxFilesPerKey: number; retentionDays: number };
   browser: {
     /** For a request whose key sets no `browser` policy, and a request without a key. */
     default: BrowserPolicy;
@@ -87,6 +89,7 @@ export const DEFAULTS = {
   circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 },
   health: { sampleMs: 1000, snapshotTtlMs: 1000, idleStopMs: 60_000 },
   queue: { maxWaitMs: 30_000, shared: false },
+  batch: { keepFreeSlots: 1, concurrency: 4, maxFileBytes: 50 * 1024 * 1024, maxLines: 50_000, maxFilesPerKey: 500, retentionDays: 30 },
   observability: { log: true, maxRecords: 10_000, maxAgeMs: 7 * 24 * 3600 * 1000, capture: false, captureMaxBytes: 32 * 1024, captureMaxRecords: 1000, otlpTimeoutMs: 5000 },
 } as const;
 
@@ -206,6 +209,7 @@ function withDefaults(input: ConfigInput, llamaUrl: string, llamaGguf: Config["l
     circuit: { ...DEFAULTS.circuit, ...input.circuit },
     health: { ...DEFAULTS.health, ...input.health },
     queue: { ...DEFAULTS.queue, ...input.queue },
+    batch: { ...DEFAULTS.batch, ...input.batch },
     // Under `npm start` the only tab is usually the developer's own; deployed, a tab is a
     // teammate's machine, and prompts go there only where the operator allowed it.
     browser: { default: input.browser?.default ?? (dev ? "allow" : "deny"), serveTokenServes: input.browser?.serveTokenServes ?? null },

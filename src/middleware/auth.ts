@@ -8,7 +8,8 @@ import { ProxyError } from "../errors/proxy-error.ts";
 import { keyGate } from "../auth/key-directory.ts";
 import type { KeyRecord } from "../auth/key-record.ts";
 import { Meter } from "../auth/meter.ts";
-import { authenticate } from "../auth/principal.ts";
+import { authenticate, batchPrincipal } from "../auth/principal.ts";
+import { batchLineOf } from "../auth/batch-line.ts";
 import { scopeFor, type RouteKind } from "../auth/scopes.ts";
 import type { Config } from "../config/config.ts";
 import { checkModelName } from "../config/model-name.ts";
@@ -30,7 +31,9 @@ export function authMiddleware(refusal: (err: ProxyError, c: Context<AppEnv>) =>
       // A configuration error is the operator's to fix and says how: it comes before any refusal of
       // the caller (no keys yet, a missing key).
       const config = loadConfig(c.env);
-      const principal = await authenticate(c, scopeFor(kind));
+      // A batch line (run in-process by its batch's Durable Object) is its batch's key, checked again now.
+      const mark = batchLineOf(c.env);
+      const principal = mark ? await batchPrincipal(c.env, mark.keyId) : await authenticate(c, scopeFor(kind));
       // The one model name read from a path rather than a body (bodies' names: planTargets, Meter.checkModel).
       const modelInPath = (c.req.method === "GET" || c.req.method === "HEAD") && path.startsWith("/v1/models/") ? c.req.param("id") : undefined;
       if (modelInPath !== undefined) checkModelName(modelInPath);
@@ -60,7 +63,8 @@ async function admit(c: Context<AppEnv>, config: Config, key: KeyRecord, kind: R
   const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
   const { defaultMaxTokens } = config.limits;
   const { rpm, concurrency, tokensPerDay } = key.limits;
-  if (rpm === undefined && concurrency === undefined && tokensPerDay === undefined) return new Meter(key, gate, undefined, waitUntil, defaultMaxTokens);
+  const batch = batchLineOf(c.env) !== undefined;
+  if (rpm === undefined && concurrency === undefined && tokensPerDay === undefined) return new Meter(key, gate, undefined, waitUntil, defaultMaxTokens, batch);
   // A hold whenever the key counts slots or reserves tokens: the pipeline's hook reserves on it.
   const hold = kind === "generate" && (concurrency !== undefined || tokensPerDay !== undefined);
   const admission = await gate.admit(key.limits, hold);
@@ -68,7 +72,7 @@ async function admit(c: Context<AppEnv>, config: Config, key: KeyRecord, kind: R
     if (admission.code === "invalid_api_key") throw new ProxyError({ status: 401, code: "invalid_api_key", message: admission.message });
     throw new ProxyError({ status: 429, code: admission.code, retryAfter: admission.retryAfter, message: admission.message });
   }
-  return new Meter(key, gate, admission.leaseId, waitUntil, defaultMaxTokens);
+  return new Meter(key, gate, admission.leaseId, waitUntil, defaultMaxTokens, batch);
 }
 
 /** Records routes that started no metered run; filters the model list to the key's allow-list. */

@@ -17,6 +17,7 @@ import { KEY_PRIORITY_MAX } from "../auth/key-record.ts";
 
 const positive = z.int().check(z.positive());
 /** A key's level in the admission queue (docs/configuration.md, "queue"): higher first, 0 by default. */
+const serviceTier = z.enum(["flex", "default", "priority"]);
 const priority = z.int().check(z.gte(-KEY_PRIORITY_MAX), z.lte(KEY_PRIORITY_MAX));
 
 const CreateKeySchema = z.strictObject({
@@ -34,6 +35,8 @@ const CreateKeySchema = z.strictObject({
   priority: z.optional(priority),
   /** The request log captures its requests' bodies and answers (while the log is on; docs/security.md). Default false. */
   capture: z.optional(z.boolean()),
+  /** The highest service_tier its requests are served at (docs/api.md, "Service tiers"). Default "default". */
+  maxServiceTier: z.optional(serviceTier),
 });
 
 const UpdateKeySchema = z.strictObject({
@@ -42,6 +45,7 @@ const UpdateKeySchema = z.strictObject({
   /** null: back to 0. */
   priority: z.optional(z.nullable(priority)),
   capture: z.optional(z.boolean()),
+  maxServiceTier: z.optional(z.nullable(serviceTier)),
 });
 
 function servesNeedsServeScope(scopes: readonly string[]): ProxyError {
@@ -59,7 +63,7 @@ export async function createKey(c: Context<AppEnv>): Promise<Response> {
   const body = await readJsonBody(c.req.raw, 64 * 1024);
   const input = parseBody(CreateKeySchema, body, {
     subject: "key",
-    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?, defaultMaxTokens?}, browser?: "allow"|"deny", serves?: [key ids or names], priority?: integer, capture?: boolean}.',
+    send: 'Send {name, scopes: ["chat"|"serve"|"admin"...], models?, limits?: {rpm?, concurrency?, tokensPerDay?, defaultMaxTokens?}, browser?: "allow"|"deny", serves?: [key ids or names], priority?: integer, capture?: boolean, maxServiceTier?: "flex"|"default"|"priority"}.',
   });
   const scopes = [...new Set(input.scopes)];
   if (input.serves && !scopes.includes("serve")) throw servesNeedsServeScope(scopes);
@@ -76,6 +80,7 @@ export async function createKey(c: Context<AppEnv>): Promise<Response> {
     serves,
     priority: input.priority ?? 0,
     capture: input.capture ?? false,
+    maxServiceTier: input.maxServiceTier ?? "default",
     createdAt: Date.now(),
     revokedAt: null,
   };
@@ -101,7 +106,7 @@ export async function updateKey(c: Context<AppEnv>): Promise<Response> {
   const id = c.req.param("id") ?? "";
   const input = parseBody(UpdateKeySchema, await readJsonBody(c.req.raw, 64 * 1024), {
     subject: "key change",
-    send: 'Send {browser?: "allow"|"deny"|null, serves?: [key ids or names]|null, priority?: integer|null, capture?: boolean}.',
+    send: 'Send {browser?: "allow"|"deny"|null, serves?: [key ids or names]|null, priority?: integer|null, capture?: boolean, maxServiceTier?: "flex"|"default"|"priority"|null}.',
   });
   const store = keyStore(c.env);
   const notFound = () => new ProxyError({ status: 404, code: "key_not_found", param: "id", message: `No key with id "${id}". GET /v1/admin/keys lists them.` });
@@ -114,6 +119,7 @@ export async function updateKey(c: Context<AppEnv>): Promise<Response> {
     ...(input.serves !== undefined ? { serves: input.serves ? resolveServes(input.serves, await store.list()) : null } : {}),
     ...(input.priority !== undefined ? { priority: input.priority } : {}),
     ...(input.capture !== undefined ? { capture: input.capture } : {}),
+    ...(input.maxServiceTier !== undefined ? { maxServiceTier: input.maxServiceTier } : {}),
   };
   const updated = await store.update(id, change);
   if (!updated) throw notFound();
@@ -181,10 +187,15 @@ function isCalendarDay(value: string): boolean {
  * it): a llama-server, a browser session, or nothing (refused or failed before any target answered).
  */
 export function backendKind(backend: string): "llama" | "browser" | "none" {
-  if (backend.startsWith("llama:")) return "llama";
-  if (backend.startsWith("browser:")) return "browser";
+  // A batch line's row is its backend's, marked (src/auth/meter.ts).
+  const served = backend.startsWith(BATCH_PREFIX) ? backend.slice(BATCH_PREFIX.length) : backend;
+  if (served.startsWith("llama:")) return "llama";
+  if (served.startsWith("browser:")) return "browser";
   return "none";
 }
+
+/** How a batch line's usage row names its backend: `batch:<backend>`. */
+const BATCH_PREFIX = "batch:";
 
 type Counts = { requests: number; prompt_tokens: number; completion_tokens: number; errors: number };
 
@@ -213,6 +224,7 @@ export function summarize(rows: UsageRow[]) {
       model: r.model,
       backend: r.backend,
       kind: backendKind(r.backend),
+      batch: r.backend.startsWith(BATCH_PREFIX),
       requests: r.requests,
       prompt_tokens: r.promptTokens,
       completion_tokens: r.completionTokens,
@@ -232,6 +244,7 @@ export function publicRecord(k: KeyRecord) {
     serves: k.serves,
     priority: k.priority,
     capture: k.capture,
+    maxServiceTier: k.maxServiceTier,
     created_at: new Date(k.createdAt).toISOString(),
     revoked_at: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
   };

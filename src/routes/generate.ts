@@ -13,6 +13,8 @@ import { jsonResponse } from "../responders/json-response.ts";
 import { sseResponse } from "../responders/sse-response.ts";
 import { runChat } from "../routing/pipeline.ts";
 import type { RequestScope } from "../routing/request-scope.ts";
+import { batchLineOf } from "../auth/batch-line.ts";
+import { servedTier, type ServiceTier } from "../auth/service-tier.ts";
 
 /** The route of a generating API: validate → pipeline → encode; a failure in the API's own shape when it has one. */
 export function generate<R>(api: GeneratingApi<R>): (c: Context<AppEnv>) => Promise<Response> {
@@ -32,16 +34,29 @@ async function answer<R>(api: GeneratingApi<R>, c: Context<AppEnv>): Promise<Res
   const request = api.validate(await readRequestBody(c, config.limits.maxBodyBytes));
   const opening = api.open(request, c);
   const opened = opening instanceof Promise ? await opening : opening;
-  const run = runChat(requestScope(c), config, opened.chat, opened.options);
-  const out = opened.encode(run);
+  const scope = requestScope(c, opened.tier);
+  const run = runChat(scope, config, opened.chat, opened.options);
+  const out = opened.encode(run, reportedTier(scope));
   return "encoder" in out ? sseResponse({ ...run.common, ...out }) : jsonResponse({ ...run.common, ...out });
 }
 
-/** The routing layer's view of a Hono request (src/routing/request-scope.ts): its id, key, meter, signal and waitUntil, taken from the context the middleware filled. */
-export function requestScope(c: Context<AppEnv>): RequestScope {
+/** The tier an answer reports in its `service_tier`: the one that served it (a batch line: `default`). */
+export function reportedTier(scope: RequestScope): ServiceTier {
+  return scope.serviceClass === undefined || scope.serviceClass === "batch" ? "default" : scope.serviceClass;
+}
+
+/**
+ * The routing layer's view of a Hono request (src/routing/request-scope.ts): its id, key, meter,
+ * signal and waitUntil, taken from the context the middleware filled, and its class in the admission
+ * line: the `tier` its body asked for (chat, Responses, Messages) served at most at its key's
+ * `maxServiceTier`, or the batch class for a batch line whatever it asks (src/auth/batch-line.ts).
+ */
+export function requestScope(c: Context<AppEnv>, tier?: ServiceTier): RequestScope {
   const trace = c.get("trace");
   const facts = c.get("facts");
+  const serviceClass = batchLineOf(c.env) ? "batch" : servedTier(tier ?? "default", c.get("principal")?.maxServiceTier ?? "default");
   return {
+    serviceClass,
     ...(trace ? { trace } : {}),
     ...(facts ? { facts } : {}),
     requestId: c.get("requestId"),

@@ -1,6 +1,7 @@
 // GET /metrics, Prometheus text for the operator, and the gathering of health and sessions it
 // shares with the status page.
 import type { Context } from "hono";
+import { batchesInProgress, batchMetrics } from "../batch/batches-in-progress.ts";
 import type { AppEnv } from "../auth/app-env.ts";
 import { requireAdmin } from "../auth/principal.ts";
 import { healthHub } from "../health/health-client.ts";
@@ -22,7 +23,7 @@ export async function operatorStatus(env: Env): Promise<OperatorStatus> {
 /** `GET /metrics`: Prometheus text, admin only (ADMIN_TOKEN or an admin key). */
 export async function metrics(c: Context<AppEnv>): Promise<Response> {
   await requireAdmin(c);
-  const text = renderMetrics(await operatorStatus(c.env)) + sharedAdmissionMetrics();
+  const text = renderMetrics(await operatorStatus(c.env)) + sharedAdmissionMetrics() + batchMetrics(await batchesInProgress(c.env));
   return new Response(text, { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8", "cache-control": "no-store" } });
 }
 

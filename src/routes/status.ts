@@ -1,5 +1,6 @@
 // GET /v1/admin/status: the data behind the status page, for admins only.
 import type { Context } from "hono";
+import { batchesInProgress } from "../batch/batches-in-progress.ts";
 import type { AppEnv } from "../auth/app-env.ts";
 import { requireAdmin } from "../auth/principal.ts";
 import { routerTargets, zeroConfigTargets, type Config } from "../config/config.ts";
@@ -11,7 +12,8 @@ import { operatorStatus } from "./metrics.ts";
 /** `GET /v1/admin/status`: the status page's data (public/status.html polls it), admin only. */
 export async function status(c: Context<AppEnv>): Promise<Response> {
   await requireAdmin(c);
-  return c.json(statusBody(await operatorStatus(c.env), Date.now(), configuredOf(c.env)), 200, { "cache-control": "no-store" });
+  const [operator, batches] = await Promise.all([operatorStatus(c.env), batchesInProgress(c.env)]);
+  return c.json({ ...statusBody(operator, Date.now(), configuredOf(c.env)), batches }, 200, { "cache-control": "no-store" });
 }
 
 /** The targets and servers the configuration names (its models' targets and its routers; zero config: its llama-server); none while it is invalid. */

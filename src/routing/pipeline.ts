@@ -25,6 +25,7 @@ import type { Upstream } from "../upstreams/upstream.ts";
 import { attemptTargets, type AttemptOptions, type Started } from "./attempt/attempt-targets.ts";
 import { planTargetsFor } from "./plan-targets.ts";
 import type { RequestScope } from "./request-scope.ts";
+import { admissionLevel } from "./admission/service-class.ts";
 import { continueOnFailure, type ContinuationPlan } from "./continuation/continue-on-failure.ts";
 import { continuationBlocker } from "./continuation/continuation-request.ts";
 import { refusalBudget } from "./attempt/refusal-budget.ts";
@@ -95,7 +96,9 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
   // continuation or the raw text) may follow, reserved below; the refused attempt is charged its bound.
   const mayRefuse = !given && targets.some((t) => capabilitiesOf(t).continues !== null);
   const refusals = refusalBudget(1, request, (tokens) => scope.meter?.chargeGenerated(tokens));
-  const attemptOptions = (upstream: (t: Target) => Upstream): AttemptOptions => ({ ...scopeOptions(scope), request, config, signal: work.signal, deadlines, upstreamFor: upstream, refusals });
+  // A batch line leaves batch.keepFreeSlots of each server free for interactive requests.
+  const keepFree = scope.serviceClass === "batch" ? config.batch.keepFreeSlots : 0;
+  const attemptOptions = (upstream: (t: Target) => Upstream): AttemptOptions => ({ ...scopeOptions(scope), keepFree, request, config, signal: work.signal, deadlines, upstreamFor: upstream, refusals });
   // Only a chat request can be continued as a trailing assistant message; text completions cannot.
   const continuation: ContinuationPlan | undefined = given ? undefined : { targets, maxResumes: maxResumes(config, request.model), blocked: continuationBlocker(request) };
   const minScore = minToolCallScore(config, request.model);
@@ -155,7 +158,9 @@ function scopeOptions(scope: RequestScope): Pick<AttemptOptions, "requestId" | "
     requestId: scope.requestId,
     ...(scope.clientRequestId !== undefined ? { clientRequestId: scope.clientRequestId } : {}),
     env: scope.env,
-    ...(scope.key ? { keyId: scope.key.id, priority: scope.key.priority } : {}),
+    ...(scope.key ? { keyId: scope.key.id } : {}),
+    // The class first (service_tier, or batch), then the key's priority inside it.
+    priority: admissionLevel(scope.serviceClass ?? "default", scope.key?.priority ?? 0),
     waitUntil: scope.waitUntil,
     ...(scope.trace ? { trace: scope.trace } : {}),
   };

@@ -6,6 +6,7 @@ import type { Meter } from "../auth/meter.ts";
 import type { EnvVars } from "../config/env-vars.ts";
 import type { RunFacts } from "../observability/run-facts.ts";
 import type { AttemptTracer } from "../observability/request-trace.ts";
+import type { AdmissionClass } from "./admission/service-class.ts";
 
 export interface RequestScope {
   requestId: string;
@@ -22,6 +23,8 @@ export interface RequestScope {
   waitUntil(p: Promise<unknown>): void;
   /** The request's trace, when traces are exported: each attempt is a span of it. */
   trace?: AttemptTracer;
+  /** Its class in the admission line: its served `service_tier`, or `batch` for a batch line (default: `default`). */
+  serviceClass?: AdmissionClass;
   /** What the request log and the traces learn of the answer (when either is on): the pipeline fills it. */
   facts?: RunFacts;
 }

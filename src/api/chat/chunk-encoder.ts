@@ -17,6 +17,8 @@ export interface ResponseMeta {
   /** The model name the client asked for: echoed on every chunk. */
   model: string;
   includeUsage: boolean;
+  /** The tier that served the request (`service_tier` on every chunk and the body). */
+  serviceTier?: "flex" | "default" | "priority";
 }
 
 interface PendingCall {
@@ -173,7 +175,7 @@ export class ChunkEncoder {
 
   /** Every chunk's start; with `include_usage`, `"usage": null` on each but the usage chunk (the spec's words). */
   private base(): Omit<Chunk, "choices"> {
-    const base: Omit<Chunk, "choices"> = { id: this.meta.id, object: "chat.completion.chunk", created: this.meta.created, model: this.meta.model };
+    const base: Omit<Chunk, "choices"> = { id: this.meta.id, object: "chat.completion.chunk", created: this.meta.created, model: this.meta.model, ...(this.meta.serviceTier ? { service_tier: this.meta.serviceTier } : {}) };
     if (this.meta.includeUsage) base.usage = null;
     return base;
   }

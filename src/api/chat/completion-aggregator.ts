@@ -80,6 +80,7 @@ export class CompletionAggregator {
       object: "chat.completion",
       created: meta.created,
       model: meta.model,
+      ...(meta.serviceTier ? { service_tier: meta.serviceTier } : {}),
       // llama-server's logprobs entries are passed through as they came: OpenAI's shape already.
       choices: [{ index: 0, message, finish_reason: this.finish ?? "stop", logprobs: this.logprobs ? { content: this.logprobs as unknown as ChatCompletionTokenLogprob[], refusal: null } : null }],
       usage: usageJson(this.usage ?? { promptTokens: 0, completionTokens: 0 }),

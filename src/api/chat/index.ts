@@ -7,6 +7,7 @@ import { checkLlamaFields } from "../../schemas/llama-fields.ts";
 import { parseBody } from "../../schemas/parse-body.ts";
 import { ChatRequestSchema, type ChatRequest } from "../../schemas/chat-request.ts";
 import type { GeneratingApi } from "../door.ts";
+import { bodyTier } from "../service-tier.ts";
 import { chatSseEncoder } from "./chat-sse-encoder.ts";
 import { ChunkEncoder } from "./chunk-encoder.ts";
 import { CompletionAggregator } from "./completion-aggregator.ts";
@@ -29,12 +30,14 @@ export const chatApi: GeneratingApi<ChatRequest> = {
   validate: validateChatRequest,
   open: (request) => ({
     chat: request,
-    encode(run) {
+    tier: bodyTier(request),
+    encode(run, served) {
       const meta = {
         id: randomId("chatcmpl-"),
         created: Math.floor(Date.now() / 1000),
         model: request.model,
         includeUsage: request.stream_options?.include_usage === true,
+        serviceTier: served,
       };
       if (request.stream) return { encoder: chatSseEncoder(new ChunkEncoder(meta, run.extension)) };
       const aggregator = new CompletionAggregator();

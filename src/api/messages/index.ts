@@ -5,6 +5,7 @@ import { randomId } from "../../lib/ids.ts";
 import { framedSse, gathered, namedFrame } from "../../responders/event-encoder.ts";
 import { CountTokensRequestSchema, MessagesRequestSchema, type CountTokensRequest, type MessagesRequest } from "../../schemas/messages-request.ts";
 import type { GeneratingApi } from "../door.ts";
+import { bodyTier } from "../service-tier.ts";
 import { sealerFor } from "../responses/index.ts";
 import { validateBody } from "../validate-body.ts";
 import { anthropicErrorBody, anthropicErrorResponse } from "./anthropic-error.ts";
@@ -28,12 +29,16 @@ export const messagesApi: GeneratingApi<MessagesRequest> = {
   validate: (body) => validateBody(MessagesRequestSchema, body),
   async open(request, c) {
     const requestId = c.get("requestId");
+    const tier = bodyTier(request);
     // The signer first: once the run has started, its failure must reach a responder, not an await.
     const signer = await thinkingSigner(c.env);
     return {
       chat: convertMessagesRequest(request),
-      encode(run) {
-        const encoder = new MessageEncoder({ id: randomId("msg_"), model: request.model, requestId }, () => run.extension(), signer);
+      tier,
+      encode(run, served) {
+        // Anthropic's tiers: `priority`, or `standard` for every other.
+        const serviceTier = served === "priority" ? "priority" : "standard";
+        const encoder = new MessageEncoder({ id: randomId("msg_"), model: request.model, requestId, serviceTier }, () => run.extension(), signer);
         const errorResponse = (err: Parameters<typeof anthropicErrorResponse>[0], headers: Record<string, string>) => anthropicErrorResponse(err, headers, requestId);
         if (request.stream) return { encoder: framedSse(encoder, namedFrame), errorResponse };
         return { aggregator: gathered(encoder), result: () => (encoder.end(), encoder.message()), errorBody: (e) => anthropicErrorBody(e, requestId), errorResponse };

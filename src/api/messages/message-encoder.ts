@@ -24,6 +24,8 @@ export interface MessageMeta {
   model: string;
   /** The request's id, for a stream error event's `request_id`. */
   requestId?: string;
+  /** The tier that served it (`usage.service_tier`). */
+  serviceTier?: "standard" | "priority";
 }
 
 type ToolBlock = { kind: "tool_use"; index: number; id: string; name: string; args: string };
@@ -178,7 +180,7 @@ export class MessageEncoder {
    */
   private messageUsage(): WireUsage {
     const cache_creation = { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 };
-    return { ...this.usageJson(), cache_creation, inference_geo: null, output_tokens_details: null, server_tool_use: null, service_tier: null };
+    return { ...this.usageJson(), cache_creation, inference_geo: null, output_tokens_details: null, server_tool_use: null, service_tier: this.meta.serviceTier ?? null };
   }
 
   private begin(): MessageStreamEvent[] {

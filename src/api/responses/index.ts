@@ -8,6 +8,7 @@ import { randomId } from "../../lib/ids.ts";
 import { framedSse, gathered, namedFrame } from "../../responders/event-encoder.ts";
 import { ResponsesRequestSchema, type ResponsesRequest } from "../../schemas/responses-request.ts";
 import type { GeneratingApi } from "../door.ts";
+import { bodyTier } from "../service-tier.ts";
 import { validateBody } from "../validate-body.ts";
 import { compactedResponse, compactionRequest } from "./compact-conversation.ts";
 import { CompactionEncoder } from "./compaction-encoder.ts";
@@ -37,6 +38,7 @@ const validate = (body: unknown): ResponsesRequest => validateBody(ResponsesRequ
 export const responsesApi: GeneratingApi<ResponsesRequest> = {
   validate,
   async open(sent, c) {
+    const tier = bodyTier(sent);
     const stored = await resolveStoredContext(c, sent);
     // Compaction v2: a last `compaction_trigger` item asks for the conversation as one sealed summary.
     const compacting = compactionTriggered(stored.request);
@@ -45,8 +47,9 @@ export const responsesApi: GeneratingApi<ResponsesRequest> = {
     const converted = convertResponsesRequest(request, sealer);
     return {
       chat: compacting ? { ...compactionRequest(converted.chat), stream: converted.chat.stream } : converted.chat,
-      encode(run) {
-        const echo = { ...echoedFields(sent), store: stored.store, previous_response_id: sent.previous_response_id ?? null };
+      tier,
+      encode(run, served) {
+        const echo = { ...echoedFields(sent), service_tier: served, store: stored.store, previous_response_id: sent.previous_response_id ?? null };
         const meta = { id: randomId("resp_"), createdAt: Math.floor(Date.now() / 1000), model: sent.model, echo, ...converted.encoding };
         const response = new ResponseEncoder(meta, () => ({ ...run.extension(), ...converted.extension }));
         const encoder = compacting && sealer ? new CompactionEncoder(response, sealer) : response;

@@ -100,6 +100,12 @@ export class AdmissionHub extends DurableObject<Env> {
     return this.grants.stats();
   }
 
+  /** How many of every isolate's interactive requests wait for `model` here (the batch runner's check, src/batch/interactive-load.ts). */
+  interactiveWaiting(model: string): number {
+    this.deliver(this.grants.expire(Date.now()));
+    return this.grants.interactiveWaiting(model);
+  }
+
   /** One call that does nothing: the bench's measure of a round trip. */
   ping(): number {
     return Date.now();

@@ -4,8 +4,10 @@ import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import { serviceMs } from "../placement/expected-finish.ts";
 import { serviceEstimate } from "../placement/rank-servers.ts";
 import { DEFAULT_SPEEDS, type ServerLedger } from "../placement/server-ledger.ts";
-import { retryAfterSeconds, serverLoad, verdictFor, type Hosting, type Seat, type ServerLoad, type Verdict } from "./capacity.ts";
+import { keptFree, retryAfterSeconds, serverLoad, verdictFor, type Hosting, type Seat, type ServerLoad, type Verdict } from "./capacity.ts";
 import { FairQueue } from "./fair-queue.ts";
+import { InteractiveRecency } from "./interactive-recency.ts";
+import { BATCH_TOP_LEVEL } from "./service-class.ts";
 
 /** One request's place in its model's line. */
 export class Ticket {
@@ -27,6 +29,8 @@ export class Ticket {
     readonly priority: number,
     /** Where it may go; narrowed when a server turns out unable to take it (its prompt too long there). */
     public plan: readonly Seat[],
+    /** Slots it leaves free on a server (a batch line: batch.keepFreeSlots; capacity.ts keptFree). */
+    readonly keepFree = 0,
   ) {}
 
   /**
@@ -68,6 +72,8 @@ const TIMER_PUMP_GAP_MS = 200;
 export class AdmissionQueue {
   private readonly lines = new Map<string, Line>();
   private readonly reservations = new Map<string, number>();
+  /** When interactive requests last asked for each model (a batch line's keepFree holds while they come). */
+  readonly recency = new InteractiveRecency();
 
   constructor(
     private readonly ledger: () => ServerLedger,
@@ -128,7 +134,7 @@ export class AdmissionQueue {
     if (drain !== undefined && drain !== t.plan.find((s) => s.server === server)?.model) return false;
     const load = this.load(server, snapshot);
     const mine = t.reserved === server ? 1 : 0;
-    if (load.busy - mine >= load.slots) return false;
+    if (load.busy - mine + keptFree(load.slots, t.keepFree) >= load.slots) return false;
     this.release(t);
     return true;
   }
@@ -167,6 +173,11 @@ export class AdmissionQueue {
   /** How many wait for `model` (tests, the status page). */
   waiting(model: string): number {
     return this.lines.get(model)?.queue.size ?? 0;
+  }
+
+  /** How many wait for `model` above the batch class (the batch runner holds its lines back while any do). */
+  interactiveWaiting(model: string): number {
+    return this.lines.get(model)?.queue.sizeAbove(BATCH_TOP_LEVEL) ?? 0;
   }
 
   /** How many are served before `t` in its line (0 when it is not waiting). */
@@ -225,13 +236,13 @@ export class AdmissionQueue {
 
   private verdict(t: Ticket, snapshot: HealthSnapshot): Verdict {
     const hosts = this.hosts;
-    if (!hosts) return verdictFor(t.plan, (server) => this.load(server, snapshot));
+    if (!hosts) return verdictFor(t.plan, (server) => this.load(server, snapshot), undefined, 0, t.keepFree);
     const drains = this.drains();
     const draining = (server: string, model: string): Hosting => {
       const d = drains.get(server);
       return d !== undefined && d !== model ? { rank: "no", loadMs: 0 } : hosts(server, model);
     };
-    return verdictFor(t.plan, (server) => this.load(server, snapshot), draining, Date.now() - t.arrivedAt);
+    return verdictFor(t.plan, (server) => this.load(server, snapshot), draining, Date.now() - t.arrivedAt, t.keepFree);
   }
 
   /**

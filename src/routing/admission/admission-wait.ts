@@ -10,6 +10,7 @@ import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
 import type { ModelPool } from "../placement/model-pool.ts";
 import { pooledModel } from "../placement/pool-gate.ts";
 import type { AdmissionQueue } from "./admission-queue.ts";
+import type { Seat } from "./capacity.ts";
 import { QueuePlace, slotReleased } from "./queue-place.ts";
 import { SharedPlace, sharesAdmission, type SharedCounts } from "./shared-place.ts";
 import type { SlotCounts } from "./slot-counts.ts";
@@ -35,6 +36,8 @@ export interface WaitOptions {
   /** The request's key id (null without one) and its priority: whose turn it takes. */
   key: string | null;
   priority: number;
+  /** Slots it leaves free on each server (a batch line: batch.keepFreeSlots). */
+  keepFree?: number;
   /** `queue.maxWaitMs`: from its arrival, the longest it waits in line. */
   maxWaitMs: number;
   /** Aborted when the client leaves: it leaves the line at once. */
@@ -71,17 +74,11 @@ export class AdmissionWait {
     private readonly opts: WaitOptions,
   ) {
     const { state } = opts;
-    const plan = targets.map((t) => {
-      const server = gatedServer(t) ?? null;
-      const model = server !== null ? pooledModel(state.pool, t, opts.model) : undefined;
-      return model !== undefined ? { server, model } : { server };
-    });
-    const place = { queue: state.queue, model: opts.model, key: opts.key, priority: opts.priority, plan, maxWaitMs: opts.maxWaitMs, signal: opts.signal, snapshot: opts.snapshot };
-    // Shared across isolates when every target is a llama-server that reports its slots and loads no
-    // models on demand (routers and browser sessions keep this isolate's line).
-    const servers = plan.flatMap((s) => (s.server !== null && !("model" in s) ? [s.server] : []));
+    const plan = admissionPlan(targets, opts.model, state.pool);
+    const place = { queue: state.queue, model: opts.model, key: opts.key, priority: opts.priority, ...(opts.keepFree ? { keepFree: opts.keepFree } : {}), plan, maxWaitMs: opts.maxWaitMs, signal: opts.signal, snapshot: opts.snapshot };
+    const servers = sharedServers(plan);
     this.place =
-      sharesAdmission(opts.env, opts.shared ?? false) && servers.length > 0 && servers.length === plan.length
+      sharesAdmission(opts.env, opts.shared ?? false) && servers
         ? new SharedPlace({
             ...place,
             env: opts.env,
@@ -186,6 +183,25 @@ export class AdmissionWait {
 }
 
 const busy = (target: Target) => new ProxyError({ status: 503, code: "no_capacity", retryable: true, busy: true, retryAfter: 1, message: `${target.name} has every slot busy.` });
+
+/** The seats of a model's targets in its line: each gated on its llama-server when that reports its slots, with the model a router pools. */
+export function admissionPlan(targets: readonly Target[], model: string, pool: ModelPool): Seat[] {
+  return targets.map((t) => {
+    const server = gatedServer(t) ?? null;
+    const pooled = server !== null ? pooledModel(pool, t, model) : undefined;
+    return pooled !== undefined ? { server, model: pooled } : { server };
+  });
+}
+
+/**
+ * The servers whose AdmissionHub admits a plan, or null when only an isolate's line can: shared
+ * across isolates when every target is a llama-server that reports its slots and loads no models on
+ * demand (routers and browser sessions keep this isolate's line).
+ */
+export function sharedServers(plan: readonly Seat[]): string[] | null {
+  const servers = plan.flatMap((s) => (s.server !== null && !("model" in s) ? [s.server] : []));
+  return servers.length > 0 && servers.length === plan.length ? servers : null;
+}
 
 /** The server the admission queue gates `target` on: one that reports its slots (undefined otherwise). */
 function gatedServer(target: Target): string | undefined {

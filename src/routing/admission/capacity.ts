@@ -59,7 +59,7 @@ export function serverLoad(server: string, health: UpstreamHealth | undefined, l
  */
 export type Verdict = { kind: "free"; server: string } | { kind: "unknown" } | { kind: "full" };
 
-export function verdictFor(plan: readonly Seat[], load: (server: string) => ServerLoad, hosts: (server: string, model: string) => Hosting = () => PRESENT, waitedMs = 0): Verdict {
+export function verdictFor(plan: readonly Seat[], load: (server: string) => ServerLoad, hosts: (server: string, model: string) => Hosting = () => PRESENT, waitedMs = 0, keepFree = 0): Verdict {
   let unknown = false;
   // On routers, a seat where the model is loaded (or loading) is what a waiter waits for; one that
   // would load it counts only when there is none, or once the waiter has waited as long as the load
@@ -74,9 +74,17 @@ export function verdictFor(plan: readonly Seat[], load: (server: string) => Serv
       continue;
     }
     const l = load(seat.server);
-    if (l.busy < l.slots) return { kind: "free", server: seat.server };
+    if (l.busy + keptFree(l.slots, keepFree) < l.slots) return { kind: "free", server: seat.server };
   }
   return unknown ? { kind: "unknown" } : { kind: "full" };
+}
+
+/**
+ * The slots a batch line leaves free on a server of `slots` (batch.keepFreeSlots): `keepFree`, but
+ * never every slot, so a one-slot server still runs batch work when nothing else waits.
+ */
+export function keptFree(slots: number, keepFree: number): number {
+  return keepFree <= 0 ? 0 : Math.max(0, Math.min(keepFree, slots - 1));
 }
 
 /**

@@ -88,6 +88,13 @@ export class FairQueue<T> {
     return true;
   }
 
+  /** How many wait at levels above `priority`. */
+  sizeAbove(priority: number): number {
+    let n = 0;
+    for (const [p, level] of this.levels) if (p > priority) for (const own of level.waiting.values()) n += own.length;
+    return n;
+  }
+
   /** Every waiter in the order they would be served if nothing changed. */
   *order(): Generator<T> {
     for (const priority of this.priorities()) {

@@ -2,7 +2,10 @@
 // grants of slots on llama-servers to requests from every isolate, the line of those waiting, in
 // fair order, and where each conversation's prompt cache sits. Pure, every time passed in; the
 // Durable Object around it (admission-hub.ts) only carries calls.
+import { keptFree } from "./capacity.ts";
 import { FairQueue } from "./fair-queue.ts";
+import { InteractiveRecency } from "./interactive-recency.ts";
+import { BATCH_TOP_LEVEL } from "./service-class.ts";
 
 /** A request asking for a slot on one of its servers. */
 export interface Ask {
@@ -27,6 +30,8 @@ export interface Ask {
   conversation: string | null;
   /** The model's `balance` is "ordered": the first server of the plan with a slot free, whatever the others hold. */
   ordered?: boolean;
+  /** Slots it leaves free on each server while interactive requests for its model come (a batch line: batch.keepFreeSlots). */
+  keepFree?: number;
 }
 
 /** A grant: the request may start on `server`; `ends` it when its answer is over. */
@@ -45,6 +50,8 @@ interface Held {
 interface Waiter {
   ask: Ask;
   arrivedAt: number;
+  /** The slots it leaves free, fixed as it asked (interactive-recency.ts). */
+  keepFree: number;
 }
 
 /** A grant not ended in this long is taken as lost (the isolate holding it died) and its slot freed. */
@@ -71,19 +78,31 @@ export class PoolGrants {
   private readonly waiters = new Map<string, Waiter>();
   /** Conversation → the server its last turn was granted on (insertion order = age). */
   private readonly homes = new Map<string, string>();
+  /** When interactive requests last asked for each model: a batch line's keepFree holds while they come. */
+  private readonly recency = new InteractiveRecency();
 
   /** A grant now, or null: the request waits in line (until `end` or `leave`). */
   ask(ask: Ask, now: number): Grant | null {
     this.expire(now);
     for (const s of ask.plan) if (ask.slots[s] !== undefined) this.learn(s, ask.slots[s]!);
+    const keepFree = this.recency.keepFree(ask.model, ask.keepFree ?? 0, now);
     const line = this.lines.get(ask.model);
     if (!line?.size) {
-      const server = this.choose(ask);
+      const server = this.choose(ask, keepFree);
       if (server !== undefined) return this.grant(ask, server, now);
     }
-    const w: Waiter = { ask, arrivedAt: now };
+    const w: Waiter = { ask, arrivedAt: now, keepFree };
+    const waiting = this.line(ask.model);
+    waiting.push(w, ask.key, ask.priority);
+    // Ahead of everyone waiting (an interactive request behind batch lines held by their keepFree):
+    // the slot they leave free is its now; nobody is overtaken.
+    const server = waiting.peek() === w ? this.choose(ask, keepFree) : undefined;
+    if (server !== undefined) {
+      waiting.shift();
+      if (!waiting.size) this.lines.delete(ask.model);
+      return this.grant(ask, server, now);
+    }
     this.waiters.set(ask.id, w);
-    this.line(ask.model).push(w, ask.key, ask.priority);
     return null;
   }
 
@@ -102,7 +121,9 @@ export class PoolGrants {
       this.count(h.server, -1);
     }
     if (ask.slots[server] !== undefined) this.learn(server, ask.slots[server]!);
-    const grant = ask.plan.includes(server) && this.inflightOn(server) < (this.slots.get(server) ?? 1) ? this.grant(ask, server, now) : null;
+    const slots = this.slots.get(server) ?? 1;
+    const keepFree = this.recency.keepFree(ask.model, ask.keepFree ?? 0, now);
+    const grant = ask.plan.includes(server) && this.inflightOn(server) + keptFree(slots, keepFree) < slots ? this.grant(ask, server, now) : null;
     return { grant, made: h ? this.pump(now) : [] };
   }
 
@@ -137,6 +158,11 @@ export class PoolGrants {
     return w ? (this.lines.get(w.ask.model)?.ahead(w) ?? 0) : 0;
   }
 
+  /** How many wait for `model` above the batch class: every isolate's interactive requests in line (the batch runner holds its lines back while any do). */
+  interactiveWaiting(model: string): number {
+    return this.lines.get(model)?.sizeAbove(BATCH_TOP_LEVEL) ?? 0;
+  }
+
   /** Grants in flight on `server`. */
   inflightOn(server: string): number {
     return this.inflight.get(server) ?? 0;
@@ -166,7 +192,7 @@ export class PoolGrants {
     const made: Grant[] = [];
     for (const [model, line] of [...this.lines]) {
       for (let head = line.peek(); head; head = line.peek()) {
-        const server = this.choose(head.ask);
+        const server = this.choose(head.ask, head.keepFree);
         if (server === undefined) break;
         line.shift();
         this.waiters.delete(head.ask.id);
@@ -177,8 +203,11 @@ export class PoolGrants {
     return made;
   }
 
-  private choose(ask: Ask): string | undefined {
-    const open = ask.plan.filter((s) => this.inflightOn(s) < (this.slots.get(s) ?? 1));
+  private choose(ask: Ask, keepFree: number): string | undefined {
+    const open = ask.plan.filter((s) => {
+      const slots = this.slots.get(s) ?? 1;
+      return this.inflightOn(s) + keptFree(slots, keepFree) < slots;
+    });
     const demoted = new Set(ask.demoted ?? []);
     const free = open.filter((s) => !demoted.has(s));
     if (!free.length) return open[0];

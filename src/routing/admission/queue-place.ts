@@ -5,6 +5,7 @@ import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import { Ticket, type AdmissionQueue } from "./admission-queue.ts";
 import type { Seat } from "./capacity.ts";
 import { KEY_PRIORITY_MAX } from "../../auth/key-record.ts";
+import { admissionLevel } from "./service-class.ts";
 
 /**
  * One of our requests on a llama-server ended (or failed to start): its slot may go to a waiter.
@@ -18,9 +19,9 @@ export function slotReleased(queue: AdmissionQueue, snapshot: () => HealthSnapsh
 
 /**
  * The turn of an answer being continued on another server (src/routing/continuation/): above every key's
- * `priority`, since its client already holds a committed response mid-answer.
+ * `priority` in every class, since its client already holds a committed response mid-answer.
  */
-export const CONTINUATION_PRIORITY = KEY_PRIORITY_MAX + 1;
+export const CONTINUATION_PRIORITY = admissionLevel("priority", KEY_PRIORITY_MAX + 1);
 
 /** A waiter looks again this often (jittered up to a third more): other isolates' requests end only in the `/slots` sample. */
 const POLL_MS = 300;
@@ -33,6 +34,8 @@ export interface PlaceOptions {
   key: string | null;
   priority: number;
   plan: readonly Seat[];
+  /** Slots it leaves free on each server (a batch line's batch.keepFreeSlots); 0 by default. */
+  keepFree?: number;
   maxWaitMs: number;
   /** Aborted when the client leaves: it leaves the line at once. */
   signal: AbortSignal;
@@ -52,7 +55,7 @@ export class QueuePlace {
   private readonly deadline: number;
 
   constructor(private readonly opts: PlaceOptions) {
-    this.ticket = new Ticket(opts.model, opts.key ?? "", opts.priority, opts.plan);
+    this.ticket = new Ticket(opts.model, opts.key ?? "", opts.priority, opts.plan, opts.queue.recency.keepFree(opts.model, opts.keepFree ?? 0, this.arrivedAt));
     this.deadline = this.arrivedAt + opts.maxWaitMs;
   }
 

@@ -221,7 +221,7 @@ export class SharedPlace {
     const untried = withFailed ? ordered : ordered.filter((s) => !this.failed.has(s));
     const plan = untried.length ? untried : ordered;
     const demoted = this.demoted.filter((s) => plan.includes(s));
-    return { id: this.id, model: opts.model, key: opts.key ?? "", priority: opts.priority, plan, slots, conversation: opts.conversation(), ordered: opts.ordered, ...(demoted.length ? { demoted } : {}) };
+    return { id: this.id, model: opts.model, key: opts.key ?? "", priority: opts.priority, plan, slots, conversation: opts.conversation(), ordered: opts.ordered, ...(demoted.length ? { demoted } : {}), ...(opts.keepFree ? { keepFree: opts.keepFree } : {}) };
   }
 
   /** A slot on `server` for the pass's next attempt after its granted one failed; false when it has none free (or the hub does not answer). */

@@ -59,6 +59,8 @@ export interface AttemptOptions {
   keyId?: string;
   /** The key's admission priority (default 0). */
   priority?: number;
+  /** Slots left free on each server (a batch line: batch.keepFreeSlots). */
+  keepFree?: number;
   /** Where health signals and the outcome are sent after the response (ctx.waitUntil). */
   waitUntil?(p: Promise<unknown>): void;
   /** The request's trace, when traces are exported: each attempt is a span, its traceparent sent upstream. */
@@ -96,7 +98,7 @@ export async function attemptTargets(targets: Target[], opts: AttemptOptions): P
       },
       signal: opts.signal,
       waitUntil: opts.waitUntil,
-      queue: { key: opts.keyId ?? null, priority: opts.priority ?? 0 },
+      queue: { key: opts.keyId ?? null, priority: opts.priority ?? 0, ...(opts.keepFree ? { keepFree: opts.keepFree } : {}) },
     },
     async (target, signal, startedAt): Promise<Opened & { span?: AttemptSpanEnd }> => {
       // A target that places conversations among its own engines gets the prompt's chain of hashes,

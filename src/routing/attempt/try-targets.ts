@@ -53,7 +53,7 @@ export interface TryOptions {
    * is at capacity, taking turns by key (`key`: the request's key id, null without one) and `priority`.
    * Without it the request goes straight to the targets.
    */
-  queue?: { key: string | null; priority: number };
+  queue?: { key: string | null; priority: number; keepFree?: number };
 }
 
 /** One attempt: resolves with what counts as success, or rejects (a ProxyError) before anything reached the client. */
