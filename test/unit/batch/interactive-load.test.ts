@@ -42,11 +42,12 @@ describe("the runner's decision: the shared line first, the isolate's line as th
     const parsed = parseConfig({ SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { m: { targets: [{ kind: "llama", url: "http://127.0.0.1:1" }] } } }) });
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
     expect(waitingSources({} as Env, parsed.config, "m").hub).toBeNull();
-    const off = { ...parsed.config, queue: { ...parsed.config.queue, shared: false } };
+    // queue.shared is off by default (docs/configuration.md): the isolate's own line only.
     const env = { ADMISSION_HUB: {} } as unknown as Env;
-    expect(waitingSources(env, off, "m").hub).toBeNull();
-    expect(waitingSources(env, parsed.config, "m").hub).not.toBeNull();
-    expect(waitingSources(env, parsed.config, "m").local()).toBe(0);
+    expect(waitingSources(env, parsed.config, "m").hub).toBeNull();
+    const on = { ...parsed.config, queue: { ...parsed.config.queue, shared: true } };
+    expect(waitingSources(env, on, "m").hub).not.toBeNull();
+    expect(waitingSources(env, on, "m").local()).toBe(0);
   });
 });
 
