@@ -208,7 +208,10 @@ async function tryInOrder<T>(ordered: Target[], opts: TryOptions, state: PassSta
         continue targets;
       }
       // A llama-server whose slots are all taken (admission/admission-wait.ts) refuses for capacity, unasked.
-      const full = await admission?.refuses(target);
+      // Awaited only when the shared line asks its hub: a microtask here would let another request
+      // rank the servers before this attempt's place in the ledger is taken (placement.test.ts).
+      const refusal = admission?.refuses(target);
+      const full = refusal instanceof Promise ? await refusal : refusal;
       if (full) {
         sawBusy = true;
         pass.failed(target, full);
