@@ -22,6 +22,13 @@ const workerPlugin = () =>
     },
   }));
 
+/**
+ * The Worker's dependencies pre-bundled, one module each, instead of the hundreds of files zod, hono
+ * and re2js are made of fetched one by one into every test file's workerd: the Worker tests spent
+ * 170 s of their 445 s importing (4 files: 16.5 s of import → 10.2 s).
+ */
+const prebundled = { optimizer: { ssr: { enabled: true, include: ["zod", "zod/mini", "hono", "hono/cors", "fzstd", "re2js", "jsonrepair", "@cfworker/json-schema", "eventsource-parser"] } } };
+
 export default defineConfig({
   test: {
     projects: [
@@ -29,6 +36,7 @@ export default defineConfig({
         plugins: [cloudflareTest({ wrangler: { configPath: "./wrangler.toml" }, miniflare: { bindings: { SWITCHYARD_ENV: "dev" } } })],
         test: {
           name: "unit",
+          deps: prebundled,
           include: ["test/unit/**/*.test.ts"],
           testTimeout: 15_000,
           // Pure logic keeps no state between files: one workerd for all of them instead of one
@@ -40,6 +48,7 @@ export default defineConfig({
         plugins: [workerPlugin()],
         test: {
           name: "worker",
+          deps: prebundled,
           include: ["test/workerd/**/*.test.ts", "test/faults/**/*.test.ts", "test/fuzz/**/*.test.ts"],
           globalSetup: ["./test/support/global-setup.ts"],
           testTimeout: 30_000,
