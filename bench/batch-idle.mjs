@@ -45,7 +45,7 @@ const lineBody = (/** @type {number} */ i) => ({ model: "one", temperature: 0, m
 
 const llama = await startLlamaServer({ parallel: SLOTS, args: ["-t", "1"] });
 const proxy = await startSwitchyard({
-  vars: { SWITCHYARD_CONFIG: { models: { one: { targets: [{ kind: "llama", url: llama.url }] } }, health: { sampleMs: 200, snapshotTtlMs: 200 }, batch: { concurrency: 4 } } },
+  vars: { SWITCHYARD_CONFIG: { models: { one: { targets: [{ kind: "llama", url: llama.url }] } }, health: { sampleMs: 200, snapshotTtlMs: 200 }, batch: { concurrency: 4 }, queue: { shared: true } } },
 });
 // A credential of its own each run: in open mode the batches' owner is the credential, and wrangler
 // dev keeps Durable Object state between runs, so a run never inherits an earlier run's batches.
