@@ -212,6 +212,8 @@ await step("Worker tests beside end-to-end files", () => Promise.all([
     await takeFromQueue(`e2e-w${i + 1}`);
   }),
   takeFromQueue("e2e-a"),
+  // Without the Worker tests (--only e2e), a second lane of end-to-end files in their place.
+  ...(workerShards.length ? [] : [takeFromQueue("e2e-b")]),
 ]));
 if (only !== "vitest") await step("end-to-end files alone", async () => results.push(await lane("e2e-alone", process.execPath, nodeTest([...ALONE.keys()]))));
 const total = Math.round((Date.now() - started) / 1000);
