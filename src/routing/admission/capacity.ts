@@ -1,5 +1,6 @@
 // How full a llama-server is as admission counts it (our requests, the hub's sample, held slots),
-// and whether a request's plan may start now.
+// whether a request's plan may start now, and the line's refusal once its wait is over.
+import { ProxyError } from "../../errors/proxy-error.ts";
 import type { UpstreamHealth } from "../../health/upstream-health.ts";
 import type { ServerLedger } from "../placement/server-ledger.ts";
 
@@ -104,4 +105,19 @@ const PRESENT: Hosting = { rank: "present", loadMs: 0 };
  */
 export function retryAfterSeconds(ahead: number, slots: number, serviceMs: number): number {
   return Math.max(1, Math.ceil((((ahead + 1) / Math.max(1, slots)) * serviceMs) / 1000));
+}
+
+/**
+ * The line's refusal once queue.maxWaitMs is over (503 no_capacity with Retry-After): the same for an
+ * isolate's own line (queue-place.ts) and the shared one (shared-place.ts).
+ */
+export function lineRefusal(model: string, waitedMs: number, ahead: number, retryAfter: number): ProxyError {
+  const waited = Math.round(waitedMs / 100) / 10;
+  return new ProxyError({
+    status: 503,
+    code: "no_capacity",
+    retryable: true,
+    retryAfter,
+    message: `Every target of ${model} stayed at capacity: this request waited ${waited} s in line (queue.maxWaitMs)${ahead ? ` with ${ahead} ahead of it` : ""}. Retry after ${retryAfter} s.`,
+  });
 }

@@ -3,7 +3,7 @@
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import { Ticket, type AdmissionQueue } from "./admission-queue.ts";
-import type { Seat } from "./capacity.ts";
+import { lineRefusal, type Seat } from "./capacity.ts";
 import { KEY_PRIORITY_MAX } from "../../auth/key-record.ts";
 import { admissionLevel } from "./service-class.ts";
 
@@ -140,14 +140,7 @@ export class QueuePlace {
 
   private refusal(now: number): ProxyError {
     const ahead = this.opts.queue.ahead(this.ticket);
-    const retryAfter = this.opts.queue.retryAfter(this.ticket, this.opts.snapshot(), now);
-    const waited = Math.round((now - this.arrivedAt) / 100) / 10;
-    return new ProxyError({
-      status: 503,
-      code: "no_capacity",
-      retryable: true,
-      retryAfter,
-      message: `Every target of ${this.opts.model} stayed at capacity: this request waited ${waited} s in line (queue.maxWaitMs)${ahead ? ` with ${ahead} ahead of it` : ""}. Retry after ${retryAfter} s.`,
-    });
+    return lineRefusal(this.opts.model, now - this.arrivedAt, ahead, this.opts.queue.retryAfter(this.ticket, this.opts.snapshot(), now));
   }
+
 }

@@ -8,7 +8,7 @@ import { durableNamespace, type EnvVars } from "../../config/env-vars.ts";
 import { randomUuid } from "../../lib/ids.ts";
 import type { AdmissionHub, AskReply, WaitReply } from "./admission-hub.ts";
 import type { Ask } from "./pool-grants.ts";
-import { retryAfterSeconds } from "./capacity.ts";
+import { lineRefusal, retryAfterSeconds } from "./capacity.ts";
 import { QueuePlace, type PlaceOptions } from "./queue-place.ts";
 
 /** The hub must answer an ask within this long, or the request is admitted by its isolate alone. */
@@ -284,15 +284,7 @@ export class SharedPlace {
 
   private refusal(now: number, ahead: number): ProxyError {
     const slots = this.plan.reduce((n, s) => n + (this.opts.slots(s) ?? 1), 0);
-    const retryAfter = retryAfterSeconds(ahead, Math.max(1, slots), DEFAULT_SERVICE_MS);
-    const waited = Math.round((now - this.arrivedAt) / 100) / 10;
-    return new ProxyError({
-      status: 503,
-      code: "no_capacity",
-      retryable: true,
-      retryAfter,
-      message: `Every target of ${this.opts.model} stayed at capacity: this request waited ${waited} s in line (queue.maxWaitMs)${ahead ? ` with ${ahead} ahead of it` : ""}. Retry after ${retryAfter} s.`,
-    });
+    return lineRefusal(this.opts.model, now - this.arrivedAt, ahead, retryAfterSeconds(ahead, Math.max(1, slots), DEFAULT_SERVICE_MS));
   }
 }
 
