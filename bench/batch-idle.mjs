@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import OpenAI, { toFile } from "openai";
 import { startLlamaServer } from "../test/support/llama-server.mjs";
 import { grammar, startSwitchyard } from "../test/support/switchyard-dev.mjs";
+import { replaceMarkedBlock } from "./doc-block.mjs";
 
 const { values: flags } = parseArgs({ options: { rounds: { type: "string", default: "4" }, requests: { type: "string", default: "30" }, lines: { type: "string", default: "60" }, write: { type: "string" } } });
 const ROUNDS = Number(flags.rounds);
@@ -160,12 +161,7 @@ try {
   ];
   console.log(lines.join("\n"));
   if (flags.write) {
-    const doc = readFileSync(flags.write, "utf8");
-    const start = doc.indexOf(START);
-    const end = doc.indexOf(END);
-    if ((start >= 0) !== (end >= 0) || end < start) throw new Error(`${flags.write} has only one of the batch-idle markers`);
-    const block = lines.join("\n");
-    writeFileSync(flags.write, start >= 0 ? `${doc.slice(0, start)}${block}${doc.slice(end + END.length)}` : `${doc.trimEnd()}\n\n${HEADING}\n\n${block}\n`);
+    writeFileSync(flags.write, replaceMarkedBlock(readFileSync(flags.write, "utf8"), START, END, lines.join("\n"), HEADING));
   }
 } finally {
   await proxy.stop();

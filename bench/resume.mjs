@@ -26,6 +26,7 @@ import { parseArgs } from "node:util";
 import { createParser } from "eventsource-parser";
 import { literalGrammar, startLlamaServer } from "../test/support/llama-server.mjs";
 import { startSwitchyard } from "../test/support/switchyard-dev.mjs";
+import { replaceMarkedBlock } from "./doc-block.mjs";
 
 const { values: flags } = parseArgs({
   strict: true,
@@ -146,12 +147,7 @@ try {
   if (flags.write) {
     const file = new URL("../docs/benchmarks.md", import.meta.url);
     const doc = readFileSync(file, "utf8");
-    // Only the block between the markers is the run's; the section's heading and what is around the
-    // block are written by hand. Without the markers, the section goes at the end with its heading.
-    const start = doc.indexOf("<!-- resume:start");
-    const end = doc.indexOf("<!-- resume:end -->");
-    if ((start >= 0) !== (end >= 0) || end < start) throw new Error("docs/benchmarks.md has only one of the resume markers");
-    const next = start >= 0 ? doc.slice(0, start) + section + doc.slice(end + "<!-- resume:end -->".length) : `${doc.trimEnd()}\n\n## Continuing an interrupted answer\n\n${section}\n`;
+    const next = replaceMarkedBlock(doc, "<!-- resume:start", "<!-- resume:end -->", section, "## Continuing an interrupted answer");
     writeFileSync(file, next);
     console.log("wrote docs/benchmarks.md");
   }

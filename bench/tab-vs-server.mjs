@@ -15,6 +15,7 @@ import { chromium } from "playwright-core";
 import { ensureTestModel, freePort, startLlamaServer } from "../test/support/llama-server.mjs";
 import { startSwitchyard } from "../test/support/switchyard-dev.mjs";
 import { serveGguf } from "../scripts/serve-gguf.mjs";
+import { replaceMarkedBlock } from "./doc-block.mjs";
 
 const { values: flags } = parseArgs({ options: { runs: { type: "string", default: "5" }, tokens: { type: "string", default: "64" }, write: { type: "string" } } });
 const RUNS = Number(flags.runs);
@@ -143,14 +144,7 @@ try {
   ];
   console.log(lines.join("\n"));
   if (flags.write) {
-    // Only the block between the markers is the run's; the section's heading and its caveats around
-    // the block are written by hand. Without the markers, the section goes at the end with its heading.
-    const doc = readFileSync(flags.write, "utf8");
-    const start = doc.indexOf(START);
-    const end = doc.indexOf(END);
-    if ((start >= 0) !== (end >= 0) || end < start) throw new Error(`${flags.write} has only one of the tab-vs-server markers`);
-    const block = lines.join("\n");
-    writeFileSync(flags.write, start >= 0 ? `${doc.slice(0, start)}${block}${doc.slice(end + END.length)}` : `${doc.trimEnd()}\n\n${HEADING}\n\n${block}\n`);
+    writeFileSync(flags.write, replaceMarkedBlock(readFileSync(flags.write, "utf8"), START, END, lines.join("\n"), HEADING));
   }
 } finally {
   await browser.close();
