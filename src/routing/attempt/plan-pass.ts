@@ -19,7 +19,7 @@ import type { TryOptions } from "./try-targets.ts";
 /** What ordering a pass reads of the request. */
 export type PlanOptions = Pick<TryOptions, "config" | "model" | "placement" | "size" | "serverCounts">;
 
-/** A pass's order: the targets by balance and context fit, those it cannot hold left out, and those placement put back. */
+/** A pass's order: the targets by balance and context fit, and those it cannot hold left out. */
 export interface PassPlan {
   snapshot: HealthSnapshot | undefined;
   now: number;
@@ -28,8 +28,9 @@ export interface PassPlan {
   size: PromptSize | null;
   ordered: Target[];
   tooLong: Array<{ target: Target; error: ProxyError }>;
-  /** Servers put back for their health (placement/order-targets.ts putBack) or for a context that holds only the prompt. */
-  demoted: Target[];
+  /** The targets that hold the prompt but not its max_tokens (context-check.ts), at the end of `ordered`. */
+  promptOnly: Target[];
+  balance: "ordered" | "least-busy";
 }
 
 /** Orders one pass (placement/order-targets.ts, context-check.ts). */
@@ -43,6 +44,14 @@ export async function planPass(targets: Target[], opts: PlanOptions, isolate: Is
   const byBalance = snapshot ? orderTargets(targets, { balance, snapshot, now, placement, ledger: isolate.ledger, pool: isolate.pool, model: opts.model, onPool: (t, e) => estimates.set(t, e) }) : targets;
   const size = snapshot ? (opts.size?.() ?? null) : null;
   const { ordered, promptOnly, tooLong } = size && snapshot ? await byContext(byBalance, size, snapshot, isolate.ledger, opts.serverCounts) : { ordered: byBalance, promptOnly: [], tooLong: [] };
-  const demoted = snapshot ? ordered.filter((t) => promptOnly.includes(t) || putBack(t, snapshot, balance, now)) : [];
-  return { snapshot, now, placement, estimates, size, ordered, tooLong, demoted };
+  return { snapshot, now, placement, estimates, size, ordered, tooLong, promptOnly, balance };
+}
+
+/**
+ * The targets of a pass placement put back: for their health (placement/order-targets.ts putBack) or
+ * for a context that holds only the prompt. Only the shared admission line asks (it grants by them).
+ */
+export function demotedIn(plan: PassPlan): Target[] {
+  const { snapshot, promptOnly, balance, now } = plan;
+  return snapshot ? plan.ordered.filter((t) => promptOnly.includes(t) || putBack(t, snapshot, balance, now)) : [];
 }

@@ -21,7 +21,7 @@ import type { PoolEstimate } from "../placement/rank-pool.ts";
 import type { PlacementRequest } from "../placement/rank-servers.ts";
 import { AttemptRecord, type Placed } from "./attempt-record.ts";
 import { PassFailures, type Tries } from "./pass-failures.ts";
-import { planPass, type PassPlan } from "./plan-pass.ts";
+import { demotedIn, planPass, type PassPlan } from "./plan-pass.ts";
 import { retryDelayMs, type RetryPolicy } from "./retry-delay.ts";
 
 export interface TryOptions {
@@ -121,7 +121,7 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
     if (admission?.shared) {
       plan = await planPass(targets, opts, isolate, health);
       for (const { target } of plan.tooLong) admission.exclude(target);
-      admission.prefer(plan.ordered, plan.demoted);
+      admission.prefer(plan.ordered, demotedIn(plan));
     }
     try {
       const turn = admission?.turn();
