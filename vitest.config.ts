@@ -1,14 +1,19 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { workerBundle } from "./test/support/worker-bundle.ts";
 
 // Two layers, both inside workerd:
 // - unit: pure logic (parsing, normalization, encoding, tool calls), no upstream;
 // - worker: the whole Worker against a real llama-server and a fixture server, started in globalSetup.
 
-/** The Worker against the real servers global-setup.ts started (their ports injected). */
-const workerPlugin = () =>
-  cloudflareTest(({ inject }) => ({
+const WORKER_TESTS = ["test/workerd", "test/faults", "test/fuzz"];
+
+/** The Worker, bundled once (test/support/worker-bundle.ts), against the real servers global-setup.ts started (their ports injected). */
+const workerPlugins = () => {
+  const bundle = workerBundle(import.meta.dirname, WORKER_TESTS);
+  return [bundle.plugin, cloudflareTest(({ inject }) => ({
     wrangler: { configPath: "./wrangler.toml" },
+    ...(bundle.main ? { main: bundle.main } : {}),
     miniflare: {
       bindings: {
         LLAMA_URL: `http://127.0.0.1:${inject("llamaPort")}`,
@@ -20,7 +25,8 @@ const workerPlugin = () =>
         SWITCHYARD_ENV: "dev",
       },
     },
-  }));
+  }))];
+};
 
 /**
  * The Worker's dependencies pre-bundled, one module each, instead of the hundreds of files zod, hono
@@ -45,11 +51,11 @@ export default defineConfig({
         },
       },
       {
-        plugins: [workerPlugin()],
+        plugins: workerPlugins(),
         test: {
           name: "worker",
           deps: prebundled,
-          include: ["test/workerd/**/*.test.ts", "test/faults/**/*.test.ts", "test/fuzz/**/*.test.ts"],
+          include: WORKER_TESTS.map((dir) => `${dir}/**/*.test.ts`),
           globalSetup: ["./test/support/global-setup.ts"],
           testTimeout: 30_000,
           // A workerd each file, as before: tried with one for all (isolate: false, each file given
