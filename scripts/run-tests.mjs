@@ -134,17 +134,31 @@ function cpuBusySeconds() {
   const [user, nice, system, , , irq, softirq, steal] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
   return (user + nice + system + irq + softirq + steal) / 100;
 }
+/**
+ * The CPU-seconds the suite's own processes used so far (every lane and what it started, once
+ * reaped; Linux /proc/self/stat's cutime + cstime): unlike the wall time and the machine's busy
+ * cores, it does not grow when something else shares the machine, so two runs compare.
+ */
+function suiteCpuSeconds() {
+  if (!existsSync("/proc/self/stat")) return undefined;
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const [cutime, cstime] = stat.slice(stat.lastIndexOf(")") + 2).split(" ").slice(13, 15).map(Number);
+  return ((cutime ?? 0) + (cstime ?? 0)) / 100;
+}
 /** @type {string[]} */
 const steps = [];
-/** Runs one step and notes its wall time and the cores it kept busy. @param {string} name @param {() => Promise<unknown>} run */
+/** Runs one step and notes its wall time, the cores it kept busy and the CPU it used. @param {string} name @param {() => Promise<unknown>} run */
 async function step(name, run) {
   const t0 = Date.now();
   const c0 = cpuBusySeconds();
+  const own0 = suiteCpuSeconds();
   await run();
   const wall = (Date.now() - t0) / 1000;
   const c1 = cpuBusySeconds();
+  const own1 = suiteCpuSeconds();
   const cores = c0 === undefined || c1 === undefined || wall === 0 ? "" : `, ${((c1 - c0) / wall).toFixed(2)} cores busy`;
-  steps.push(`${name}: ${Math.round(wall)} s${cores}`);
+  const own = own0 === undefined || own1 === undefined ? "" : `, ${Math.round(own1 - own0)} CPU-s of its own`;
+  steps.push(`${name}: ${Math.round(wall)} s${cores}${own}`);
 }
 
 /**
@@ -219,5 +233,6 @@ if (only !== "vitest") await step("end-to-end files alone", async () => results.
 const total = Math.round((Date.now() - started) / 1000);
 for (const r of results) process.stdout.write(`[run-tests] ${r.name}: ${r.code === 0 ? "passed" : `FAILED (exit ${r.code})`} in ${r.seconds} s\n`);
 for (const s of steps) process.stdout.write(`[run-tests] step ${s}\n`);
-process.stdout.write(`[run-tests] ${total} s in all\n`);
+const cpu = suiteCpuSeconds();
+process.stdout.write(`[run-tests] ${total} s in all${cpu === undefined ? "" : `, ${Math.round(cpu)} CPU-s of the suite's own processes`}\n`);
 process.exit(results.every((r) => r.code === 0) ? 0 : 1);

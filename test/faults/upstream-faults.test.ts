@@ -128,6 +128,9 @@ const FAULTS: Fault[] = [
   {
     name: "every frame split into single bytes",
     targets: () => [llama(fixture("fixture/stream-plain-text/bytes-1"))],
+    // Its subject is the parser, not a timeout: thousands of one-byte writes outlast FAST's 1.5 s
+    // on a loaded machine (a 504 upstream_timeout once, two vitest processes beside e2e lanes).
+    timeouts: { firstTokenMs: 5000, idleMs: 5000, totalMs: 10_000 },
     stream: { status: 200, text: "Hello from Switchyard!", done: true, finish: ["stop"], code: null },
     nonStream: { status: 200, text: "Hello from Switchyard!", finish: ["stop"], code: null },
   },

@@ -4,7 +4,7 @@
 // gives up, the exact request Switchyard refused and what it said are in the failure report.
 //
 //   const tap = await startTap(proxy.url);    // clients use tap.url
-//   tap.exchanges()   // [{ method, path, at, request, status, requestId, response }], oldest first
+//   tap.exchanges()   // [{ method, path, at, request, status, requestId, response, lost? }], oldest first (lost: the tap's own request failed)
 //   tap.refused()     // those answered with status >= 400
 import { Agent, createServer, request as httpRequest } from "node:http";
 import zlib from "node:zlib";
@@ -35,7 +35,7 @@ function decode(bytes, encoding) {
 /**
  * One request through the tap: `request` is its body, `response` the answer's (the first 64 KiB),
  * `requestId` the answer's x-request-id (which Switchyard also sends upstream).
- * @typedef {{ method: string | undefined, path: string | undefined, at: number, request: string, status: number, requestId?: string, response: string }} Exchange
+ * @typedef {{ method: string | undefined, path: string | undefined, at: number, request: string, status: number, requestId?: string, response: string, lost?: boolean }} Exchange
  */
 
 /** @param {string} targetUrl */
@@ -79,6 +79,9 @@ export async function startTap(targetUrl) {
     up.on("error", (e) => {
       entry.status = 502;
       entry.response = `tap: ${e.message}`;
+      // Not an answer from the target: the tap's own request failed (the client gave up first, or
+      // the target went away), so a test judging the target's answers can leave it out.
+      entry.lost = true;
       if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
       res.end(entry.response);
     });
