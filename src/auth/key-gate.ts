@@ -3,7 +3,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { randomUuid } from "../lib/ids.ts";
 import type { UsageReport, UsageRow } from "./key-record.ts";
-import { dayOf, dayRefusal, decideAdmission, isCount, LEASE_TTL_MS, slotRefusal, WINDOW_MS, type Admission, type GateState, type KeyLimits } from "./limit-math.ts";
+import { advanceReservation, dayOf, dayRefusal, decideAdmission, isCount, LEASE_TTL_MS, slotRefusal, WINDOW_MS, type Admission, type GateState, type KeyLimits } from "./limit-math.ts";
 import { usageLabel } from "./usage-label.ts";
 
 /** How long a socket lease lasts unrenewed: an open socket renews it every SOCKET_RENEW_MS. */
@@ -12,7 +12,8 @@ export const SOCKET_RENEW_MS = 10_000;
 
 export type SocketLease = { ok: true; leaseId: string } | { ok: false; code: "too_many_sockets" | "invalid_api_key"; message: string };
 
-export type GateAdmission = (Admission & { leaseId?: string }) | { ok: false; code: "invalid_api_key"; retryAfter: 0; message: string };
+/** `reserved`: the tokens an admission's hold reserved in advance (advanceReservation; 0 or absent: none). */
+export type GateAdmission = (Admission & { leaseId?: string; reserved?: number }) | { ok: false; code: "invalid_api_key"; retryAfter: 0; message: string };
 
 /**
  * One key's exact counters (one instance per key id): admissions in the last minute, the holds of the
@@ -73,7 +74,9 @@ export class KeyGate extends DurableObject<Env> {
 
   /**
    * Admits one request against the key's limits, or says why not. `lease`: it runs on a model, so it
-   * takes a hold (a concurrency slot, which reserve() adds its tokens to).
+   * takes a hold (a concurrency slot, which reserve() adds its tokens to). With a day far from its
+   * limit the hold reserves tokens in advance (advanceReservation, said in `reserved`): a request
+   * whose estimate fits them makes no reserve() call.
    */
   admit(limits: KeyLimits, lease: boolean): GateAdmission {
     const sql = this.ctx.storage.sql;
@@ -85,7 +88,8 @@ export class KeyGate extends DurableObject<Env> {
     if (!decision.ok) return decision;
     if (limits.rpm !== undefined) sql.exec("INSERT INTO hits (ts) VALUES (?)", now);
     if (!lease) return decision;
-    return { ok: true, leaseId: this.hold(now, 0) };
+    const reserved = advanceReservation(state, limits);
+    return reserved > 0 ? { ok: true, leaseId: this.hold(now, reserved), reserved } : { ok: true, leaseId: this.hold(now, 0) };
   }
 
   /**

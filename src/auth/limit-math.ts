@@ -62,6 +62,24 @@ export function slotRefusal(state: GateState, limits: KeyLimits): Admission | nu
   };
 }
 
+/** A key's day is far from its limit while this many tokens are still unreserved and uncharged. */
+export const FAR_HEADROOM = 1_000_000;
+/** The share of that headroom one admission reserves in advance: 1/64, so 64 holds at once take at most 1 − (63/64)^64 ≈ 63 % of it. */
+export const FAR_SHARE = 64;
+
+/**
+ * Tokens an admission reserves in advance on its hold when the key's day is far from its limit, so
+ * the request whose estimate fits needs no second KeyGate call to reserve (Meter.reserve): the
+ * reservation is exact on the KeyGate (counted against the day like any other until it settles at
+ * what was used), only larger than the request needs. 0 near the limit: there every reservation is
+ * the request's own estimate, asked for when it is known.
+ */
+export function advanceReservation(state: GateState, limits: KeyLimits): number {
+  if (limits.tokensPerDay === undefined) return 0;
+  const headroom = limits.tokensPerDay - state.tokensToday - (state.reserved ?? 0);
+  return headroom >= FAR_HEADROOM ? Math.floor(headroom / FAR_SHARE) : 0;
+}
+
 /**
  * The day's refusal for a request that asks to reserve `asking` tokens (0: only whether anything is
  * left), or null when it fits: what was charged today plus what the requests still running reserved
