@@ -48,15 +48,27 @@ export function compileLinear(source: string, maxProgram = 20_000): LinearRegex 
   const prog: Op[] = [];
   if (!emit(tree, prog, maxProgram)) return null;
   prog.push({ op: "match" });
-  return { test: (text) => run(prog, text) };
+  const machine = machineOf(prog);
+  return { test: (text) => run(machine, text) };
 }
 
-const isWordChar = (ch: string | undefined) => ch !== undefined && /^[A-Za-z0-9_]$/.test(ch);
-
-/** One character tested by V8's RegExp: `atom` is a class, an escape or `.`, never a quantifier. */
+/**
+ * One character tested by V8's RegExp: `atom` is a class, an escape or `.`, never a quantifier. An
+ * ASCII character's answer is kept (most text is ASCII, and a repeated class is tested once per
+ * thread per character), so the RegExp runs at most once per ASCII character and atom.
+ */
 function nativeAtom(atom: string): (ch: string) => boolean {
   const re = new RegExp(`^(?:${atom})$`, "u");
-  return (ch) => re.test(ch);
+  const ascii = new Int8Array(128); // 0: not asked yet, 1: no, 2: yes
+  return (ch) => {
+    const c = ch.charCodeAt(0);
+    if (c >= 128 || ch.length !== 1) return re.test(ch);
+    const known = ascii[c]!;
+    if (known !== 0) return known === 2;
+    const yes = re.test(ch);
+    ascii[c] = yes ? 2 : 1;
+    return yes;
+  };
 }
 
 class Parser {
@@ -211,63 +223,127 @@ function emit(node: Node, prog: Op[], max: number): boolean {
   }
 }
 
+const CHAR = 0;
+const SPLIT = 1;
+const JMP = 2;
+const ASSERT = 3;
+const MATCH = 4;
+const ASSERTS = { "^": 0, $: 1, b: 2, B: 3 } as const;
+
+/** The program flattened into typed arrays: the matching loop reads numbers, not objects. */
+interface Machine {
+  kind: Uint8Array;
+  next: Int32Array;
+  /** A split's second branch; an assertion's kind (ASSERTS). */
+  alt: Int32Array;
+  tests: Array<((ch: string) => boolean) | undefined>;
+}
+
+function machineOf(prog: Op[]): Machine {
+  const m: Machine = { kind: new Uint8Array(prog.length), next: new Int32Array(prog.length), alt: new Int32Array(prog.length), tests: new Array(prog.length) };
+  prog.forEach((op, i) => {
+    switch (op.op) {
+      case "char":
+        m.kind[i] = CHAR;
+        m.next[i] = op.next;
+        m.tests[i] = op.test;
+        break;
+      case "split":
+        m.kind[i] = SPLIT;
+        m.next[i] = op.next;
+        m.alt[i] = op.alt;
+        break;
+      case "jmp":
+        m.kind[i] = JMP;
+        m.next[i] = op.next;
+        break;
+      case "assert":
+        m.kind[i] = ASSERT;
+        m.next[i] = op.next;
+        m.alt[i] = ASSERTS[op.kind];
+        break;
+      case "match":
+        m.kind[i] = MATCH;
+        break;
+    }
+  });
+  return m;
+}
+
 /**
- * Whether `prog` matches somewhere in `text`: every thread advanced one character at a time, each
- * program step at most once per position, so the time is the text's length times the program's.
+ * Whether the program matches somewhere in `text`: every thread advanced one character (code
+ * point, as with the `u` flag; a lone surrogate is one) at a time, each program step at most once per
+ * position, so the time is the text's length times the program's size.
  */
-function run(prog: Op[], text: string): boolean {
-  const chars = Array.from(text); // code points: the `u` flag's characters (a lone surrogate is one)
-  const seen = new Int32Array(prog.length).fill(-1);
-  let current: number[] = [];
-  let next: number[] = [];
-  const stack: number[] = [];
-  /** Adds `pc` and every step reachable without reading, at position `pos`; true on a match. */
-  const add = (list: number[], pc: number, pos: number, mark: number): boolean => {
-    stack.push(pc);
-    while (stack.length > 0) {
-      const p = stack.pop()!;
-      if (seen[p] === mark) continue;
-      seen[p] = mark;
-      const op = prog[p]!;
-      switch (op.op) {
-        case "match":
-          stack.length = 0;
-          return true;
-        case "jmp":
-          stack.push(op.next);
+function run(m: Machine, text: string): boolean {
+  const size = m.kind.length;
+  const seen = new Int32Array(size).fill(-1);
+  let current = new Int32Array(size);
+  let next = new Int32Array(size);
+  let nCurrent = 0;
+  let nNext = 0;
+  const stack = new Int32Array(size + 1);
+  let prev: string | undefined;
+  let ch: string | undefined;
+  /** Adds `pc` and every step reachable from it without reading, at position `pos`, to `list`; true on a match. */
+  const add = (list: Int32Array, count: number, pc: number, pos: number): number => {
+    let sp = 0;
+    stack[sp++] = pc;
+    while (sp > 0) {
+      const p = stack[--sp]!;
+      if (seen[p] === pos) continue;
+      seen[p] = pos;
+      switch (m.kind[p]) {
+        case MATCH:
+          return -1;
+        case JMP:
+          stack[sp++] = m.next[p]!;
           break;
-        case "split":
-          stack.push(op.alt, op.next);
+        case SPLIT:
+          stack[sp++] = m.alt[p]!;
+          stack[sp++] = m.next[p]!;
           break;
-        case "assert":
-          if (holds(op.kind, chars, pos)) stack.push(op.next);
+        case ASSERT:
+          if (holds(m.alt[p]!, prev, ch, pos, text.length)) stack[sp++] = m.next[p]!;
           break;
-        case "char":
-          list.push(p);
-          break;
+        default:
+          list[count++] = p;
       }
     }
-    return false;
+    return count;
   };
-  for (let pos = 0; ; pos++) {
-    // Unanchored: a new thread starts at every position (after the ones already running, which
-    // `test` does not need to prefer).
-    if (add(current, 0, pos, pos)) return true;
-    if (pos === chars.length) return false;
-    const ch = chars[pos]!;
-    next.length = 0;
-    for (const p of current) {
-      const op = prog[p] as Extract<Op, { op: "char" }>;
-      if (op.test(ch) && add(next, op.next, pos + 1, pos + 1)) return true;
+  /** The character (one code point) at code unit `i`, or undefined at the end. */
+  const charAt = (i: number) => (i >= text.length ? undefined : text.codePointAt(i)! > 0xffff ? text.slice(i, i + 2) : text[i]);
+  ch = charAt(0);
+  for (let i = 0; ; ) {
+    // Unanchored: a new thread starts at every position (`test` needs no preference among them).
+    nCurrent = add(current, nCurrent, 0, i);
+    if (nCurrent < 0) return true;
+    const read = ch;
+    if (read === undefined) return false;
+    i += read.length;
+    // The threads that read `read` continue at i, between it and the character after it.
+    prev = read;
+    ch = charAt(i);
+    nNext = 0;
+    for (let k = 0; k < nCurrent; k++) {
+      const p = current[k]!;
+      if (m.tests[p]!(read)) {
+        nNext = add(next, nNext, m.next[p]!, i);
+        if (nNext < 0) return true;
+      }
     }
     [current, next] = [next, current];
+    nCurrent = nNext;
   }
 }
 
-/** Whether the assertion `kind` holds before the character at `pos` (no `m` flag: `^`/`$` are the text's ends). */
-function holds(kind: "^" | "$" | "b" | "B", chars: string[], pos: number): boolean {
-  if (kind === "^") return pos === 0;
-  if (kind === "$") return pos === chars.length;
-  const boundary = isWordChar(chars[pos - 1]) !== isWordChar(chars[pos]);
-  return kind === "b" ? boundary : !boundary;
+const isWordChar = (ch: string | undefined) => ch !== undefined && ch.length === 1 && /[A-Za-z0-9_]/.test(ch);
+
+/** Whether the assertion `kind` (ASSERTS) holds between `prev` and `ch`, at code unit `at` of a text of `length` (no `m` flag: `^`/`$` are the text's ends). */
+function holds(kind: number, prev: string | undefined, ch: string | undefined, at: number, length: number): boolean {
+  if (kind === 0) return at === 0;
+  if (kind === 1) return at === length;
+  const boundary = isWordChar(prev) !== isWordChar(ch);
+  return kind === 2 ? boundary : !boundary;
 }
