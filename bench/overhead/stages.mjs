@@ -111,7 +111,7 @@ export function stagesOf(profile, bundle, requests) {
 
 /**
  * The doc's block: one column per run, one row per stage, its budget and whether every run is within.
- * @param {Array<{ name: string, stream: boolean, wallMs: number, stages: Record<string, number> }>} runs
+ * @param {Array<{ name: string, stream: boolean, wallMs: number, cpuUs?: number, stages: Record<string, number> }>} runs
  * @param {{ requests: number, rev: string, command: string }} meta
  */
 export function stageTable(runs, meta) {
@@ -140,6 +140,7 @@ export function stageTable(runs, meta) {
     sep,
     ...body,
     `| **all stages** | ${totals.map((t) => `**${us(t)}**`).join(" | ")} | ${budget} | ${totals.every((t) => t <= budget) ? "yes" : "**no**"} | the isolate's busy time per request |`,
+    `| workerd's CPU per request, unprofiled (all its threads) | ${runs.map((r) => (r.cpuUs === undefined ? "—" : us(r.cpuUs))).join(" | ")} | | | the same requests before the profiler started: what the profile's figures are inflated from |`,
     `| client's wall time per request | ${runs.map((r) => us(r.wallMs * 1000)).join(" | ")} | | | request sent to body read, the upstream and the client included |`,
     `| waiting added by the key (wall minus CPU, over no keys) | ${waits.join(" | ")} | | | the KeyGate's round trips as the client sees them |`,
   ].join("\n");
