@@ -26,6 +26,9 @@ export class KeyGate extends DurableObject<Env> {
     super(ctx, env);
     const sql = ctx.storage.sql;
     sql.exec("CREATE TABLE IF NOT EXISTS hits (ts INTEGER NOT NULL)");
+    // Admissions are pruned and read by time: without it each admission scanned every hit of the last
+    // minute (2.6 ms of CPU per request at a few thousand a minute, issue 47).
+    sql.exec("CREATE INDEX IF NOT EXISTS hits_ts ON hits (ts)");
     // A hold: one running request's slot and its reservation (tokens, counted against `day`). It
     // replaces the `leases` table of slots alone: a lease left there from before expires in a minute.
     sql.exec("CREATE TABLE IF NOT EXISTS holds (id TEXT PRIMARY KEY, expires INTEGER NOT NULL, day TEXT NOT NULL, tokens INTEGER NOT NULL)");
@@ -184,13 +187,18 @@ export class KeyGate extends DurableObject<Env> {
   private state(limits: KeyLimits, now: number): GateState {
     const sql = this.ctx.storage.sql;
     sql.exec("DELETE FROM holds WHERE expires <= ?", now);
-    const hits = limits.rpm !== undefined ? sql.exec<{ ts: number }>("SELECT ts FROM hits ORDER BY ts").toArray().map((r) => r.ts) : [];
+    // Of the last minute's admissions, their count and the rpm-th newest (all a decision reads), never all of them.
+    const hitCount = limits.rpm !== undefined ? Number(sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM hits").one().n) : 0;
+    const hits =
+      limits.rpm !== undefined && hitCount >= limits.rpm
+        ? sql.exec<{ ts: number }>("SELECT ts FROM hits ORDER BY ts DESC LIMIT 1 OFFSET ?", limits.rpm - 1).toArray().map((r) => r.ts)
+        : [];
     const leases = Number(sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM holds").one().n);
-    if (limits.tokensPerDay === undefined) return { hits, leases, tokensToday: 0, reserved: 0 };
+    if (limits.tokensPerDay === undefined) return { hits, hitCount, leases, tokensToday: 0, reserved: 0 };
     const day = dayOf(now);
     const tokensToday = Number(sql.exec<{ n: number }>("SELECT COALESCE(SUM(prompt + completion), 0) AS n FROM usage WHERE day = ?", day).one().n);
     const reserved = Number(sql.exec<{ n: number }>("SELECT COALESCE(SUM(tokens), 0) AS n FROM holds WHERE day = ?", day).one().n);
-    return { hits, leases, tokensToday, reserved };
+    return { hits, hitCount, leases, tokensToday, reserved };
   }
 
   private hold(now: number, tokens: number): string {

@@ -21,8 +21,13 @@ export interface KeyLimits {
 }
 
 export interface GateState {
-  /** Admission times inside the last minute, oldest first. */
+  /**
+   * Admission times inside the last minute, oldest first: all of them, or (with `hitCount`) only the
+   * rpm-th newest when there are at least rpm (all that a decision reads), else none.
+   */
   hits: number[];
+  /** How many admissions the last minute holds, when `hits` does not list them all. */
+  hitCount?: number;
   /** Live (unexpired) holds: the requests running on a model, each a concurrency slot. */
   leases: number;
   /** Tokens charged today. */
@@ -41,8 +46,9 @@ export function decideAdmission(state: GateState, limits: KeyLimits, now: number
 }
 
 function rpmRefusal(state: GateState, limits: KeyLimits, now: number): Admission | null {
-  if (limits.rpm === undefined || state.hits.length < limits.rpm) return null;
-  const oldest = state.hits[state.hits.length - limits.rpm]!;
+  if (limits.rpm === undefined || (state.hitCount ?? state.hits.length) < limits.rpm) return null;
+  // The rpm-th newest admission: once it leaves the window, one more fits.
+  const oldest = (state.hitCount !== undefined ? state.hits[0] : state.hits[state.hits.length - limits.rpm])!;
   return {
     ok: false,
     code: "rate_limit_exceeded",

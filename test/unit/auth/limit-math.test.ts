@@ -17,6 +17,14 @@ describe("admission", () => {
     expect(d2).toMatchObject({ ok: false, retryAfter: 30 });
   });
 
+  it("the KeyGate's reading (the count and only the rpm-th newest hit) decides as all the hits do", () => {
+    const all = [NOW - 59_000, NOW - 30_000, NOW - 1_000];
+    for (const rpm of [1, 2, 3, 4]) {
+      const read = { hits: all.length >= rpm ? [all[all.length - rpm]!] : [], hitCount: all.length, leases: 0, tokensToday: 0 };
+      expect(decideAdmission(read, { rpm }, NOW, false)).toEqual(decideAdmission({ hits: all, leases: 0, tokensToday: 0 }, { rpm }, NOW, false));
+    }
+  });
+
   it("refuses over concurrency only when a slot is wanted", () => {
     expect(decideAdmission({ hits: [], leases: 2, tokensToday: 0 }, { concurrency: 2 }, NOW, true)).toMatchObject({ ok: false, code: "concurrency_limit_exceeded" });
     expect(decideAdmission({ hits: [], leases: 2, tokensToday: 0 }, { concurrency: 2 }, NOW, false)).toEqual({ ok: true });
