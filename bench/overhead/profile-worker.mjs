@@ -14,7 +14,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { post } from "./client.mjs";
-import { compatOf, durableObjects, freePort } from "./runtimes.mjs";
+import { compatOf, durableObjects, freePort, miniflarePassthrough } from "./runtimes.mjs";
 import { stageTable, stagesOf } from "./stages.mjs";
 import { replaceMarkedBlock } from "../doc-block.mjs";
 import { startBenchUpstream } from "./upstream.mjs";
@@ -134,8 +134,27 @@ try {
     runs.push({ name: "a key with limits", stream: false, ...(await profileRun(false, auth)) });
     runs.push({ name: "a key with limits", stream: true, ...(await profileRun(true, auth)) });
     ws.close();
+    // The runtime's floor, the same way: the bare pass-through Worker (bench/passthrough-worker) in a
+    // workerd of its own, its CPU per request unprofiled, non-stream and stream.
+    const before = workerdPids();
+    const bare = await miniflarePassthrough({ UPSTREAM: UP });
+    /** @type {Record<string, number>} */
+    const bareUs = {};
+    try {
+      const pids = [...workerdPids()].filter((p) => !before.has(p));
+      const bareUrl = `${bare.url}/fast/v1/chat/completions`;
+      for (const s of [false, true]) {
+        const body = { model: "fast", messages: [{ role: "user", content: "hi" }], stream: s };
+        for (let i = 0; i < 300; i++) await post(bareUrl, body);
+        const cpu0 = pids.reduce((sum, p) => sum + cpuNs(p), 0);
+        for (let i = 0; i < N; i++) await post(bareUrl, body);
+        bareUs[String(s)] = (pids.reduce((sum, p) => sum + cpuNs(p), 0) - cpu0) / 1000 / N;
+      }
+    } finally {
+      await bare.stop();
+    }
     const bundle = readFileSync(join(dir, "index.js"), "utf8");
-    const measured = runs.map((r) => ({ name: r.name, stream: r.stream, wallMs: r.wallMs, cpuUs: r.cpuUs, stages: stagesOf(r.profile, bundle, N) }));
+    const measured = runs.map((r) => ({ name: r.name, stream: r.stream, wallMs: r.wallMs, cpuUs: r.cpuUs, bareUs: bareUs[String(r.stream)], stages: stagesOf(r.profile, bundle, N) }));
     const rev = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
     const out = stageTable(measured, { requests: N, rev, command: `npx node bench/overhead/profile-worker.mjs --stages --requests ${N}${flags.write ? " --write" : ""}` });
     console.log(out);
