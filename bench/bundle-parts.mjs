@@ -75,7 +75,7 @@ try {
     for (let k = 0; k < segs.length; k++) {
       const seg = segs[k];
       const end = k + 1 < segs.length ? segs[k + 1][0] : lines[l].length;
-      const part = seg.length >= 2 ? partOf(map.sources[seg[1]]) : "(unmapped)";
+      const part = seg[1] !== undefined ? partOf(map.sources[seg[1]]) : "(unmapped)";
       const list = ranges.get(part) ?? [];
       list.push([lineStart + seg[0], lineStart + end]);
       ranges.set(part, list);
