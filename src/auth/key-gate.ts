@@ -3,7 +3,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { randomUuid } from "../lib/ids.ts";
 import type { UsageReport, UsageRow } from "./key-record.ts";
-import { dayOf, dayRefusal, decideAdmission, isCount, LEASE_TTL_MS, slotRefusal, WINDOW_MS, type Admission, type GateState, type KeyLimits } from "./limit-math.ts";
+import { advanceReservation, dayOf, dayRefusal, decideAdmission, isCount, LEASE_TTL_MS, slotRefusal, WINDOW_MS, type Admission, type GateState, type KeyLimits } from "./limit-math.ts";
 import { usageLabel } from "./usage-label.ts";
 
 /** How long a socket lease lasts unrenewed: an open socket renews it every SOCKET_RENEW_MS. */
@@ -12,7 +12,8 @@ export const SOCKET_RENEW_MS = 10_000;
 
 export type SocketLease = { ok: true; leaseId: string } | { ok: false; code: "too_many_sockets" | "invalid_api_key"; message: string };
 
-export type GateAdmission = (Admission & { leaseId?: string }) | { ok: false; code: "invalid_api_key"; retryAfter: 0; message: string };
+/** `reserved`: the tokens an admission's hold reserved in advance (advanceReservation; 0 or absent: none). */
+export type GateAdmission = (Admission & { leaseId?: string; reserved?: number }) | { ok: false; code: "invalid_api_key"; retryAfter: 0; message: string };
 
 /**
  * One key's exact counters (one instance per key id): admissions in the last minute, the holds of the
@@ -25,6 +26,9 @@ export class KeyGate extends DurableObject<Env> {
     super(ctx, env);
     const sql = ctx.storage.sql;
     sql.exec("CREATE TABLE IF NOT EXISTS hits (ts INTEGER NOT NULL)");
+    // Admissions are pruned and read by time: without it each admission scanned every hit of the last
+    // minute (2.6 ms of CPU per request at a few thousand a minute, issue 47).
+    sql.exec("CREATE INDEX IF NOT EXISTS hits_ts ON hits (ts)");
     // A hold: one running request's slot and its reservation (tokens, counted against `day`). It
     // replaces the `leases` table of slots alone: a lease left there from before expires in a minute.
     sql.exec("CREATE TABLE IF NOT EXISTS holds (id TEXT PRIMARY KEY, expires INTEGER NOT NULL, day TEXT NOT NULL, tokens INTEGER NOT NULL)");
@@ -73,7 +77,9 @@ export class KeyGate extends DurableObject<Env> {
 
   /**
    * Admits one request against the key's limits, or says why not. `lease`: it runs on a model, so it
-   * takes a hold (a concurrency slot, which reserve() adds its tokens to).
+   * takes a hold (a concurrency slot, which reserve() adds its tokens to). With a day far from its
+   * limit the hold reserves tokens in advance (advanceReservation, said in `reserved`): a request
+   * whose estimate fits them makes no reserve() call.
    */
   admit(limits: KeyLimits, lease: boolean): GateAdmission {
     const sql = this.ctx.storage.sql;
@@ -85,7 +91,8 @@ export class KeyGate extends DurableObject<Env> {
     if (!decision.ok) return decision;
     if (limits.rpm !== undefined) sql.exec("INSERT INTO hits (ts) VALUES (?)", now);
     if (!lease) return decision;
-    return { ok: true, leaseId: this.hold(now, 0) };
+    const reserved = advanceReservation(state, limits);
+    return reserved > 0 ? { ok: true, leaseId: this.hold(now, reserved), reserved } : { ok: true, leaseId: this.hold(now, 0) };
   }
 
   /**
@@ -180,13 +187,18 @@ export class KeyGate extends DurableObject<Env> {
   private state(limits: KeyLimits, now: number): GateState {
     const sql = this.ctx.storage.sql;
     sql.exec("DELETE FROM holds WHERE expires <= ?", now);
-    const hits = limits.rpm !== undefined ? sql.exec<{ ts: number }>("SELECT ts FROM hits ORDER BY ts").toArray().map((r) => r.ts) : [];
+    // Of the last minute's admissions, their count and the rpm-th newest (all a decision reads), never all of them.
+    const hitCount = limits.rpm !== undefined ? Number(sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM hits").one().n) : 0;
+    const hits =
+      limits.rpm !== undefined && hitCount >= limits.rpm
+        ? sql.exec<{ ts: number }>("SELECT ts FROM hits ORDER BY ts DESC LIMIT 1 OFFSET ?", limits.rpm - 1).toArray().map((r) => r.ts)
+        : [];
     const leases = Number(sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM holds").one().n);
-    if (limits.tokensPerDay === undefined) return { hits, leases, tokensToday: 0, reserved: 0 };
+    if (limits.tokensPerDay === undefined) return { hits, hitCount, leases, tokensToday: 0, reserved: 0 };
     const day = dayOf(now);
     const tokensToday = Number(sql.exec<{ n: number }>("SELECT COALESCE(SUM(prompt + completion), 0) AS n FROM usage WHERE day = ?", day).one().n);
     const reserved = Number(sql.exec<{ n: number }>("SELECT COALESCE(SUM(tokens), 0) AS n FROM holds WHERE day = ?", day).one().n);
-    return { hits, leases, tokensToday, reserved };
+    return { hits, hitCount, leases, tokensToday, reserved };
   }
 
   private hold(now: number, tokens: number): string {

@@ -21,8 +21,13 @@ export interface KeyLimits {
 }
 
 export interface GateState {
-  /** Admission times inside the last minute, oldest first. */
+  /**
+   * Admission times inside the last minute, oldest first: all of them, or (with `hitCount`) only the
+   * rpm-th newest when there are at least rpm (all that a decision reads), else none.
+   */
   hits: number[];
+  /** How many admissions the last minute holds, when `hits` does not list them all. */
+  hitCount?: number;
   /** Live (unexpired) holds: the requests running on a model, each a concurrency slot. */
   leases: number;
   /** Tokens charged today. */
@@ -41,8 +46,9 @@ export function decideAdmission(state: GateState, limits: KeyLimits, now: number
 }
 
 function rpmRefusal(state: GateState, limits: KeyLimits, now: number): Admission | null {
-  if (limits.rpm === undefined || state.hits.length < limits.rpm) return null;
-  const oldest = state.hits[state.hits.length - limits.rpm]!;
+  if (limits.rpm === undefined || (state.hitCount ?? state.hits.length) < limits.rpm) return null;
+  // The rpm-th newest admission: once it leaves the window, one more fits.
+  const oldest = (state.hitCount !== undefined ? state.hits[0] : state.hits[state.hits.length - limits.rpm])!;
   return {
     ok: false,
     code: "rate_limit_exceeded",
@@ -60,6 +66,24 @@ export function slotRefusal(state: GateState, limits: KeyLimits): Admission | nu
     retryAfter: 1,
     message: `This key is limited to ${limits.concurrency} concurrent requests running on a model; wait for one to finish.`,
   };
+}
+
+/** A key's day is far from its limit while this many tokens are still unreserved and uncharged. */
+export const FAR_HEADROOM = 1_000_000;
+/** The share of that headroom one admission reserves in advance: 1/64, so 64 holds at once take at most 1 − (63/64)^64 ≈ 63 % of it. */
+export const FAR_SHARE = 64;
+
+/**
+ * Tokens an admission reserves in advance on its hold when the key's day is far from its limit, so
+ * the request whose estimate fits needs no second KeyGate call to reserve (Meter.reserve): the
+ * reservation is exact on the KeyGate (counted against the day like any other until it settles at
+ * what was used), only larger than the request needs. 0 near the limit: there every reservation is
+ * the request's own estimate, asked for when it is known.
+ */
+export function advanceReservation(state: GateState, limits: KeyLimits): number {
+  if (limits.tokensPerDay === undefined) return 0;
+  const headroom = limits.tokensPerDay - state.tokensToday - (state.reserved ?? 0);
+  return headroom >= FAR_HEADROOM ? Math.floor(headroom / FAR_SHARE) : 0;
 }
 
 /**

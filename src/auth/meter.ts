@@ -29,6 +29,11 @@ export class Meter {
   private inputEstimate: number | undefined;
   /** The run's output bound (reserve): what an answer its server's chat parser refused is charged at least. */
   private outputBound: number | undefined;
+  /**
+   * Tokens the hold reserved at admission (KeyGate.admit, a day far from its limit): a reservation up
+   * to them is already counted on the KeyGate, so reserving it costs no call.
+   */
+  advance = 0;
 
   constructor(
     readonly key: KeyRecord,
@@ -96,6 +101,9 @@ export class Meter {
   private async reserveTokens(tokens: number): Promise<void> {
     const { concurrency, tokensPerDay } = this.key.limits;
     if (tokensPerDay === undefined && (this.leaseId !== undefined || concurrency === undefined)) return;
+    // The hold already reserves at least this much: the day's limit holds without another call, and
+    // revocation was checked by this request's admission, as it is for every request.
+    if (this.leaseId !== undefined && Math.max(1, Math.ceil(tokens)) <= this.advance) return;
     const reserved = await this.gate.reserve(this.leaseId, this.key.limits, tokens);
     if (!reserved.ok) {
       this.settled = true;

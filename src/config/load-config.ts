@@ -8,7 +8,7 @@ import { configErrorMessages } from "./config-error-message.ts";
 // A Worker has no startup hook, so the configuration is validated on first use and the result kept
 // for the life of the isolate, keyed by the raw inputs (tests and `--var` may change them). Every
 // route and the request log's middleware load it per request: the check is three comparisons.
-let cached: { raw: unknown; llamaUrl: unknown; mode: unknown; config: Config | ProxyError; secrets: string[]; values: string[] } | undefined;
+let cached: { raw: unknown; llamaUrl: unknown; mode: unknown; config: Config | ProxyError; secrets: string[]; values: string[]; rememberedIn?: object } | undefined;
 
 export function loadConfig(env: ConfigEnv): Config {
   if (!cached || cached.raw !== env.SWITCHYARD_CONFIG || cached.llamaUrl !== env.LLAMA_URL || cached.mode !== env.SWITCHYARD_ENV) {
@@ -26,8 +26,13 @@ export function loadConfig(env: ConfigEnv): Config {
   }
   // Every route loads the configuration before it reaches an upstream: the secrets it names are known
   // from here on, so upstream text quoting them is redacted (src/errors/redact-secrets.ts).
-  rememberSecrets(env, cached.secrets);
-  if (cached.values.length) rememberSecretValues(cached.values);
+  // Once per environment object (workerd hands an isolate's requests the same one): reading every
+  // secret's variable on each of a request's several loads cost about 1 % of its CPU (issue 47).
+  if (cached.rememberedIn !== env) {
+    rememberSecrets(env, cached.secrets);
+    if (cached.values.length) rememberSecretValues(cached.values);
+    cached.rememberedIn = env;
+  }
   if (cached.config instanceof ProxyError) throw cached.config;
   return cached.config;
 }

@@ -72,7 +72,9 @@ async function admit(c: Context<AppEnv>, config: Config, key: KeyRecord, kind: R
     if (admission.code === "invalid_api_key") throw new ProxyError({ status: 401, code: "invalid_api_key", message: admission.message });
     throw new ProxyError({ status: 429, code: admission.code, retryAfter: admission.retryAfter, message: admission.message });
   }
-  return new Meter(key, gate, admission.leaseId, waitUntil, defaultMaxTokens, batch);
+  const meter = new Meter(key, gate, admission.leaseId, waitUntil, defaultMaxTokens, batch);
+  meter.advance = admission.reserved ?? 0;
+  return meter;
 }
 
 /** Records routes that started no metered run; filters the model list to the key's allow-list. */

@@ -1,5 +1,5 @@
 // Validates a call's arguments against its tool's schema with @cfworker/json-schema (no code
-// generation, so it runs in workerd), every client pattern checked on RE2 (checked-schema.ts):
+// generation, so it runs in workerd), every client pattern checked in linear time (checked-schema.ts):
 // the library never compiles a client regex itself.
 
 import { Validator, format, type OutputUnit } from "@cfworker/json-schema";
@@ -15,7 +15,7 @@ export const MAX_KEY_LENGTH_FOR_PATTERN_PROPERTIES = 256;
 
 export interface ArgumentCheck {
   errors: OutputUnit[];
-  /** Client patterns that applied to this call and were not checked (RE2 cannot run them, or caps). */
+  /** Client patterns that applied to this call and were not checked (no linear-time meaning, or caps). */
   unchecked: string[];
 }
 

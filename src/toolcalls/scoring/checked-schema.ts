@@ -1,12 +1,12 @@
 // The copy of a tool's parameters schema that @cfworker/json-schema validates, made so no client
 // regex reaches V8's RegExp (which the library calls for `pattern` and `patternProperties`):
 // - `pattern: P` becomes `allOf: [..., {format: "<hook>"}]`; while a call is validated the hook is
-//   registered in the library's format table and answers with P on RE2 (client-pattern.ts). A
+//   registered in the library's format table and answers with P in linear time (client-pattern.ts). A
 //   format applies to strings only, as a pattern does, so every keyword around it (anyOf, not,
 //   oneOf, if) means what it meant.
 // - each key P of `patternProperties` becomes the list of the call's own keys that P matches on
-//   RE2, spelled as a literal alternation `^(?:k1|k2)$` (linear on V8); the copy is then made per
-//   call. A pattern RE2 cannot run, or a call with too many or too long keys, makes the entry
+//   the linear engine, spelled as a literal alternation `^(?:k1|k2)$` (linear on V8); the copy is then made per
+//   call. A pattern with no linear-time meaning, or a call with too many or too long keys, makes the entry
 //   `"": true`: every key counts as matched and nothing is checked (unchecked, never a false
 //   problem from `additionalProperties`).
 // - `format: "url"` is dropped: the library's URL regex backtracks on a near-miss URL.

@@ -77,7 +77,7 @@ export function declaresProperty(schema: JsonSchema, root: JsonSchema, key: stri
   if (s.additionalProperties === true || isSchema(s.additionalProperties)) return true;
   if (isSchema(s.patternProperties)) {
     for (const source of Object.keys(s.patternProperties)) {
-      // On RE2, never V8's RegExp (client-pattern.ts); a pattern it cannot check declares the key.
+      // In linear time, never V8's RegExp (client-pattern.ts); a pattern it cannot check declares the key.
       const pattern = clientPattern(root, source);
       if (!pattern || pattern.test(key)) return true;
     }

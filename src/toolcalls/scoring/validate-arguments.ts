@@ -1,5 +1,5 @@
 // JSON Schema validation of the arguments (argument-validator.ts: @cfworker/json-schema, client
-// patterns on RE2), mapped onto stable problem codes.
+// patterns in linear time), mapped onto stable problem codes.
 
 import type { OutputUnit } from "@cfworker/json-schema";
 import { ArgumentValidator, patternHookError } from "./argument-validator.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chargedTokens, dayOf, embeddingInputTokens, decideAdmission, positiveInt, secondsUntilNextDay } from "../../../src/auth/limit-math.ts";
+import { advanceReservation, chargedTokens, dayOf, dayRefusal, embeddingInputTokens, decideAdmission, FAR_HEADROOM, FAR_SHARE, positiveInt, secondsUntilNextDay } from "../../../src/auth/limit-math.ts";
 
 const NOW = Date.UTC(2026, 4, 1, 23, 59, 0);
 
@@ -15,6 +15,14 @@ describe("admission", () => {
     expect(d).toMatchObject({ ok: false, code: "rate_limit_exceeded", retryAfter: 1 });
     const d2 = decideAdmission({ hits, leases: 0, tokensToday: 0 }, { rpm: 2 }, NOW, false);
     expect(d2).toMatchObject({ ok: false, retryAfter: 30 });
+  });
+
+  it("the KeyGate's reading (the count and only the rpm-th newest hit) decides as all the hits do", () => {
+    const all = [NOW - 59_000, NOW - 30_000, NOW - 1_000];
+    for (const rpm of [1, 2, 3, 4]) {
+      const read = { hits: all.length >= rpm ? [all[all.length - rpm]!] : [], hitCount: all.length, leases: 0, tokensToday: 0 };
+      expect(decideAdmission(read, { rpm }, NOW, false)).toEqual(decideAdmission({ hits: all, leases: 0, tokensToday: 0 }, { rpm }, NOW, false));
+    }
   });
 
   it("refuses over concurrency only when a slot is wanted", () => {
@@ -65,5 +73,29 @@ describe("embeddingInputTokens (what an embeddings request reserves)", () => {
     expect(embeddingInputTokens([1, 2, 3])).toBe(3);
     expect(embeddingInputTokens([[1, 2], [3]])).toBe(3);
     expect(embeddingInputTokens(null)).toBe(0);
+  });
+});
+
+describe("advanceReservation (a day far from its limit, reserved at admission)", () => {
+  it("none without a day limit, or with less than FAR_HEADROOM left once charges and reservations are counted", () => {
+    expect(advanceReservation({ hits: [], leases: 0, tokensToday: 0 }, { rpm: 5 })).toBe(0);
+    expect(advanceReservation({ hits: [], leases: 0, tokensToday: 0 }, { tokensPerDay: FAR_HEADROOM - 1 })).toBe(0);
+    expect(advanceReservation({ hits: [], leases: 1, tokensToday: 500_000, reserved: 500_001 }, { tokensPerDay: 2 * FAR_HEADROOM })).toBe(0);
+  });
+
+  it("1/FAR_SHARE of what is left when far; holds taking it one after another never pass the limit", () => {
+    expect(advanceReservation({ hits: [], leases: 0, tokensToday: 0 }, { tokensPerDay: FAR_HEADROOM })).toBe(Math.floor(FAR_HEADROOM / FAR_SHARE));
+    const limits = { tokensPerDay: 10 * FAR_HEADROOM };
+    const state = { hits: [], leases: 0, tokensToday: 3 * FAR_HEADROOM, reserved: 0 };
+    for (let i = 0; i < 10_000; i++) {
+      const advance = advanceReservation(state, limits);
+      if (advance === 0) break;
+      // Each advance fits the day as an exact reservation would.
+      expect(dayRefusal(state, limits, NOW, advance)).toBeNull();
+      state.reserved += advance;
+      state.leases++;
+    }
+    expect(state.tokensToday + state.reserved).toBeLessThanOrEqual(limits.tokensPerDay);
+    expect(limits.tokensPerDay - state.tokensToday - state.reserved).toBeLessThan(FAR_HEADROOM);
   });
 });
