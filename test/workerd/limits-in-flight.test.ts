@@ -102,8 +102,11 @@ describe("tokens per day hold while requests are in flight", () => {
   it("the same against a real llama-server (which honours max_tokens): at most 400 tokens served", async () => {
     const vars = keyedVars();
     const key = await createKey(vars, { name: "day400-llama", scopes: ["chat"], limits: { tokensPerDay: 400 } });
+    // Letters and spaces only: the random model's free text, now and then read by the server's chat
+    // parser as a broken tool call (a 502 upstream_error, 1 run in 3 here), always reads as text.
+    const grammar = "root ::= [a-z ]+";
     const results = await Promise.all(
-      Array.from({ length: 8 }, () => send("/v1/chat/completions", { json: { model: "any", max_tokens: 100, messages }, headers: bearer(key.key) }, vars)),
+      Array.from({ length: 8 }, () => send("/v1/chat/completions", { json: { model: "any", max_tokens: 100, messages, grammar }, headers: bearer(key.key) }, vars)),
     );
     const admitted = results.filter((r) => r.status === 200).length;
     expect(admitted).toBeGreaterThanOrEqual(1);
