@@ -430,7 +430,7 @@ function endOfGenerationIds(vocabKv, tokens) {
  *
  * Deterministic: same inputs and seed → same bytes.
  * @param {{ vocabPath: string, templatePath?: string, outPath: string, seed?: number,
- *           name?: string, hparams?: Partial<typeof TINY_LLAMA_HPARAMS> }} opts
+ *           name?: string, hparams?: Partial<{ [K in keyof typeof TINY_LLAMA_HPARAMS]: number }> }} opts
  */
 export function writeTinyLlamaModel({ vocabPath, templatePath, outPath, seed = 1, name, hparams = {} }) {
   const hp = { ...TINY_LLAMA_HPARAMS, ...hparams };
