@@ -5,12 +5,12 @@
 //
 //   node scripts/make-bench-model.mjs [--embd 384] [--layers 6] [--ff 1024] [--heads 6] [--kv-heads 2]
 //   → <cache root>/models-switchyard/bench-qwen2-e384-l6-f1024-h6-kv2-v<N>.gguf
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { llamaCache } from "./llama-cache.mjs";
-import { GGUF_WRITER_VERSION, writeTinyLlamaModel } from "./gguf-writer.mjs";
-import { TEST_MODEL_SEED, TEST_MODEL_TEMPLATE } from "./make-test-model.mjs";
+import { GGUF_WRITER_VERSION } from "./gguf-writer.mjs";
+import { writeModelFile } from "./make-test-model.mjs";
 
 /**
  * The shape of a bench model (the rest of the hyperparameters are the tiny model's).
@@ -36,19 +36,7 @@ export function makeBenchModel(shape = BENCH_SHAPE, { log = () => {} } = {}) {
   const out = benchModelPath(shape, cache);
   if (existsSync(out)) return out;
   if (!existsSync(cache.vocab)) throw new Error(`${cache.vocab} is missing: build llama-server first (node scripts/pretest.mjs)`);
-  mkdirSync(join(cache.root, "models-switchyard"), { recursive: true });
-  const started = Date.now();
-  const info = writeTinyLlamaModel({
-    vocabPath: cache.vocab,
-    templatePath: join(cache.templates, TEST_MODEL_TEMPLATE),
-    outPath: out,
-    seed: TEST_MODEL_SEED,
-    name: `switchyard-bench-qwen2-v${GGUF_WRITER_VERSION}`,
-    hparams: { ...shape, context_length: 32768 },
-  });
-  writeFileSync(`${out}.json`, JSON.stringify({ ...info, writer_version: GGUF_WRITER_VERSION, template: TEST_MODEL_TEMPLATE }, null, 2) + "\n");
-  log(`wrote ${out} (${(info.bytes / 1e6).toFixed(1)} MB, ${Date.now() - started} ms)`);
-  return out;
+  return writeModelFile(out, { name: `switchyard-bench-qwen2-v${GGUF_WRITER_VERSION}`, hparams: { ...shape, context_length: 32768 }, log }, cache);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

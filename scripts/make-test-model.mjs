@@ -32,6 +32,16 @@ export function makeTestModel({ log = () => {} } = {}) {
   if (!existsSync(cache.vocab)) {
     throw new Error(`${cache.vocab} is missing: build llama-server first (node scripts/llama-server-build.mjs, or npm test whose pretest does it)`);
   }
+  return writeModelFile(out, { name: `switchyard-tiny-qwen2-v${GGUF_WRITER_VERSION}`, log }, cache);
+}
+
+/**
+ * Writes a random-weight model of the test model's vocabulary, template and seed to `out` (and its
+ * description beside it, `<out>.json`); `hparams` override the tiny model's (make-bench-model.mjs).
+ * @param {string} out
+ * @param {{ name: string, hparams?: Record<string, number>, log: (msg: string) => void }} opts
+ */
+export function writeModelFile(out, { name, hparams, log }, cache = llamaCache()) {
   mkdirSync(join(cache.root, "models-switchyard"), { recursive: true });
   const started = Date.now();
   const info = writeTinyLlamaModel({
@@ -39,7 +49,8 @@ export function makeTestModel({ log = () => {} } = {}) {
     templatePath: join(cache.templates, TEST_MODEL_TEMPLATE),
     outPath: out,
     seed: TEST_MODEL_SEED,
-    name: `switchyard-tiny-qwen2-v${GGUF_WRITER_VERSION}`,
+    name,
+    ...(hparams ? { hparams } : {}),
   });
   writeFileSync(`${out}.json`, JSON.stringify({ ...info, writer_version: GGUF_WRITER_VERSION, template: TEST_MODEL_TEMPLATE }, null, 2) + "\n");
   log(`wrote ${out} (${(info.bytes / 1e6).toFixed(1)} MB, ${Date.now() - started} ms)`);

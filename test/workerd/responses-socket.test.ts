@@ -170,8 +170,10 @@ describe("GET /v1/responses: one key's sockets are bounded", () => {
     const { send, closed, received: got } = await open({}, bounded({ socketReadBytesPerS: 256 * KB }));
     send({ type: "response.create", model: "f", input: marker });
     expect(await closed).toMatchObject({ code: 4408 });
-    // What was sent: the bucket, what drained while it was held back, and the frames in flight.
-    expect(got()).toBeLessThan(2 * 64 * KB + 64 * KB);
+    // What was sent: the bucket, what drained while it was held back, and the frames in flight, and
+    // what drains while the 1/4 s timer fires late on a loaded machine (1/8 s more: 32 KiB; once
+    // 9 KiB over without it, two vitest processes beside end-to-end lanes). Unbounded, it is MiBs.
+    expect(got()).toBeLessThan(2 * 64 * KB + 64 * KB + 32 * KB);
     const requestId = (await received()).find((r) => r.body.includes(marker))!.headers["x-request-id"];
     const deadline = Date.now() + 5000;
     let cancelled = false;
