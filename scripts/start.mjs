@@ -7,14 +7,19 @@
 import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { unstable_readConfig, unstable_getVarsForDev } from "wrangler";
 import { parseConfig } from "../src/config/config.ts";
 import { firstFreePort, portInUse } from "./dev-port.mjs";
 import { devSecretsPlan, writeOwnerOnly } from "./dev-secrets.mjs";
 import { findLlamaServerBinary, llamaServerHelp } from "./find-llama-server.mjs";
 import { serveGguf } from "./serve-gguf.mjs";
+
+// wrangler's API is one 15 MB CommonJS file: `require` loads it ~0.4 CPU-s sooner than `import`, which
+// first scans all of it for its export names (cjs-module-lexer) on every start.
+/** @type {typeof import("wrangler")} */
+const { unstable_readConfig, unstable_getVarsForDev } = createRequire(import.meta.url)("wrangler");
 
 const args = process.argv.slice(2);
 const log = (/** @type {string} */ msg) => process.stderr.write(`[switchyard] ${msg}\n`);

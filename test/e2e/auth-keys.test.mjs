@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import { startFixtureUpstream } from "../support/fixture-upstream.mjs";
-import { startSwitchyard } from "../support/switchyard-dev.mjs";
+import { startLauncher } from "../support/switchyard-dev.mjs";
 
 const run = promisify(execFile);
 const ADMIN_TOKEN = `adm-${randomBytes(24).toString("base64url")}`;
@@ -29,7 +29,7 @@ let proxy;
 before(async () => {
   fixtures = await startFixtureUpstream();
   const f = (/** @type {string} */ path) => ({ targets: [{ kind: "llama", url: `${fixtures.url}/${path}` }] });
-  proxy = await startSwitchyard({
+  proxy = await startLauncher({
     vars: {
       ADMIN_TOKEN,
       // A key store of its own, so this file's keys never lock the other e2e files' dev server state.

@@ -2,12 +2,12 @@
 // fragment; that token (and nothing else) may serve.
 import { after, before, it } from "node:test";
 import assert from "node:assert/strict";
-import { startSwitchyard } from "../support/switchyard-dev.mjs";
+import { startLauncher } from "../support/switchyard-dev.mjs";
 
 /** @type {import("../support/switchyard-dev.mjs").Switchyard} */
 let proxy;
 before(async () => {
-  proxy = await startSwitchyard({ env: { SERVE_TOKEN: "" } });
+  proxy = await startLauncher({ env: { SERVE_TOKEN: "" } });
 });
 after(() => proxy?.stop());
 

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { unstable_getVarsForDev } from "wrangler";
 import { devSecretsPlan, writeOwnerOnly } from "../../scripts/dev-secrets.mjs";
-import { startSwitchyard } from "../support/switchyard-dev.mjs";
+import { startLauncher } from "../support/switchyard-dev.mjs";
 
 const SECRETS = { SERVE_TOKEN: "s3rve-Tok_en", ADMIN_TOKEN: "adm1n-Tok_en" };
 
@@ -103,7 +103,7 @@ function commandLines() {
 }
 
 it("npm start: the generated tokens are in no process's command line, and the serve link and admin token work", async () => {
-  const proxy = await startSwitchyard();
+  const proxy = await startLauncher();
   let secretsFile;
   try {
     const serve = proxy.logs().match(/#serve=([\w-]+)/)?.[1];

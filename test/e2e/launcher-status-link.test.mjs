@@ -5,14 +5,14 @@ import { after, before, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { chromium } from "playwright-core";
-import { startSwitchyard } from "../support/switchyard-dev.mjs";
+import { startLauncher } from "../support/switchyard-dev.mjs";
 
 const CHROMIUM = "/usr/bin/chromium";
 /** @type {import("../support/switchyard-dev.mjs").Switchyard} */
 let proxy;
 
 before(async () => {
-  proxy = await startSwitchyard();
+  proxy = await startLauncher();
 });
 after(async () => {
   await proxy?.stop();

@@ -32,12 +32,12 @@ it("npm start says how to get llama-server when LLAMA_MODEL is set and none exis
 
 it("npm start with LLAMA_MODEL: one file serves the local llama-server and a tab, and both stop with it", async (t) => {
   const { ensureTestModel, freePort, literalGrammar } = await import("../support/llama-server.mjs");
-  const { startSwitchyard } = await import("../support/switchyard-dev.mjs");
+  const { startLauncher } = await import("../support/switchyard-dev.mjs");
   const llamaPort = await freePort();
   const model = ensureTestModel();
   const MODEL = basename(model).replace(/\.gguf$/, "");
   // A 512-token window on the box (one slot): a prompt longer than that only a tab's 4096 can hold.
-  const proxy = await startSwitchyard({
+  const proxy = await startLauncher({
     vars: { LLAMA_URL: `http://127.0.0.1:${llamaPort}` },
     env: { LLAMA_MODEL: model, LLAMA_ARGS: "-c 512 -np 1 -t 1" },
   });

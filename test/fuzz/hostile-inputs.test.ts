@@ -194,7 +194,13 @@ describe("the model writes hostile text (prompt mode, streamed in 16-character f
     const steps: Step[] = [];
     for (const k of [16, 20, 24, 28]) {
       const vars = writes([[`<tool_call>{"name": "f", "arguments": {"${"a".repeat(k)}!": 1}}</tool_call>`, 1]]);
-      const t = await timed("/v1/chat/completions", chatBody(false, tools), JSON_HEADERS, vars, CUTOFF_BUDGETS * FIXED_MS);
+      let t = await timed("/v1/chat/completions", chatBody(false, tools), JSON_HEADERS, vars, CUTOFF_BUDGETS * FIXED_MS);
+      // Once more when just over, as the ladders do: a backtracking matcher takes 16× longer at each
+      // step of 4, a neighbour's burst on a loaded machine (seen: 88 ms, then 224) not twice over.
+      if (!t.timedOut && t.ms > FIXED_MS) {
+        const again = await timed("/v1/chat/completions", chatBody(false, tools), JSON_HEADERS, vars, CUTOFF_BUDGETS * FIXED_MS);
+        if (again.ms < t.ms) t = again;
+      }
       steps.push({ chars: k, ms: t.ms, budget: FIXED_MS });
       if (t.answer) expectSafe(t.answer, `near-miss key of ${k}`);
       if (t.timedOut || t.ms > FIXED_MS) break;

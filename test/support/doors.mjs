@@ -1,6 +1,6 @@
 // Several front doors running the same Worker code, for tests and benches of what happens when a
 // deployment's requests spread over isolates (docs/architecture.md, "State"). Each door is its own
-// `wrangler dev` process (the launcher, scripts/start.mjs, as startSwitchyard starts it), with its own
+// `wrangler dev` process (as the launcher runs it: startSwitchyard), with its own
 // --port and --inspector-port and so its own isolate and module state. The first door runs
 // wrangler.toml and owns the Durable Object classes; each other door runs a generated config that
 // binds the first door's classes with `script_name`, so every door talks to one instance of each
@@ -13,7 +13,6 @@
 //   await doors.stop();
 //
 // `npm start` stays one door; this is for test/multi/ and bench/multi-door.mjs.
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -82,15 +81,12 @@ export async function startDoors(n, { vars = {}, env = {}, readyTimeoutMs = 90_0
     rmSync(configs, { recursive: true, force: true });
   };
   try {
-    // The first door the way a user starts it (the launcher builds the page bundle into public/);
-    // the others at once, as plain `wrangler dev` with the launcher's SWITCHYARD_ENV.
-    doors.push(await startSwitchyard({ vars, env: shared, args: ["--inspector-port", String(await freePort()), "--persist-to", join(state, "door-0")], readyTimeoutMs }));
-    const rest = await Promise.allSettled(
-      Array.from({ length: n - 1 }, async (_, k) => {
-        const i = k + 1;
-        return startWrangler(["--config", extraDoorConfig(configs, i), "--persist-to", join(state, `door-${i}`)], vars, shared, readyTimeoutMs);
-      }),
-    );
+    // The first door owns the Durable Object classes, so it is up before the others bind them; the
+    // others start at once. Each its own inspector port: three at once would race for the default.
+    const door = async (/** @type {number} */ i, /** @type {string[]} */ config) =>
+      startSwitchyard({ vars, env: shared, args: [...config, "--inspector-port", String(await freePort()), "--persist-to", join(state, `door-${i}`)], readyTimeoutMs });
+    doors.push(await door(0, []));
+    const rest = await Promise.allSettled(Array.from({ length: n - 1 }, (_, k) => door(k + 1, ["--config", extraDoorConfig(configs, k + 1)])));
     for (const r of rest) if (r.status === "fulfilled") doors.push(r.value);
     const failed = rest.find((r) => r.status === "rejected");
     if (failed) throw /** @type {PromiseRejectedResult} */ (failed).reason;
@@ -114,75 +110,6 @@ export async function startDoors(n, { vars = {}, env = {}, readyTimeoutMs = 90_0
     stop,
     logs: () => doors.map((d, i) => `--- door ${i} ---\n${d.logs()}`).join("\n"),
   };
-}
-
-/**
- * `wrangler dev` with `args` on a free port and inspector port, ready when /health answers. The ports
- * are ones the kernel handed out and took back (freePort): a server starting beside it (the
- * end-to-end lane runs beside vitest) can be handed one first; then it starts again on others, as
- * startSwitchyard does.
- * @param {string[]} args @param {Record<string, unknown>} vars @param {Record<string, string>} env @param {number} readyTimeoutMs
- * @returns {Promise<Door>}
- */
-async function startWrangler(args, vars, env, readyTimeoutMs) {
-  for (let tries = 1; ; tries++) {
-    try {
-      return await startWranglerOnce(await freePort(), await freePort(), args, vars, env, readyTimeoutMs);
-    } catch (e) {
-      if (tries >= 3 || !String(e).includes("Address already in use")) throw e;
-    }
-  }
-}
-
-/**
- * @param {number} port @param {number} inspectorPort @param {string[]} args @param {Record<string, unknown>} vars
- * @param {Record<string, string>} env @param {number} readyTimeoutMs
- * @returns {Promise<Door>}
- */
-async function startWranglerOnce(port, inspectorPort, args, vars, env, readyTimeoutMs) {
-  const argv = ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--var", "SWITCHYARD_ENV:dev", ...args];
-  for (const [k, v] of Object.entries(vars)) argv.push("--var", `${k}:${typeof v === "string" ? v : JSON.stringify(v)}`);
-  const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), argv, {
-    cwd: ROOT,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...env },
-  });
-  let logs = "";
-  child.stdout.setEncoding("utf8").on("data", (s) => (logs += s));
-  child.stderr.setEncoding("utf8").on("data", (s) => (logs += s));
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  const signalGroup = (/** @type {NodeJS.Signals} */ signal) => {
-    try {
-      if (child.pid !== undefined) process.kill(-child.pid, signal);
-    } catch {}
-  };
-  const door = {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    logs: () => logs,
-    async stop() {
-      if (child.exitCode !== null) return;
-      signalGroup("SIGTERM");
-      const timer = setTimeout(() => signalGroup("SIGKILL"), 4000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-  const deadline = Date.now() + readyTimeoutMs;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited early (${child.exitCode}):\n${logs}`);
-    try {
-      const res = await fetch(`${door.url}/health`);
-      await res.arrayBuffer();
-      if (res.status === 200) return door;
-    } catch {}
-    if (Date.now() > deadline) {
-      signalGroup("SIGKILL");
-      throw new Error(`wrangler dev did not become ready in ${readyTimeoutMs} ms:\n${logs}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 /** @param {string} url @param {string} token */

@@ -1,24 +1,59 @@
-// Starts Switchyard the way a user does — `npm start -- --port P --ip 127.0.0.1 --var …`, i.e. the
-// launcher and `wrangler dev` on real workerd — for end-to-end tests, and stops its whole process
-// group afterwards (wrangler runs two workerd children that would otherwise be orphaned).
+// Starts Switchyard on real workerd for end-to-end tests, two ways, and stops the whole process group
+// afterwards (wrangler runs workerd children that would otherwise be orphaned):
+// - startSwitchyard: `wrangler dev` with the arguments the launcher gives it (`--var SWITCHYARD_ENV:dev`,
+//   `--ip`, `--port`, each `--var`): the Worker exactly as `npm start` serves it, without the launcher's
+//   own start — it loads all of wrangler a second time to read the config (~2.5 CPU-s, ~2 s, on every
+//   one of the suite's ~40 starts) and rebuilds the page, which pretest has built;
+// - startLauncher: `npm start -- --port P --ip 127.0.0.1 --var …` (scripts/start.mjs), the way a user
+//   does, for the tests of what the launcher itself does (its checks, generated tokens, links, logs).
 import { spawn } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { freePort } from "./llama-server.mjs";
 
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
 /**
- * @typedef {Awaited<ReturnType<typeof startSwitchyard>>} Switchyard
+ * @typedef {{ url: string, port: number, logs(): string, stop(): Promise<void> }} Switchyard
  * @typedef {import("../../src/errors/error-envelope.ts").ErrorEnvelope} ErrorBody Switchyard's error envelope (docs/api.md)
+ * @typedef {{ vars?: Record<string, unknown>, env?: Record<string, string>, args?: string[], readyTimeoutMs?: number }} StartOptions
+ *   `args`: more `wrangler dev` arguments (e.g. `--inspector-port`, `--config`); `vars`: `--var` values (objects as JSON).
  */
 
 /**
- * `args`: more `wrangler dev` arguments (e.g. `--inspector-port`); `vars`: `--var` values (objects as JSON).
- * @param {{ vars?: Record<string, unknown>, env?: Record<string, string>, args?: string[], readyTimeoutMs?: number }} [options]
+ * Switchyard's Worker under `wrangler dev`, started as the launcher starts it.
+ * @param {StartOptions} [options]
+ * @returns {Promise<Switchyard>}
  */
-export async function startSwitchyard(options = {}) {
-  // The port is one the kernel handed out and took back (freePort): another server starting at the
-  // same moment (test files run side by side) can be handed it first. Then start again on another.
+export function startSwitchyard({ vars = {}, env = {}, args = [], readyTimeoutMs = 60_000 } = {}) {
+  return onFreePort((port) =>
+    serve(join(ROOT, "node_modules/.bin/wrangler"), ["dev", "--var", "SWITCHYARD_ENV:dev", "--ip", "127.0.0.1", "--port", String(port), ...args, ...varArgs(vars)], port, env, readyTimeoutMs),
+  );
+}
+
+/**
+ * Switchyard the way a user starts it: the launcher (`npm start -- …`), which then runs `wrangler dev`.
+ * @param {StartOptions} [options]
+ * @returns {Promise<Switchyard>}
+ */
+export function startLauncher({ vars = {}, env = {}, args = [], readyTimeoutMs = 60_000 } = {}) {
+  return onFreePort((port) =>
+    serve(process.execPath, ["scripts/start.mjs", "--port", String(port), "--ip", "127.0.0.1", ...args, ...varArgs(vars)], port, env, readyTimeoutMs),
+  );
+}
+
+/** `--var K:V` for each of `vars` (objects as JSON). @param {Record<string, unknown>} vars */
+const varArgs = (vars) => Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${typeof v === "string" ? v : JSON.stringify(v)}`]);
+
+/**
+ * Runs `start` on a port the kernel handed out and took back (freePort): another server starting at
+ * the same moment (test files run side by side) can be handed it first. Then it starts again on another.
+ * @param {(port: number) => Promise<Switchyard>} start
+ */
+async function onFreePort(start) {
   for (let tries = 1; ; tries++) {
     try {
-      return await startOnce(await freePort(), options);
+      return await start(await freePort());
     } catch (e) {
       if (tries >= 3 || !String(e).includes("Address already in use")) throw e;
     }
@@ -26,13 +61,13 @@ export async function startSwitchyard(options = {}) {
 }
 
 /**
- * @param {number} port
- * @param {{ vars?: Record<string, unknown>, env?: Record<string, string>, args?: string[], readyTimeoutMs?: number }} options
+ * Spawns `command` in a process group of its own and resolves once GET /health on `port` answers 200.
+ * @param {string} command @param {string[]} args @param {number} port @param {Record<string, string>} env @param {number} readyTimeoutMs
+ * @returns {Promise<Switchyard>}
  */
-async function startOnce(port, { vars = {}, env = {}, args: more = [], readyTimeoutMs = 60_000 }) {
-  const args = ["scripts/start.mjs", "--port", String(port), "--ip", "127.0.0.1", ...more];
-  for (const [k, v] of Object.entries(vars)) args.push("--var", `${k}:${typeof v === "string" ? v : JSON.stringify(v)}`);
-  const child = spawn(process.execPath, args, {
+async function serve(command, args, port, env, readyTimeoutMs) {
+  const child = spawn(command, args, {
+    cwd: ROOT,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, CI: "true", WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...env },
@@ -41,14 +76,19 @@ async function startOnce(port, { vars = {}, env = {}, args: more = [], readyTime
   child.stdout.setEncoding("utf8").on("data", (s) => (logs += s));
   child.stderr.setEncoding("utf8").on("data", (s) => (logs += s));
   const exited = new Promise((resolve) => child.once("exit", (code) => resolve(code)));
-  /** Signals the launcher's whole process group (wrangler and its workerd children). */
-  const signalGroup = (/** @type {NodeJS.Signals} */ signal) => child.pid !== undefined && process.kill(-child.pid, signal);
+  /** Signals the whole process group (the launcher, wrangler and its workerd children). */
+  const signalGroup = (/** @type {NodeJS.Signals} */ signal) => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, signal);
+    } catch {}
+  };
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + readyTimeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`switchyard exited early (${child.exitCode}):\n${logs}`);
     try {
       const res = await fetch(`${url}/health`);
+      await res.arrayBuffer();
       if (res.status === 200) break;
     } catch {}
     if (Date.now() > deadline) {
@@ -63,14 +103,8 @@ async function startOnce(port, { vars = {}, env = {}, args: more = [], readyTime
     logs: () => logs,
     async stop() {
       if (child.exitCode !== null) return;
-      try {
-        signalGroup("SIGTERM");
-      } catch {}
-      const timer = setTimeout(() => {
-        try {
-          signalGroup("SIGKILL");
-        } catch {}
-      }, 4000);
+      signalGroup("SIGTERM");
+      const timer = setTimeout(() => signalGroup("SIGKILL"), 4000);
       await exited;
       clearTimeout(timer);
     },

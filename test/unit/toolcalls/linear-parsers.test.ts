@@ -180,7 +180,9 @@ describe("the rest of the sweep", () => {
     const size = 128_000;
     rewriteToolCalls({ tools, text: "a\n".repeat(1_000) });
     const prose = Math.min(...[0, 1].map(() => timeMs(() => rewriteToolCalls({ tools, text: "tool talk ".repeat(size / 10) }))));
-    const lines = timeMs(() => rewriteToolCalls({ tools, text: "a\n".repeat(size / 2) }));
+    // The best of two, as for prose: one run beside the type checker took 142 ms against a bound of 140
+    // (the pass over every tool, ~5 s a megabyte, would take ~640 ms at this size).
+    const lines = Math.min(...[0, 1].map(() => timeMs(() => rewriteToolCalls({ tools, text: "a\n".repeat(size / 2) }))));
     expect(lines, `prose ${prose.toFixed(1)} ms, a line per letter ${lines.toFixed(1)} ms`).toBeLessThan(20 * prose + 100);
   });
 
