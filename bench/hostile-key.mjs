@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // A hostile key's worst case (issue 40): the largest growth of workerd's resident memory one
-// ordinary `chat` key can cause through each door, against the launcher + `wrangler dev` (real
-// workerd) with ADMIN_TOKEN set and keys made. Loopback only; every door is bounded in count and
+// ordinary `chat` key can cause through each door, against `wrangler dev` (real
+// workerd, as the launcher runs it) with ADMIN_TOKEN set and keys made. Loopback only; every door is bounded in count and
 // time, and the bench stops by itself. Doors:
 //   sockets      --sockets Responses WebSockets opened on the key, each sent one 1 MiB prewarm
 //   chain        one socket, --chain prewarms of 3.5 MiB each chained to the last (previous_response_id):

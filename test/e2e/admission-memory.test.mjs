@@ -1,4 +1,4 @@
-// The admission queue under 1,000 waiting streams, end to end (the launcher + `wrangler dev`, real
+// The admission queue under 1,000 waiting streams, end to end (`wrangler dev` as the launcher runs it, real
 // workerd): one request holds the fixture upstream's single slot for 45 s while 1,000 streams
 // wait in line, each holding its response open with `: keep-alive` comments. The workerd processes'
 // resident memory (/proc/<pid>/status VmRSS) is read once all 1,000 are committed and waiting, then

@@ -3,7 +3,7 @@
 // provider in chat mode (`openai.chat(...)`), the AI SDK's OpenAI-compatible provider (the one its
 // docs name for servers like this one) and LangChain's ChatOpenAI (chat completions by default, the
 // Responses API with `useResponsesApi`); and structured output (`response_format: json_schema`) through
-// each of them and the official client. Through the launcher + `wrangler dev`, against a real
+// each of them and the official client. Through `wrangler dev` (as the launcher runs it), against a real
 // llama-server and the fixture upstream's recorded tool-call stream.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";

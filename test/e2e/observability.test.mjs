@@ -1,4 +1,4 @@
-// End to end: the request log and OpenTelemetry traces under the launcher and `wrangler dev` (real
+// End to end: the request log and OpenTelemetry traces under `wrangler dev` as the launcher runs it (real
 // workerd), in front of a real llama-server, with a real OTLP/HTTP receiver this test starts (a
 // node:http server that records what is POSTed to /v1/traces, as a collector's receiver takes it).
 // Then the same Worker restarted on the same local state, its collector now hanging: the log kept

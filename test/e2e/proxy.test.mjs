@@ -1,4 +1,4 @@
-// End to end: the launcher + `wrangler dev` (real workerd) in front of a real llama-server, driven by
+// End to end: `wrangler dev` as the launcher runs it (real workerd) in front of a real llama-server, driven by
 // the official `openai` client and by raw fetch where the wire itself is under test.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";

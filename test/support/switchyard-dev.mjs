@@ -102,11 +102,15 @@ async function serve(command, args, port, env, readyTimeoutMs) {
     port,
     logs: () => logs,
     async stop() {
-      if (child.exitCode !== null) return;
-      signalGroup("SIGTERM");
-      const timer = setTimeout(() => signalGroup("SIGKILL"), 4000);
-      await exited;
-      clearTimeout(timer);
+      if (child.exitCode === null) {
+        signalGroup("SIGTERM");
+        const timer = setTimeout(() => signalGroup("SIGKILL"), 4000);
+        await exited;
+        clearTimeout(timer);
+      }
+      // Whatever of the group outlived its leader goes too. Seen: an esbuild service of the launcher's
+      // left running, holding the output pipes open, so the test file's process never ended.
+      signalGroup("SIGKILL");
     },
   };
 }
