@@ -36,7 +36,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { createParser } from "eventsource-parser";
+import { readChatStream } from "./chat-stream.mjs";
 import { literalGrammar, startLlamaServer } from "../test/support/llama-server.mjs";
 import { startSwitchyard } from "../test/support/switchyard-dev.mjs";
 import { END, SECTION_HEADING, spliceSection, summarize, tables } from "./cache-routing/report.mjs";
@@ -158,46 +158,7 @@ async function chat({ url, model, messages, answer }) {
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
   if (res.status !== 200 || !res.body) throw new Error(`${model}: HTTP ${res.status}: ${(await res.text()).slice(0, 500)}`);
-  let content = "";
-  let done = false;
-  /** @type {string | null} */
-  let finish = null;
-  /** @type {{ target?: string, attempts?: number } | undefined} */
-  let ext;
-  /** @type {{ prompt_tokens?: number, completion_tokens?: number, prompt_tokens_details?: { cached_tokens?: number } } | undefined} */
-  let usage;
-  /** @type {string[]} */
-  const problems = [];
-  const parser = createParser({
-    onEvent(ev) {
-      if (ev.data === "[DONE]") {
-        done = true;
-        return;
-      }
-      /** @type {any} */
-      let frame;
-      try {
-        frame = JSON.parse(ev.data);
-      } catch {
-        problems.push(`not JSON: ${ev.data.slice(0, 200)}`);
-        return;
-      }
-      if (frame.error) problems.push(`error frame: ${JSON.stringify(frame.error).slice(0, 500)}`);
-      const choice = frame.choices?.[0];
-      if (typeof choice?.delta?.content === "string") content += choice.delta.content;
-      if (choice?.finish_reason) {
-        finish = choice.finish_reason;
-        ext = frame.x_switchyard;
-      }
-      if (frame.usage) usage = frame.usage;
-    },
-    onError(e) {
-      problems.push(`SSE: ${e.message}`);
-    },
-  });
-  const decoder = new TextDecoder();
-  for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true }));
-  parser.feed(decoder.decode());
+  const { content, done, finish, ext, usage, problems } = await readChatStream(res.body);
   const ms = clock() - t0;
   if (!done) problems.push("no [DONE]");
   if (finish !== "stop") problems.push(`finish_reason ${finish}`);

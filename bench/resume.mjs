@@ -23,7 +23,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { createParser } from "eventsource-parser";
+import { readChatStream } from "./chat-stream.mjs";
 import { literalGrammar, startLlamaServer } from "../test/support/llama-server.mjs";
 import { startSwitchyard } from "../test/support/switchyard-dev.mjs";
 import { replaceMarkedBlock } from "./doc-block.mjs";
@@ -51,29 +51,13 @@ async function stream(url, model, onText) {
     body: JSON.stringify({ model, stream: true, temperature: 0, max_tokens: 2000, messages: [{ role: "user", content: "go" }], grammar: literalGrammar(text) }),
   });
   if (res.status !== 200) throw new Error(`${model}: HTTP ${res.status} ${await res.text()}`);
-  let out = "";
   /** @type {number[]} */
   const at = [];
-  /** @type {any} */
-  let ext;
-  let error = "";
-  const parser = createParser({
-    onEvent(e) {
-      if (e.data === "[DONE]") return;
-      const f = JSON.parse(e.data);
-      if (f.error) error = JSON.stringify(f.error);
-      if (f.x_switchyard) ext = f.x_switchyard;
-      const d = f.choices?.[0]?.delta?.content;
-      if (d) {
-        out += d;
-        at.push(performance.now() - t0);
-        onText?.(out);
-      }
-    },
+  const { content: out, ext, problems } = await readChatStream(/** @type {AsyncIterable<Uint8Array>} */ (res.body), (sofar) => {
+    at.push(performance.now() - t0);
+    onText?.(sofar);
   });
-  const decoder = new TextDecoder();
-  for await (const chunk of /** @type {AsyncIterable<Uint8Array>} */ (res.body)) parser.feed(decoder.decode(chunk, { stream: true }));
-  if (error) throw new Error(`${model}: error frame ${error}`);
+  if (problems.length) throw new Error(`${model}: ${problems.join("; ")}`);
   if (out !== text) throw new Error(`${model}: the answer was not the text (${out.length} of ${text.length} characters)`);
   return { at, total: performance.now() - t0, ext };
 }

@@ -2,8 +2,8 @@
 // read to its end: time to the first token, time to the end, the prompt's cached and total tokens,
 // and which server answered. A refusal or a timeout is an outcome, not an exception.
 import { performance } from "node:perf_hooks";
-import { createParser } from "eventsource-parser";
 import { literalGrammar } from "../../test/support/llama-server.mjs";
+import { readChatStream } from "../chat-stream.mjs";
 
 /**
  * @typedef {{ ok: boolean, status: number, error?: string, ttftMs: number | null, ms: number,
@@ -31,44 +31,19 @@ export async function streamTurn({ url, model, messages, answer, maxTokens, time
       out.error = `HTTP ${res.status}: ${(await res.text()).slice(0, 300)}`;
       return out;
     }
-    let content = "";
-    let done = false;
-    /** @type {string[]} */
-    const problems = [];
-    const parser = createParser({
-      onEvent(ev) {
-        if (ev.data === "[DONE]") {
-          done = true;
-          return;
-        }
-        /** @type {any} */
-        let frame;
-        try {
-          frame = JSON.parse(ev.data);
-        } catch {
-          problems.push(`not JSON: ${ev.data.slice(0, 100)}`);
-          return;
-        }
-        if (frame.error) problems.push(`error frame: ${JSON.stringify(frame.error).slice(0, 300)}`);
-        const delta = frame.choices?.[0]?.delta?.content;
-        if (typeof delta === "string" && delta.length) {
-          if (out.ttftMs === null) out.ttftMs = performance.now() - t0;
-          content += delta;
-        }
-        if (typeof frame.x_switchyard?.target === "string") out.target = frame.x_switchyard.target;
-        if (frame.usage) {
-          out.promptTokens = frame.usage.prompt_tokens ?? 0;
-          out.completionTokens = frame.usage.completion_tokens ?? 0;
-          // llama-server's own usage carries cached_tokens (its timings.cache_n); Switchyard passes it on.
-          out.cachedTokens = frame.usage.prompt_tokens_details?.cached_tokens ?? frame.timings?.cache_n ?? 0;
-        }
-      },
+    const stream = await readChatStream(res.body, () => {
+      if (out.ttftMs === null) out.ttftMs = performance.now() - t0;
     });
-    const decoder = new TextDecoder();
-    for await (const chunk of res.body) parser.feed(decoder.decode(chunk, { stream: true }));
-    parser.feed(decoder.decode());
-    if (!done) problems.push("no [DONE]");
-    if (content !== answer) problems.push(`answer ${JSON.stringify(content.slice(0, 80))}`);
+    if (typeof stream.ext?.target === "string") out.target = stream.ext.target;
+    if (stream.usage) {
+      out.promptTokens = stream.usage.prompt_tokens ?? 0;
+      out.completionTokens = stream.usage.completion_tokens ?? 0;
+      // llama-server's own usage carries cached_tokens (its timings.cache_n); Switchyard passes it on.
+      out.cachedTokens = stream.usage.prompt_tokens_details?.cached_tokens ?? stream.timings?.cache_n ?? 0;
+    }
+    const problems = stream.problems;
+    if (!stream.done) problems.push("no [DONE]");
+    if (stream.content !== answer) problems.push(`answer ${JSON.stringify(stream.content.slice(0, 80))}`);
     if (problems.length) out.error = problems.join("; ");
     else out.ok = true;
   } catch (e) {
