@@ -125,7 +125,11 @@ describe("a tab serves the team's own GGUF with llama.cpp in WebAssembly", { ski
     const { data, response } = await client.chat.completions.create(literal("Served by a tab.")).withResponse();
     assert.equal(data.choices[0].message.content, "Served by a tab.");
     assert.equal(data.choices[0].finish_reason, "stop");
-    assert.equal(response.headers.get("x-switchyard-target"), `browser:${MODEL}`);
+    // Who served it is always in the body; the header only when the answer began within the commit
+    // grace (3 s here), which a tab on a loaded machine may miss (the 200 is then committed first).
+    const served = /** @type {{ x_switchyard?: { target?: string } }} */ (/** @type {unknown} */ (data)).x_switchyard?.target;
+    assert.equal(served, `browser:${MODEL}`);
+    assert.ok([null, served].includes(response.headers.get("x-switchyard-target")), String(response.headers.get("x-switchyard-target")));
     assert.ok((data.usage?.prompt_tokens ?? 0) > 5, `the engine's prompt count: ${JSON.stringify(data.usage)}`);
     assert.ok((data.usage?.completion_tokens ?? 0) >= 4, `the engine's completion count: ${JSON.stringify(data.usage)}`);
 
