@@ -76,29 +76,37 @@ const SECONDS = new Map([
 const shared = endToEnd.filter((f) => !ALONE.has(f)).sort((a, b) => (SECONDS.get(b) ?? 200) - (SECONDS.get(a) ?? 200));
 
 /**
- * Seconds each Worker test file took here (6 Dec: its tests plus ~3 s to start its workerd), only to
- * split them into two vitest processes that end together; a file not listed counts as 4 s.
+ * Seconds each Worker test file took here (7 Dec: its tests, and ~3 s more for the files in a workerd
+ * of their own, vitest.config.ts's OWN_WORKERD), only to split them into two vitest processes that
+ * end together; a file not listed counts as 1 s.
  */
 const WORKER_SECONDS = new Map([
-  ["test/workerd/admission-queue.test.ts", 38],
-  ["test/workerd/chat-tool-calls.test.ts", 37],
-  ["test/workerd/sessions-silence.test.ts", 24],
-  ["test/fuzz/hostile-inputs.test.ts", 21],
-  ["test/faults/upstream-faults.test.ts", 19],
-  ["test/workerd/chat-parser-refusal.test.ts", 16],
-  ["test/fuzz/endpoints.fuzz.test.ts", 15],
-  ["test/workerd/chat-llama.test.ts", 13],
+  ["test/workerd/admission-queue.test.ts", 35],
+  ["test/workerd/chat-tool-calls.test.ts", 29],
+  ["test/workerd/sessions-silence.test.ts", 21],
+  ["test/fuzz/hostile-inputs.test.ts", 13],
+  ["test/faults/upstream-faults.test.ts", 13],
   ["test/workerd/placement.test.ts", 12],
-  ["test/workerd/limits-in-flight.test.ts", 12],
   ["test/workerd/health-recovery.test.ts", 11],
-  ["test/workerd/context-routing.test.ts", 10],
+  ["test/workerd/chat-llama.test.ts", 10],
+  ["test/workerd/context-routing.test.ts", 9],
+  ["test/workerd/chat-parser-refusal.test.ts", 9],
+  ["test/fuzz/endpoints.fuzz.test.ts", 9],
   ["test/faults/health-and-circuit.test.ts", 9],
-  ["test/faults/client-disconnects.test.ts", 9],
-  ["test/workerd/llama-fixtures.test.ts", 8],
-  ["test/workerd/sessions.test.ts", 8],
-  ["test/faults/browser-loading.test.ts", 8],
   ["test/workerd/request-log.test.ts", 7],
-  ["test/workerd/embeddings-failover.test.ts", 7],
+  ["test/workerd/limits-in-flight.test.ts", 6],
+  ["test/workerd/limits-far.test.ts", 6],
+  ["test/workerd/embeddings-failover.test.ts", 6],
+  ["test/workerd/sessions.test.ts", 5],
+  ["test/faults/browser-loading.test.ts", 5],
+  ["test/workerd/llama-fixtures.test.ts", 4],
+  ["test/workerd/api-completions-embeddings.test.ts", 4],
+  ["test/faults/client-disconnects.test.ts", 4],
+  ["test/workerd/auth-limits.test.ts", 3],
+  ["test/workerd/chat-errors.test.ts", 2],
+  ["test/workerd/browser-policy.test.ts", 2],
+  ["test/workerd/auth-routes.test.ts", 2],
+  ["test/faults/resume.test.ts", 2],
 ]);
 
 /** The Worker project's files (its include globs in vitest.config.ts). */
@@ -116,7 +124,7 @@ function workerFiles() {
  */
 function splitByTime(list, n) {
   const groups = Array.from({ length: n }, () => ({ seconds: 0, files: /** @type {string[]} */ ([]) }));
-  const cost = (/** @type {string} */ f) => WORKER_SECONDS.get(f) ?? 4;
+  const cost = (/** @type {string} */ f) => WORKER_SECONDS.get(f) ?? 1;
   for (const f of [...list].sort((a, b) => cost(b) - cost(a))) {
     const g = groups.reduce((a, b) => (b.seconds < a.seconds ? b : a));
     g.seconds += cost(f);
@@ -222,7 +230,7 @@ const takeFromQueue = async (/** @type {string} */ name) => {
 const workerShards = only === "e2e" ? [] : splitByTime(workerFiles(), 2);
 await step("Worker tests beside end-to-end files", () => Promise.all([
   ...workerShards.map(async (shard, i) => {
-    results.push(await lane(`worker-${i + 1}`, process.execPath, vitest(["--project", "worker", ...shard])));
+    results.push(await lane(`worker-${i + 1}`, process.execPath, vitest(["--project", "worker", "--project", "worker-isolated", ...shard])));
     await takeFromQueue(`e2e-w${i + 1}`);
   }),
   takeFromQueue("e2e-a"),

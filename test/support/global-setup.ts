@@ -16,18 +16,38 @@ declare module "vitest" {
   }
 }
 
+type Servers = { llamaPort: number; harmonyPort: number; fixturePort: number; stop(): Promise<void> };
+/** The servers and how many projects use them: both Worker projects run this setup in one vitest process, and share them. */
+const shared = globalThis as { switchyardTestServers?: { servers: Promise<Servers>; users: number } };
+
 // Runs in Node before the workerd tests: a real llama-server with the project's tiny model, and the
 // fixture upstream for what a real server cannot be made to do.
-export default async function setup(project: TestProject) {
+async function startServers(): Promise<Servers> {
   const [llama, harmony, fixtures] = await Promise.all([
     startLlamaServer({ parallel: 4, args: ["-t", "1"] }),
     startLlamaServer({ parallel: 1, args: ["-t", "1", "--metrics", "--jinja", "--chat-template-file", join(llamaCache().templates, "openai-gpt-oss-120b.jinja")] }),
     startFixtureUpstream(),
   ]);
-  project.provide("llamaPort", llama.port);
-  project.provide("harmonyPort", harmony.port);
-  project.provide("fixturePort", fixtures.port);
+  return {
+    llamaPort: llama.port,
+    harmonyPort: harmony.port,
+    fixturePort: fixtures.port,
+    stop: async () => {
+      await Promise.all([llama.stop(), harmony.stop(), fixtures.close()]);
+    },
+  };
+}
+
+export default async function setup(project: TestProject) {
+  const entry = (shared.switchyardTestServers ??= { servers: startServers(), users: 0 });
+  entry.users++;
+  const servers = await entry.servers;
+  project.provide("llamaPort", servers.llamaPort);
+  project.provide("harmonyPort", servers.harmonyPort);
+  project.provide("fixturePort", servers.fixturePort);
   return async () => {
-    await Promise.all([llama.stop(), harmony.stop(), fixtures.close()]);
+    if (--entry.users > 0) return;
+    shared.switchyardTestServers = undefined;
+    await servers.stop();
   };
 }
