@@ -3,10 +3,10 @@
 // 1. the static checks (types, the layering rule, the generated files) beside the unit tests: tsc is
 //    one core, the unit tests one worker, and nothing there starts a server;
 // 2. the Worker, fault and fuzz tests in workerd in two vitest processes (each its own servers from
-//    test/support/global-setup.ts), beside a lane of end-to-end files; the vitest lanes take
-//    end-to-end files from the same queue once they end, longest first, so all three end together.
-//    Each waits on servers far more than it computes (a vitest lane ~0.6 of a core, one e2e file
-//    ~0.5), so on two cores they overlap instead of queueing;
+//    test/support/global-setup.ts, and one workerd for most of its files: vitest.config.ts), beside
+//    a lane of end-to-end files; the vitest lanes take end-to-end files from the same queue once they
+//    end, longest first, so all three end together. Each waits on servers far more than it computes
+//    (one e2e file ~0.5 of a core), so on two cores they overlap instead of queueing;
 // 3. the few end-to-end files that measure time or memory, alone: a file that asserts a latency, an
 //    RSS slope or a restart bound runs with nothing beside it, as it always did.
 // Every step runs to its end; the exit code is 1 if any failed. Output lines carry their lane's name.

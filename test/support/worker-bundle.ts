@@ -5,8 +5,8 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:
 import { dirname, join, relative, resolve } from "node:path";
 import type { Plugin } from "vitest/config";
 
-// Why: every Worker test file runs in a fresh workerd module registry, and importing src/ through the
-// runner cost ~3 s a file here (4 files: 11.9 s of import from the sources, 4.4 s from a bundle).
+// Why: the Worker test files in a workerd of their own (vitest.config.ts's OWN_WORKERD), and each of
+// the two vitest processes' shared one, import src/ through vite's module runner, which cost ~3 s a file here (4 files: 11.9 s of import from the sources, 4.4 s from a bundle).
 // esbuild's code splitting keeps one instance of every module across the entries, so a test that
 // imports src/health/health-client.ts to reset it resets the very module the Worker (main) runs.
 // SWITCHYARD_TEST_SOURCES=1 runs the tests against src/ itself (watch mode, stack traces with the
