@@ -247,6 +247,8 @@ function describe(e) {
 
 /** Probes' ids start here, so their texts differ from every client's. */
 const PROBE_IDS = 1_000_000;
+/** At most this many probes at once (one every probeEveryMs while a restarted server waits to rejoin). */
+const MAX_PROBES_IN_FLIGHT = 4;
 
 /**
  * A run: `clients` clients send requests back to back (`streamShare` of them streamed, seeded) for
@@ -256,9 +258,10 @@ const PROBE_IDS = 1_000_000;
  *
  * A restarted server's rejoin is its first answer through Switchyard. The clients' own traffic may
  * not need it (a shared conversation stays on the servers holding its prompt while they keep up), so
- * while one restarted server has served nothing since its restart a prober sends, one at a time every
- * `probeEveryMs`, a short streamed answer in a new conversation, which placement sends where the
- * fewest conversations live: a server back from the dead, once Switchyard lets it in. Probes are
+ * while one restarted server has served nothing since its restart a prober sends, every `probeEveryMs`
+ * without waiting for the last (one waiting for a slot on a busy server would hold the next back by an
+ * answer's time: the last restart's rejoin read 1–2.8 s, the others' ~0.15 s), a short streamed
+ * answer in a new conversation, which placement sends where the fewest conversations live: a server back from the dead, once Switchyard lets it in. Probes are
  * judged like every answer and counted apart (`probes`), out of the latency figures.
  * @param {{ url: string, pool: Pool, clients?: number, durationMs: number, seed?: number, words?: number, streamShare?: number,
  *           prompts?: Prompts, chaos?: false | { killEveryMs?: [number, number], restartAfterMs?: [number, number] }, timeoutMs?: number,
@@ -297,17 +300,23 @@ export async function runChurn({ url, pool, clients = 4, durationMs, seed = 28, 
   /** @type {Observed[]} */
   const probed = [];
   const prober = async () => {
+    /** Probes in flight: a probe placed on a busy server waits there for a slot (an answer or more), and the next must not wait for it. */
+    const inFlight = new Set();
     for (let n = PROBE_IDS; !stopped(); ) {
-      if (!waitingToRejoin()) {
+      if (!waitingToRejoin() || inFlight.size >= MAX_PROBES_IN_FLIGHT) {
         await sleep(50);
         continue;
       }
       const id = n++;
-      const o = await ask({ url, id, client: -1, stream: true, expected: answerText(id, 2), prompt: `probe ${id}`, now, timeoutMs });
-      probed.push(o);
-      served(o);
+      const probe = ask({ url, id, client: -1, stream: true, expected: answerText(id, 2), prompt: `probe ${id}`, now, timeoutMs }).then((o) => {
+        probed.push(o);
+        served(o);
+      });
+      inFlight.add(probe);
+      void probe.finally(() => inFlight.delete(probe));
       await sleep(probeEveryMs);
     }
+    await Promise.all(inFlight);
   };
   await Promise.all([
     ...(chaosRun ? [prober()] : []),
