@@ -1,5 +1,5 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import { workerBundle } from "./test/support/worker-bundle.ts";
 
 // Two layers, both inside workerd:
@@ -24,10 +24,9 @@ export const OWN_WORKERD = [
   "test/faults/health-and-circuit.test.ts",
 ];
 
-/** The Worker, bundled once (test/support/worker-bundle.ts), against the real servers global-setup.ts started (their ports injected). */
 let bundled: ReturnType<typeof workerBundle> | undefined;
+/** The Worker, bundled once for both projects (test/support/worker-bundle.ts), against the real servers global-setup.ts started (their ports injected). */
 const workerPlugins = () => {
-  // Built once for both Worker projects.
   const bundle = (bundled ??= workerBundle(import.meta.dirname, WORKER_TESTS));
   return [bundle.plugin, cloudflareTest(({ inject }) => ({
     wrangler: { configPath: "./wrangler.toml" },
@@ -74,7 +73,7 @@ export default defineConfig({
           name: "worker",
           deps: prebundled,
           include: WORKER_TESTS.map((dir) => `${dir}/**/*.test.ts`),
-          exclude: OWN_WORKERD,
+          exclude: [...configDefaults.exclude, ...OWN_WORKERD],
           globalSetup: ["./test/support/global-setup.ts"],
           testTimeout: 30_000,
           // One workerd for all these files, one after another, instead of one a file: starting one

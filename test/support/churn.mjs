@@ -261,8 +261,9 @@ const MAX_PROBES_IN_FLIGHT = 4;
  * while one restarted server has served nothing since its restart a prober sends, every `probeEveryMs`
  * without waiting for the last (one waiting for a slot on a busy server would hold the next back by an
  * answer's time: the last restart's rejoin read 1–2.8 s, the others' ~0.15 s), a short streamed
- * answer in a new conversation, which placement sends where the fewest conversations live: a server back from the dead, once Switchyard lets it in. Probes are
- * judged like every answer and counted apart (`probes`), out of the latency figures.
+ * answer in a new conversation, which placement sends where the fewest conversations live: a server
+ * back from the dead, once Switchyard lets it in. Probes are judged like every answer and counted
+ * apart (`probes`), out of the latency figures.
  * @param {{ url: string, pool: Pool, clients?: number, durationMs: number, seed?: number, words?: number, streamShare?: number,
  *           prompts?: Prompts, chaos?: false | { killEveryMs?: [number, number], restartAfterMs?: [number, number] }, timeoutMs?: number,
  *           rejoinWindowMs?: number, tailMs?: number, probeEveryMs?: number, onAnswer?: (o: Observed) => void }} o
