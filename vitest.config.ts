@@ -10,9 +10,11 @@ import { workerBundle } from "./test/support/worker-bundle.ts";
 const WORKER_TESTS = ["test/workerd", "test/faults", "test/fuzz"];
 
 /**
- * The Worker test files that need a workerd of their own (vitest's isolate, a fresh one a file): they
- * read the health hub's samples, a target's health or a failover's attempts as if nothing had run
- * before them, and an earlier file's dead or slow targets are still watched in a shared one.
+ * The Worker test files that need a workerd of their own (vitest's isolate, a fresh one a file): those
+ * that read the health hub's samples, a target's health or a failover's attempts as if nothing had run
+ * before them (an earlier file's dead or slow targets are still watched in a shared one), and those
+ * that send to the real llama-servers, whose state an earlier file in the same workerd leaves behind
+ * (seen: limits-in-flight answered 502 after hostile-inputs and browser-policy had run).
  */
 export const OWN_WORKERD = [
   "test/workerd/health-recovery.test.ts",
@@ -22,6 +24,22 @@ export const OWN_WORKERD = [
   "test/workerd/placement.test.ts",
   "test/workerd/context-routing.test.ts",
   "test/faults/health-and-circuit.test.ts",
+  "test/workerd/api-messages.test.ts",
+  "test/workerd/auth-routes.test.ts",
+  "test/workerd/browser-policy.test.ts",
+  "test/workerd/chat-errors.test.ts",
+  "test/workerd/chat-parser-refusal.test.ts",
+  "test/workerd/chat-tool-calls.test.ts",
+  "test/workerd/compressed-bodies.test.ts",
+  "test/workerd/hardening-address.test.ts",
+  "test/workerd/hardening-config.test.ts",
+  "test/workerd/hardening-methods.test.ts",
+  "test/workerd/limits-in-flight.test.ts",
+  "test/workerd/models.test.ts",
+  "test/workerd/sessions.test.ts",
+  "test/workerd/api-responses.test.ts",
+  "test/workerd/charged-work.test.ts",
+  "test/workerd/chat-llama.test.ts",
 ];
 
 let bundled: ReturnType<typeof workerBundle> | undefined;
@@ -77,7 +95,8 @@ export default defineConfig({
           globalSetup: ["./test/support/global-setup.ts"],
           testTimeout: 30_000,
           // One workerd for all these files, one after another, instead of one a file: starting one
-          // and importing the Worker into it cost ~2.5 CPU-s a file, 150 of the Worker tests' 360.
+          // and importing the Worker into it cost ~2.5 CPU-s a file (with all 59 in one, the Worker
+          // tests took 186 CPU-s against 362).
           // Their state carries over (module state, Durable Objects, what the health hub watches),
           // which none of them reads as fresh; those that do are in OWN_WORKERD.
           isolate: false,
