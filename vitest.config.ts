@@ -17,17 +17,22 @@ const WORKER_TESTS = ["test/workerd", "test/faults", "test/fuzz"];
  * (seen: limits-in-flight answered 502 after hostile-inputs and browser-policy had run).
  */
 export const OWN_WORKERD = [
-  "test/workerd/health-recovery.test.ts",
-  "test/workerd/request-log.test.ts",
-  "test/workerd/api-completions-embeddings.test.ts",
-  "test/workerd/embeddings-failover.test.ts",
-  "test/workerd/placement.test.ts",
-  "test/workerd/context-routing.test.ts",
+  // health, failover and placement read as fresh
   "test/faults/health-and-circuit.test.ts",
+  "test/workerd/api-completions-embeddings.test.ts",
+  "test/workerd/context-routing.test.ts",
+  "test/workerd/embeddings-failover.test.ts",
+  "test/workerd/health-recovery.test.ts",
+  "test/workerd/placement.test.ts",
+  "test/workerd/request-log.test.ts",
+  // the real llama-servers
   "test/workerd/api-messages.test.ts",
+  "test/workerd/api-responses.test.ts",
   "test/workerd/auth-routes.test.ts",
   "test/workerd/browser-policy.test.ts",
+  "test/workerd/charged-work.test.ts",
   "test/workerd/chat-errors.test.ts",
+  "test/workerd/chat-llama.test.ts",
   "test/workerd/chat-parser-refusal.test.ts",
   "test/workerd/chat-tool-calls.test.ts",
   "test/workerd/compressed-bodies.test.ts",
@@ -37,9 +42,6 @@ export const OWN_WORKERD = [
   "test/workerd/limits-in-flight.test.ts",
   "test/workerd/models.test.ts",
   "test/workerd/sessions.test.ts",
-  "test/workerd/api-responses.test.ts",
-  "test/workerd/charged-work.test.ts",
-  "test/workerd/chat-llama.test.ts",
 ];
 
 let bundled: ReturnType<typeof workerBundle> | undefined;
@@ -70,6 +72,9 @@ const workerPlugins = () => {
  */
 const prebundled = { optimizer: { ssr: { enabled: true, include: ["zod", "zod/mini", "hono", "hono/cors", "fzstd", "jsonrepair", "@cfworker/json-schema", "eventsource-parser"] } } };
 
+/** What both Worker projects share: the servers (started once for both) and the timeout. */
+const workerTests = { deps: prebundled, globalSetup: ["./test/support/global-setup.ts"], testTimeout: 30_000 };
+
 export default defineConfig({
   test: {
     projects: [
@@ -88,12 +93,10 @@ export default defineConfig({
       {
         plugins: workerPlugins(),
         test: {
+          ...workerTests,
           name: "worker",
-          deps: prebundled,
           include: WORKER_TESTS.map((dir) => `${dir}/**/*.test.ts`),
           exclude: [...configDefaults.exclude, ...OWN_WORKERD],
-          globalSetup: ["./test/support/global-setup.ts"],
-          testTimeout: 30_000,
           // One workerd for all these files, one after another, instead of one a file: starting one
           // and importing the Worker into it cost ~2.5 CPU-s a file (with all 59 in one, the Worker
           // tests took 186 CPU-s against 362).
@@ -105,11 +108,9 @@ export default defineConfig({
       {
         plugins: workerPlugins(),
         test: {
+          ...workerTests,
           name: "worker-isolated",
-          deps: prebundled,
           include: OWN_WORKERD,
-          globalSetup: ["./test/support/global-setup.ts"],
-          testTimeout: 30_000,
         },
       },
     ],
