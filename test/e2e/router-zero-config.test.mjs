@@ -4,7 +4,7 @@
 // (the second waits in Switchyard's line), a model that fails to load is one clear error, and a name
 // the router does not list is 404.
 //   PATH=$PWD/node_modules/.bin:$PATH flock /tmp/sy-servers.lock node --test test/e2e/router-zero-config.test.mjs
-import { after, before, it } from "node:test";
+import { after, afterEach, before, it } from "node:test";
 import assert from "node:assert/strict";
 import { ask, startRouters } from "../support/router-pool.mjs";
 import { startSwitchyard } from "../support/switchyard-dev.mjs";
@@ -22,6 +22,18 @@ before(async () => {
 after(async () => {
   await proxy?.stop();
   await pool?.stop();
+});
+
+// A failure here has been a hang under load that did not come back alone: what the router did (its
+// loads and evictions) and what Switchyard logged, for the next one to be read.
+afterEach(async (t) => {
+  if (t.passed) return;
+  const router = pool.routers[0];
+  const lines = router.logs().split("\n").filter((l) => /spawn|stopp|exit|fail|error|proxy/i.test(l));
+  const models = await fetch(`${router.url}/models`).then((r) => r.json(), (e) => String(e));
+  console.log(`router after "${t.name}": loads ${JSON.stringify(pool.loads())}; /models ${JSON.stringify(models?.data?.map((/** @type {any} */ m) => [m.id, m.status?.value, m.status?.failed ?? false]) ?? models)}`);
+  console.log(`router log (loads, evictions, failures), last 40:\n${lines.slice(-40).join("\n")}`);
+  console.log(`switchyard log, last 4,000 characters:\n${proxy.logs().slice(-4000)}`);
 });
 
 async function statuses() {

@@ -23,6 +23,16 @@ interface ModelEntry {
    * answer may predate the attempt's load.
    */
   changedAt?: number;
+  /**
+   * This isolate's requests that began loading it here and have neither been served nor failed yet.
+   * Until one is, a read that finds it unloaded is older news (the router has not taken the request
+   * yet: workerd dispatches it after the clock `changedAt` was read), and so is one that finds the
+   * models that load evicts still loaded. Believing such a read let a second load through beside the
+   * first, and a router with `--models-max 1` asked for two models at once may hang one of them.
+   */
+  ownLoads?: number;
+  /** The model whose load (by this isolate, still under way) evicted this one. */
+  evictedFor?: string;
 }
 
 interface PoolServer {
@@ -142,6 +152,7 @@ export class ModelPool {
         continue;
       }
       if (e.changedAt !== undefined && e.changedAt >= readStartedAt) continue;
+      if (!m.failed && olderThanOwnLoad(s, e, status)) continue;
       if (status === "loading" && e.status !== "loading") e.loadStartedAt = readStartedAt;
       e.status = status;
       if (status === "loaded") delete e.failedAt;
@@ -193,6 +204,7 @@ export class ModelPool {
     if (loading) {
       e.status = "loading";
       e.loadStartedAt = now;
+      e.ownLoads = (e.ownLoads ?? 0) + 1;
       for (;;) {
         const occupied = [...s.models.values()].filter((m) => m.status !== "unloaded").length;
         if (occupied <= s.modelsMax) break;
@@ -200,13 +212,22 @@ export class ModelPool {
         if (!lru) break;
         lru[1].status = "unloaded";
         lru[1].changedAt = now;
+        lru[1].evictedFor = model;
         evicted.push(lru[0]);
       }
     }
     let open = true;
+    /** This attempt's load has an outcome (served, failed or ended): reads are believed again. */
+    let loadOpen = loading;
+    const settleLoad = () => {
+      if (!loadOpen) return;
+      loadOpen = false;
+      e.ownLoads = Math.max(0, (e.ownLoads ?? 1) - 1);
+    };
     return {
       evicted,
       served: (at) => {
+        settleLoad();
         if (e.status === "loading" && loading && e.loadStartedAt !== undefined) {
           const sample = Math.max(1, at - e.loadStartedAt);
           const old = s.loadMs.get(model);
@@ -217,11 +238,13 @@ export class ModelPool {
         e.changedAt = at;
       },
       loadFailed: (at) => {
+        settleLoad();
         e.status = "unloaded";
         e.failedAt = at;
         e.changedAt = at;
       },
       end: (at) => {
+        settleLoad();
         if (!open) return;
         open = false;
         e.inflight = Math.max(0, e.inflight - 1);
@@ -250,6 +273,19 @@ export class ModelPool {
     for (const [id, s] of this.servers) if (id !== server && s.models.get(model)?.status === "loaded") return true;
     return false;
   }
+}
+
+/**
+ * Whether a read's `status` for entry `e` is older news than this isolate's own load under way on the
+ * router: `e` is being loaded by a request of ours and reads unloaded, or was evicted for such a load
+ * and reads loaded.
+ */
+function olderThanOwnLoad(s: PoolServer, e: ModelEntry, status: ModelStatus): boolean {
+  if ((e.ownLoads ?? 0) > 0) return status === "unloaded";
+  if (e.evictedFor === undefined) return false;
+  if ((s.models.get(e.evictedFor)?.ownLoads ?? 0) > 0) return status === "loaded";
+  delete e.evictedFor;
+  return false;
 }
 
 /** One request's place in the pool's bookkeeping: reported back as it goes. */

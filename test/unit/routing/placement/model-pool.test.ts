@@ -83,6 +83,42 @@ describe("ModelPool", () => {
     expect(p.begin("A", "beta", 2000).evicted).toEqual(["gamma"]);
   });
 
+  it("a read the router answered before it took the isolate's load (later than the change, older than the load) lets no second load through", () => {
+    // Seen under load in router-zero-config: the hub's sample of /models was taken after the attempt
+    // began but before the router received it, and said alpha loaded, beta unloaded. Believed, it made
+    // alpha an idle victim for gamma: two loads at once, which a --models-max 1 router may hang on.
+    const p = pool({ A: ["alpha"] }, 1);
+    const b = p.begin("A", "beta", 1000);
+    expect(b.evicted).toEqual(["alpha"]);
+    p.absorb("A", { modelsMax: 1, models: models(["alpha"]) }, 1050);
+    expect(p.view("A", "beta", 1100)!.status).toBe("loading");
+    expect(p.loaded("A")).toEqual(["beta"]);
+    expect(p.view("A", "gamma", 1100)!.victim).toBe("busy");
+    expect(p.view("A", "alpha", 1100)!.victim).toBe("busy");
+    // The router reports the load: believed as usual.
+    p.absorb("A", { modelsMax: 1, models: [{ id: "alpha", status: "unloaded", failed: false }, { id: "beta", status: "loading", failed: false }, { id: "gamma", status: "unloaded", failed: false }] }, 1200);
+    expect(p.view("A", "beta", 1250)!.status).toBe("loading");
+    b.served(2000);
+    b.end(2100);
+    // Served: reads are believed again, for beta and for the model it evicted.
+    p.absorb("A", { modelsMax: 1, models: models(["alpha"]) }, 2200);
+    expect(p.loaded("A")).toEqual(["alpha"]);
+  });
+
+  it("a load that failed, or ended without an answer, no longer holds reads off", () => {
+    const p = pool({ A: ["alpha"] }, 1);
+    const b = p.begin("A", "beta", 1000);
+    b.end(1100);
+    p.absorb("A", { modelsMax: 1, models: models(["alpha"]) }, 1200);
+    expect(p.loaded("A")).toEqual(["alpha"]);
+    const g = p.begin("A", "gamma", 1300);
+    p.absorb("A", { modelsMax: 1, models: [...models([]), { id: "broken", status: "unloaded", failed: true }] }, 1350);
+    g.loadFailed(1400);
+    g.end(1400);
+    p.absorb("A", { modelsMax: 1, models: models(["alpha"]) }, 1500);
+    expect(p.loaded("A")).toEqual(["alpha"]);
+  });
+
   it("a load time measured on one router stands for the others until they measure their own", () => {
     const p = pool({ A: [], B: [] });
     const a = p.begin("A", "alpha", 0);
