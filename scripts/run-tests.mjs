@@ -7,8 +7,8 @@
 //    a lane of end-to-end files; the vitest lanes take end-to-end files from the same queue once they
 //    end, longest first, so all three end together. Each waits on servers far more than it computes
 //    (one e2e file ~0.5 of a core), so on two cores they overlap instead of queueing;
-// 3. the few end-to-end files that measure time or memory (a latency, an RSS slope, a restart bound),
-//    never beside the lanes, at most two at a time (ALONE_PHASES).
+// 3. the few end-to-end files that measure time or memory, alone: a file that asserts a latency, an
+//    RSS slope or a restart bound runs with nothing beside it, as it always did.
 // Every step runs to its end; the exit code is 1 if any failed. Output lines carry their lane's name.
 //   node scripts/run-tests.mjs                       all of it
 //   node scripts/run-tests.mjs --only e2e            only the end-to-end files (the lanes, then alone)
@@ -18,19 +18,9 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 
 /**
- * End-to-end files that measure the machine, after the other steps and never beside the lanes: their
- * bounds are about Switchyard, not about a neighbour's load. Each phase's lanes run side by side, each
- * lane's files one after another. Only the first phase pairs: admission-memory mostly waits on a held
- * slot, so the multi-door files and observability run beside it (measured: shared-admission 45 s
- * against 28 alone, every bound met). churn (1.8 cores of its own) and llama-killed (a 1 s bound) run
- * alone: observability beside churn once answered a stream with no attempts header.
+ * End-to-end files that measure the machine, run with nothing beside them: their bounds are about
+ * Switchyard, not about a neighbour's load.
  */
-const ALONE_PHASES = [
-  [["test/e2e/admission-memory.test.mjs", "test/e2e/observability.test.mjs"], ["test/multi/shared-admission.test.mjs", "test/multi/shared-limits.test.mjs"]],
-  [["test/e2e/churn.test.mjs"]],
-  [["test/faults/llama-killed.test.mjs"]],
-];
-/** What each measuring file asserts, which is why it is in ALONE_PHASES. */
 const ALONE = new Map([
   ["test/e2e/admission-memory.test.mjs", "workerd's RSS slope over 35 s with 1,000 waiting streams"],
   ["test/e2e/observability.test.mjs", "the median answer time with a hanging collector against a healthy one"],
@@ -50,8 +40,6 @@ const files = (dir) =>
     .map((f) => join(dir, f));
 const endToEnd = [...files("test/e2e"), ...files("test/multi"), ...files("test/faults")];
 for (const f of ALONE.keys()) if (!endToEnd.includes(f)) throw new Error(`run-tests: ${f} is listed to run alone but does not exist`);
-const phased = ALONE_PHASES.flat(2);
-if (phased.length !== ALONE.size || !phased.every((f) => ALONE.has(f))) throw new Error("run-tests: ALONE_PHASES must list each of ALONE's files once");
 
 /**
  * Seconds each long end-to-end file took here (6 Dec), only to start the longest first so the two
@@ -257,13 +245,7 @@ await step("Worker tests beside end-to-end files", () => Promise.all([
   // Without the Worker tests (--only e2e), a second lane of end-to-end files in their place.
   ...(workerShards.length ? [] : [takeFromQueue("e2e-b")]),
 ]));
-if (only !== "vitest")
-  await step("end-to-end files that measure, at most two at a time", async () => {
-    for (const [p, lanes] of ALONE_PHASES.entries())
-      await Promise.all(lanes.map(async (files, i) => {
-        for (const file of files) results.push({ ...(await lane(`alone-${p + 1}${"ab"[i]}`, process.execPath, nodeTest([file]))), name: `alone ${file}` });
-      }));
-  });
+if (only !== "vitest") await step("end-to-end files alone", async () => results.push(await lane("e2e-alone", process.execPath, nodeTest([...ALONE.keys()]))));
 const total = Math.round((Date.now() - started) / 1000);
 for (const r of results) process.stdout.write(`[run-tests] ${r.name}: ${r.code === 0 ? "passed" : `FAILED (exit ${r.code})`} in ${r.seconds} s\n`);
 for (const s of steps) process.stdout.write(`[run-tests] step ${s}\n`);
