@@ -27,8 +27,21 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
  */
 export function startSwitchyard({ vars = {}, env = {}, args = [], readyTimeoutMs = 60_000 } = {}) {
   return onFreePort((port) =>
-    serve(join(ROOT, "node_modules/.bin/wrangler"), ["dev", "--var", "SWITCHYARD_ENV:dev", "--ip", "127.0.0.1", "--port", String(port), ...args, ...varArgs(vars)], port, env, readyTimeoutMs),
+    serve(join(ROOT, "node_modules/.bin/wrangler"), ["dev", ...prebuilt(args), "--var", "SWITCHYARD_ENV:dev", "--ip", "127.0.0.1", "--port", String(port), ...args, ...varArgs(vars)], port, env, readyTimeoutMs),
   );
+}
+
+/**
+ * The Worker `npm test` built once for every start (SWITCHYARD_TEST_WORKER, set by
+ * scripts/run-tests.mjs: `wrangler deploy --dry-run`, the bundle a deploy uploads), served as it is
+ * (`--no-bundle`): each start then skips esbuild's bundling of `src/` and its watch. Not for a start
+ * with a config of its own (`--config`: the multi-door bed), nor when the variable is unset (a file
+ * run by itself bundles `src/` as `wrangler dev` does).
+ * @param {string[]} args
+ */
+function prebuilt(args) {
+  const entry = process.env.SWITCHYARD_TEST_WORKER;
+  return entry && !args.includes("--config") ? [entry, "--no-bundle"] : [];
 }
 
 /**
