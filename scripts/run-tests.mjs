@@ -1,13 +1,14 @@
 #!/usr/bin/env node
-// Runs npm test's layers (npm test is this script). Three steps:
-// 1. the static checks (types, the layering rule, the generated files) beside the unit tests: tsc is
-//    one core, the unit tests one worker, and nothing there starts a server;
-// 2. the Worker, fault and fuzz tests in workerd in two vitest processes (each its own servers from
-//    test/support/global-setup.ts, and one workerd for most of its files: vitest.config.ts), beside
-//    a lane of end-to-end files; the vitest lanes take end-to-end files from the same queue once they
-//    end, longest first, so all three end together. Each waits on servers far more than it computes
-//    (one e2e file ~0.5 of a core), so on two cores they overlap instead of queueing;
-// 3. the few end-to-end files that measure time or memory, alone: a file that asserts a latency, an
+// Runs npm test's layers (npm test is this script). Two steps:
+// 1. two lanes from the start: the static checks (types, the layering rule, the generated files; tsc
+//    is one core), then end-to-end files; and the unit tests, then the Worker, fault and fuzz tests
+//    in workerd in two vitest processes (each its own servers from test/support/global-setup.ts, and
+//    one workerd for most of its files: vitest.config.ts). Every lane whose own work is done takes
+//    end-to-end files from one queue, longest first, so they all end together. An end-to-end file
+//    waits on servers far more than it computes (~0.5 of a core), so on two cores they overlap
+//    instead of queueing. The Worker is built once first (`wrangler deploy --dry-run`) for their
+//    `wrangler dev` starts;
+// 2. the few end-to-end files that measure time or memory, alone: a file that asserts a latency, an
 //    RSS slope or a restart bound runs with nothing beside it, as it always did.
 // Every step runs to its end; the exit code is 1 if any failed. Output lines carry their lane's name.
 //   node scripts/run-tests.mjs                       all of it
@@ -217,7 +218,7 @@ const vitest = (/** @type {string[]} */ args) => [join("node_modules", "vitest",
 /** @type {{ name: string, code: number, seconds: number }[]} */
 const results = [];
 
-/** Step 1: the static checks beside the unit tests. */
+/** The static checks: types, the layering rule, the generated files. */
 const STATIC = [
   "npm run -s typecheck",
   "node scripts/check-layers.mjs",
@@ -227,33 +228,42 @@ const STATIC = [
 /**
  * The Worker as a deploy bundles it (`wrangler deploy --dry-run`), built once for every end-to-end
  * `wrangler dev` start (test/support/switchyard-dev.mjs serves it with `--no-bundle`): about 35 starts
- * each skip bundling `src/` again. If the build fails, its lane fails and each start bundles as before.
+ * each skip bundling `src/` again. The end-to-end lanes wait for it; if it fails, its lane fails and
+ * each start bundles as before.
  */
 const BUILT = join(".wrangler", "test-build");
 rmSync(BUILT, { recursive: true, force: true });
-const build = () => lane("build", join("node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", BUILT]);
-if (only !== "e2e")
-  await step("static checks, unit tests and the Worker's build", async () =>
-    results.push(...(await Promise.all([lane("static", "sh", ["-c", STATIC]), lane("unit", process.execPath, vitest(["--project", "unit"])), build()]))),
-  );
-else results.push(await build());
-if (existsSync(join(BUILT, "index.js"))) process.env.SWITCHYARD_TEST_WORKER = join(process.cwd(), BUILT, "index.js");
+const built = lane("build", join("node_modules", ".bin", "wrangler"), ["deploy", "--dry-run", "--outdir", BUILT]).then((r) => {
+  results.push(r);
+  if (existsSync(join(BUILT, "index.js"))) process.env.SWITCHYARD_TEST_WORKER = join(process.cwd(), BUILT, "index.js");
+});
 
-/** Step 2: the Worker tests in two vitest processes, and the end-to-end queue. */
+/** The end-to-end files that share the machine: one queue the lanes take from once their own work is done. */
 const queue = only === "vitest" ? [] : [...shared];
 /** A lane's share of the end-to-end files: the next in the queue until none is left. */
 const takeFromQueue = async (/** @type {string} */ name) => {
+  await built;
   for (let file = queue.shift(); file !== undefined; file = queue.shift()) results.push({ ...(await lane(name, process.execPath, nodeTest([file]))), name: `${name} ${file}` });
 };
 const workerShards = only === "e2e" ? [] : splitByTime(workerFiles(), 2);
-await step("Worker tests beside end-to-end files", () => Promise.all([
-  ...workerShards.map(async (shard, i) => {
-    results.push(await lane(`worker-${i + 1}`, process.execPath, vitest(["--project", "worker", "--project", "worker-isolated", ...shard])));
-    await takeFromQueue(`e2e-w${i + 1}`);
-  }),
-  takeFromQueue("e2e-a"),
-  // Without the Worker tests (--only e2e), a second lane of end-to-end files in their place.
-  ...(workerShards.length ? [] : [takeFromQueue("e2e-b")]),
+await step("static checks, unit and Worker tests beside end-to-end files", () => Promise.all([
+  // The static checks (tsc: one core), then end-to-end files.
+  (async () => {
+    if (only !== "e2e") results.push(await lane("static", "sh", ["-c", STATIC]));
+    await takeFromQueue("e2e-a");
+  })(),
+  // The unit tests, then the Worker tests in two vitest processes, each joining the queue once done.
+  (async () => {
+    if (only !== "e2e") results.push(await lane("unit", process.execPath, vitest(["--project", "unit"])));
+    await Promise.all([
+      ...workerShards.map(async (shard, i) => {
+        results.push(await lane(`worker-${i + 1}`, process.execPath, vitest(["--project", "worker", "--project", "worker-isolated", ...shard])));
+        await takeFromQueue(`e2e-w${i + 1}`);
+      }),
+      // Without the Worker tests (--only e2e), a second lane of end-to-end files in their place.
+      ...(workerShards.length ? [] : [takeFromQueue("e2e-b")]),
+    ]);
+  })(),
 ]));
 if (only !== "vitest") await step("end-to-end files alone", async () => results.push(await lane("e2e-alone", process.execPath, nodeTest([...ALONE.keys()]))));
 const total = Math.round((Date.now() - started) / 1000);
