@@ -24,11 +24,9 @@ interface ModelEntry {
    */
   changedAt?: number;
   /**
-   * This isolate's requests that began loading it here and have neither been served nor failed yet.
-   * Until one is, a read that finds it unloaded is older news (the router has not taken the request
-   * yet: workerd dispatches it after the clock `changedAt` was read), and so is one that finds the
-   * models that load evicts still loaded. Believing such a read let a second load through beside the
-   * first, and a router with `--models-max 1` asked for two models at once may hang one of them.
+   * This isolate's loads of it here not answered yet. Until one is, a read finding it unloaded, or the
+   * models it evicts still loaded, may predate the router's taking the request (olderThanOwnLoad):
+   * believed, it let a second load through beside the first, which a full router may hang on.
    */
   ownLoads?: number;
   /** The model whose load (by this isolate, still under way) evicted this one. */
