@@ -281,9 +281,7 @@ export class ModelPool {
 function olderThanOwnLoad(s: PoolServer, e: ModelEntry, status: ModelStatus): boolean {
   if ((e.ownLoads ?? 0) > 0) return status === "unloaded";
   if (e.evictedFor === undefined) return false;
-  if ((s.models.get(e.evictedFor)?.ownLoads ?? 0) > 0) return status === "loaded";
-  delete e.evictedFor;
-  return false;
+  return (s.models.get(e.evictedFor)?.ownLoads ?? 0) > 0 && status === "loaded";
 }
 
 /** One request's place in the pool's bookkeeping: reported back as it goes. */

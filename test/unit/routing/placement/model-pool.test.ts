@@ -84,9 +84,10 @@ describe("ModelPool", () => {
   });
 
   it("a read the router answered before it took the isolate's load (later than the change, older than the load) lets no second load through", () => {
-    // Seen under load in router-zero-config: the hub's sample of /models was taken after the attempt
-    // began but before the router received it, and said alpha loaded, beta unloaded. Believed, it made
-    // alpha an idle victim for gamma: two loads at once, which a --models-max 1 router may hang on.
+    // The likely cause of router-zero-config's hangs under load (not reproduced on demand): a sample of
+    // /models taken after the attempt began but before the router received it says alpha loaded, beta
+    // unloaded. Believed, it made alpha an idle victim for gamma: two loads at once, which a
+    // --models-max 1 router may hang on.
     const p = pool({ A: ["alpha"] }, 1);
     const b = p.begin("A", "beta", 1000);
     expect(b.evicted).toEqual(["alpha"]);
