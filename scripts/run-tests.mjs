@@ -164,6 +164,10 @@ function suiteCpuSeconds() {
 }
 /** @type {string[]} */
 const steps = [];
+/** How many of a failed lane's last lines the summary repeats. */
+const TAIL_LINES = 120;
+/** @type {{ name: string, lines: string[] }[]} */
+const failures = [];
 /** Runs one step and notes its wall time, the cores it kept busy and the CPU it used. @param {string} name @param {() => Promise<unknown>} run */
 async function step(name, run) {
   const t0 = Date.now();
@@ -185,6 +189,12 @@ async function step(name, run) {
  */
 function lane(name, cmd, args) {
   const started = Date.now();
+  /** The lane's last lines, printed again at the very end if it fails: CI shows the output's tail. */
+  const last = /** @type {string[]} */ ([]);
+  const keep = (/** @type {string} */ l) => {
+    last.push(l);
+    if (last.length > TAIL_LINES) last.shift();
+  };
   process.stdout.write(`[${name}] ${cmd} ${args.join(" ")}\n`);
   const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: process.env });
   const prefix = (/** @type {NodeJS.WritableStream} */ out) => {
@@ -193,9 +203,16 @@ function lane(name, cmd, args) {
       write: (/** @type {string} */ s) => {
         const lines = (rest + s).split("\n");
         rest = lines.pop() ?? "";
-        for (const l of lines) out.write(`[${name}] ${l}\n`);
+        for (const l of lines) {
+          out.write(`[${name}] ${l}\n`);
+          keep(l);
+        }
       },
-      end: () => rest && out.write(`[${name}] ${rest}\n`),
+      end: () => {
+        if (!rest) return;
+        out.write(`[${name}] ${rest}\n`);
+        keep(rest);
+      },
     };
   };
   const out = prefix(process.stdout);
@@ -206,7 +223,9 @@ function lane(name, cmd, args) {
     child.on("close", (code, signal) => {
       out.end();
       err.end();
-      resolve({ name, code: code ?? (signal ? 1 : 0), seconds: Math.round((Date.now() - started) / 1000) });
+      const exit = code ?? (signal ? 1 : 0);
+      if (exit !== 0) failures.push({ name, lines: last });
+      resolve({ name, code: exit, seconds: Math.round((Date.now() - started) / 1000) });
     }),
   );
 }
@@ -268,6 +287,10 @@ await step("static checks, unit and Worker tests beside end-to-end files", () =>
 ]));
 if (only !== "vitest") await step("end-to-end files alone", async () => results.push(await lane("e2e-alone", process.execPath, nodeTest([...ALONE.keys()]))));
 const total = Math.round((Date.now() - started) / 1000);
+for (const f of failures) {
+  process.stdout.write(`[run-tests] ---- ${f.name} failed; its last ${f.lines.length} lines again ----\n`);
+  for (const l of f.lines) process.stdout.write(`[${f.name}] ${l}\n`);
+}
 for (const r of results) process.stdout.write(`[run-tests] ${r.name}: ${r.code === 0 ? "passed" : `FAILED (exit ${r.code})`} in ${r.seconds} s\n`);
 for (const s of steps) process.stdout.write(`[run-tests] step ${s}\n`);
 const cpu = suiteCpuSeconds();
