@@ -38,6 +38,9 @@ export async function sampleUpstream(t: Tracked, env: EnvVars, policy: SamplePol
   let state: UpstreamHealth["state"] = "down";
   let gone = false;
   let load: Load = {};
+  // A server found gone is stamped with when it was asked: it answered "loading" after that, and may
+  // be ready by the time the answer is read.
+  const askedAt = Date.now();
   try {
     const res = await fetch(`${base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
     state = res.status === 200 ? "ready" : res.status === 503 ? "loading" : "down";
@@ -64,7 +67,7 @@ export async function sampleUpstream(t: Tracked, env: EnvVars, policy: SamplePol
   // admission queue gates on the slot count, and losing it would let every waiter through at once.
   const previous = t.health;
   const slots = slotsTotal !== undefined ? { slotsTotal, slotsBusy, ...(slotsReadAt ? { slotsReadAt } : {}) } : previous.slotsTotal !== undefined ? { slotsTotal: previous.slotsTotal, slotsBusy: previous.slotsBusy, ...(previous.slotsReadAt ? { slotsReadAt: previous.slotsReadAt } : {}) } : {};
-  t.health = { state, circuit, checkedAt: now, ...slots, ...(contextWindow !== undefined ? { contextWindow } : {}), ...(routerModels ? { routerModels } : {}), ...restartedAt(t, state, gone, now), ...readyAt(previous, state, now) };
+  t.health = { state, circuit, checkedAt: now, ...slots, ...(contextWindow !== undefined ? { contextWindow } : {}), ...(routerModels ? { routerModels } : {}), ...restartedAt(t, state, gone, askedAt), ...readyAt(previous, state, now) };
 }
 
 /**
@@ -75,6 +78,7 @@ export async function sampleUpstream(t: Tracked, env: EnvVars, policy: SamplePol
 async function sampleModels(t: Tracked, policy: SamplePolicy, base: string, headers: Record<string, string>, timeoutMs: number): Promise<void> {
   let state: UpstreamHealth["state"] = "down";
   let gone = false;
+  const askedAt = Date.now();
   try {
     const res = await fetch(`${base}/v1/models`, { headers: { ...headers, accept: "application/json" }, signal: AbortSignal.timeout(timeoutMs) });
     await res.body?.cancel().catch(() => {});
@@ -85,17 +89,17 @@ async function sampleModels(t: Tracked, policy: SamplePolicy, base: string, head
     gone = !timedOut(e);
   }
   const now = Date.now();
-  t.health = { state, circuit: probed(t, policy, state, now), checkedAt: now, ...restartedAt(t, state, gone, now), ...readyAt(t.health, state, now) };
+  t.health = { state, circuit: probed(t, policy, state, now), checkedAt: now, ...restartedAt(t, state, gone, askedAt), ...readyAt(t.health, state, now) };
 }
 
 /**
  * When the server last restarted (`restartedAt`), kept across samples: once a sample finds it ready
  * after samples found its process gone (refused, or loading; a timeout may be a busy server, not a
- * dead one), the last of those. Whatever was placed there before is not in its prompt cache; what
+ * dead one), the last of those (when it was asked). Whatever was placed there before is not in its prompt cache; what
  * was served there after may be (a request can reach it before the hub sees it ready).
  */
-function restartedAt(t: Tracked, state: UpstreamHealth["state"], gone: boolean, now: number): { restartedAt?: number } {
-  if (gone) t.goneAt = now;
+function restartedAt(t: Tracked, state: UpstreamHealth["state"], gone: boolean, askedAt: number): { restartedAt?: number } {
+  if (gone) t.goneAt = askedAt;
   else if (state === "ready" && t.goneAt !== undefined) {
     const at = t.goneAt;
     t.goneAt = undefined;
