@@ -5,7 +5,7 @@
 //
 //   readGguf(pathOrBuffer, { tensors? })   → { version, alignment, kv: Map, tensors, dataOffset }
 //   writeGguf(outPath, { kv, tensors, alignment? })
-//   writeTinyLlamaModel({ vocabPath, templatePath?, outPath, seed?, hparams? }) → summary
+//   writeTinyLlamaModel({ vocabPath, templatePath?, outPath, seed?, hparams?, vocabSize? }) → summary
 //
 // GGUF layout (ggml/src/gguf.cpp): "GGUF", u32 version, u64 n_tensors, u64 n_kv, the KV pairs, the
 // tensor infos (name, u32 n_dims, u64 ne[n_dims] with ne0 = the fastest-varying dimension, u32 type,
@@ -22,7 +22,7 @@ import { parseArgs } from "node:util";
  */
 
 /** Bump when the generated model's bytes change, so cached models are regenerated. */
-export const GGUF_WRITER_VERSION = 1;
+export const GGUF_WRITER_VERSION = 2;
 
 export const GGUF_MAGIC = "GGUF";
 export const GGUF_DEFAULT_ALIGNMENT = 32;
@@ -419,6 +419,91 @@ function endOfGenerationIds(vocabKv, tokens) {
 }
 
 /**
+ * The vocabulary's `tokenizer.*` keys cut to its first `size` ordinary tokens and every special one
+ * but padding (renumbered after them), with only the merges whose parts and result
+ * are kept; the `*_token_id` keys follow the renumbering. A byte-level BPE vocabulary's first 256
+ * tokens are the bytes and the rest come in merge order, so every text still tokenizes (into more,
+ * shorter pieces).
+ *
+ * Why: llama.cpp checks a grammar against every token of the vocabulary each time the sampled token
+ * breaks it, which is every token for random weights; with Qwen2's 151,936 tokens a literal grammar
+ * costs ~14 ms of CPU a token and the output layer ~1.5 ms, against ~0.6 and ~0.1 ms at 4,096
+ * (measured here, llama-server 3.21.1, -t 1).
+ * @param {Map<string, GgufValue>} vocabKv
+ * @param {number} size
+ * @returns {Map<string, GgufValue>}
+ */
+function cutVocabulary(vocabKv, size) {
+  const tokens = vocabKv.get("tokenizer.ggml.tokens");
+  const types = vocabKv.get("tokenizer.ggml.token_type");
+  const merges = vocabKv.get("tokenizer.ggml.merges");
+  if (!tokens || tokens.itemType === undefined || !types || types.itemType === undefined) throw new Error("the vocabulary has no tokens or token types");
+  if (vocabKv.get("tokenizer.ggml.model")?.value !== "gpt2") throw new Error("only a byte-level BPE (gpt2) vocabulary can be cut");
+  if (size < 256) throw new Error("a cut vocabulary keeps at least the 256 byte tokens");
+  const NORMAL = 1;
+  // Padding entries ("[PAD151646]"…) fill a vocabulary up to its matrix size and mean nothing: kept,
+  // they would be 290 of 4,389 tokens a random model writes freely, and its chat parser refuses them.
+  const padding = (/** @type {number} */ i) => /^\[PAD\d+\]$/.test(String(tokens.value[i]));
+  /** Old ids kept, in their new order. */
+  const kept = [];
+  for (let i = 0; i < tokens.value.length; i++) if (types.value[i] === NORMAL ? i < size : !padding(i)) kept.push(i);
+  const renumbered = new Map(kept.map((old, id) => [old, id]));
+  const texts = new Set(kept.map((i) => String(tokens.value[i])));
+  /** @type {Map<string, GgufValue>} */
+  const out = new Map();
+  for (const [k, v] of vocabKv) {
+    if (!k.startsWith("tokenizer.")) continue;
+    if (k === "tokenizer.ggml.tokens" || k === "tokenizer.ggml.token_type") out.set(k, { ...v, itemType: /** @type {number} */ (v.itemType), value: kept.map((i) => /** @type {GgufScalar[]} */ (v.value)[i]) });
+    else if (k === "tokenizer.ggml.merges" && merges?.itemType !== undefined) {
+      const keep = merges.value.filter((m) => {
+        const [a, b] = String(m).split(" ");
+        return texts.has(a) && texts.has(b) && texts.has(a + b);
+      });
+      out.set(k, { ...merges, value: keep });
+    } else if (k.endsWith("_token_id") && v.itemType === undefined && typeof v.value === "number") {
+      const id = renumbered.get(v.value);
+      if (id !== undefined) out.set(k, { type: v.type, value: id });
+    } else out.set(k, v);
+  }
+  return out;
+}
+
+/** GPT-2's byte-level alphabet, reversed: each printable stand-in character → its byte. */
+function byteOfChar() {
+  /** @type {number[]} */
+  const bs = [];
+  for (let b = 33; b <= 126; b++) bs.push(b);
+  for (let b = 161; b <= 172; b++) bs.push(b);
+  for (let b = 174; b <= 255; b++) bs.push(b);
+  const cs = [...bs];
+  let n = 0;
+  for (let b = 0; b < 256; b++) if (!bs.includes(b)) (bs.push(b), cs.push(256 + n++));
+  return new Map(bs.map((b, i) => [String.fromCodePoint(/** @type {number} */ (cs[i])), b]));
+}
+
+/**
+ * Ids of the ordinary tokens whose bytes are not whole UTF-8 on their own (a lone byte of a
+ * multi-byte character, or a piece of one).
+ * @param {GgufScalar[]} tokens
+ */
+function partialUtf8Ids(tokens) {
+  const map = byteOfChar();
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  /** @type {number[]} */
+  const ids = [];
+  tokens.forEach((t, id) => {
+    const chars = [...String(t)];
+    if (!chars.every((c) => map.has(c))) return;
+    try {
+      decoder.decode(Uint8Array.from(chars.map((c) => /** @type {number} */ (map.get(c)))));
+    } catch {
+      ids.push(id);
+    }
+  });
+  return ids;
+}
+
+/**
  * Writes a tiny random-weight llama-architecture GGUF using the vocabulary (every `tokenizer.*` key)
  * of `vocabPath` and a chat template: the vocab file's own `tokenizer.chat_template` if it has one
  * and `templatePath` is not given, else the file at `templatePath`.
@@ -426,19 +511,23 @@ function endOfGenerationIds(vocabKv, tokens) {
  * The output rows of end-of-generation tokens are zero, so their logit is exactly 0 while random
  * logits of other tokens are larger: unconstrained greedy generation never stops by itself (always
  * send `max_tokens`), and a literal grammar still ends with EOS because at that point EOS is the
- * only legal token.
+ * only legal token. So are the rows of tokens that are only part of a UTF-8 character: a logit of 0
+ * is the middle of the random ones, never among the 40 a default sampler keeps.
+ *
+ * `vocabSize` cuts the vocabulary to that many ordinary tokens (cutVocabulary); without it, all of it.
  *
  * Deterministic: same inputs and seed → same bytes.
- * @param {{ vocabPath: string, templatePath?: string, outPath: string, seed?: number,
+ * @param {{ vocabPath: string, templatePath?: string, outPath: string, seed?: number, vocabSize?: number,
  *           name?: string, hparams?: Partial<{ [K in keyof typeof TINY_LLAMA_HPARAMS]: number }> }} opts
  */
-export function writeTinyLlamaModel({ vocabPath, templatePath, outPath, seed = 1, name, hparams = {} }) {
+export function writeTinyLlamaModel({ vocabPath, templatePath, outPath, seed = 1, name, hparams = {}, vocabSize }) {
   const hp = { ...TINY_LLAMA_HPARAMS, ...hparams };
   const headDim = hp.n_embd / hp.n_head;
   if (!Number.isInteger(headDim)) throw new Error("n_embd must be a multiple of n_head");
   if (hp.n_head % hp.n_head_kv) throw new Error("n_head must be a multiple of n_head_kv");
 
-  const vocab = readGguf(vocabPath);
+  const read = readGguf(vocabPath);
+  const vocab = vocabSize === undefined ? read : { ...read, kv: new Map([...read.kv].filter(([k]) => !k.startsWith("tokenizer.")).concat([...cutVocabulary(read.kv, vocabSize)])) };
   const tokens = vocab.kv.get("tokenizer.ggml.tokens")?.value;
   if (!Array.isArray(tokens)) throw new Error(`${vocabPath} has no tokenizer.ggml.tokens`);
   const nVocab = tokens.length;
@@ -496,6 +585,11 @@ export function writeTinyLlamaModel({ vocabPath, templatePath, outPath, seed = 1
   const eog = endOfGenerationIds(vocab.kv, tokens);
   const output = /** @type {(typeof tensors)[number]} */ (tensors.at(-1)).data;
   for (const id of eog) output.fill(0, id * hp.n_embd * 2, (id + 1) * hp.n_embd * 2);
+  // Pieces of a UTF-8 character too: free sampling that stops inside one leaves text llama-server's
+  // tool-call parser refuses (`…does not match the expected peg-native format`), in 1 of 5 short
+  // answers with tools at 4,096 tokens. A literal grammar still picks them where its text needs them.
+  const partial = partialUtf8Ids(tokens);
+  for (const id of partial) output.fill(0, id * hp.n_embd * 2, (id + 1) * hp.n_embd * 2);
   for (let i = 0; i < hp.n_layer; i++) {
     norm(`blk.${i}.attn_norm.weight`);
     mat(`blk.${i}.attn_q.weight`, hp.n_embd, hp.n_embd);
@@ -518,6 +612,7 @@ export function writeTinyLlamaModel({ vocabPath, templatePath, outPath, seed = 1
     hparams: hp,
     tensors: tensors.length,
     eog_ids: eog,
+    partial_utf8_tokens: partial.length,
     chat_template_source: templateSource,
   };
 }

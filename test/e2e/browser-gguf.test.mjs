@@ -180,8 +180,9 @@ describe("a tab serves the team's own GGUF with llama.cpp in WebAssembly", { ski
 
   it("an answer cut off on the llama-server is continued in the tab, with the exact text", async () => {
     llama = await startLlamaServer({ model: ensureTestModel(), port: llama.port, parallel: 1 });
-    const text = "One two three four five six seven eight nine ten, and the rest comes from the tab.";
-    const res = await streamOf(literal(text));
+    // ~330 tokens: the server is still writing it when the first frame arrives (~70 would be done).
+    const text = "One two three four five six seven eight nine ten, and the rest comes from the tab. ".repeat(4).trim();
+    const res = await streamOf(literal(text, { max_tokens: 800 }));
     const partial = await readUntil(res, (t) => t.length > 0);
     llama.kill("SIGKILL");
     const sse = await finish(partial);

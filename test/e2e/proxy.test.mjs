@@ -188,12 +188,13 @@ describe("a client that leaves", () => {
   }
 
   it("frees the real llama-server's slot", async () => {
-    const long = Array.from({ length: 80 }, (_, i) => `w${i}`).join(" ");
+    // ~1,750 tokens: still being written after the first frames arrive.
+    const long = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ");
     const ac = new AbortController();
     const res = await fetch(`${proxy.url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ ...base({ stream: true, max_tokens: 1000, grammar: grammar(long) }), model: "victim" }),
+      body: JSON.stringify({ ...base({ stream: true, max_tokens: 1900, grammar: grammar(long) }), model: "victim" }),
       signal: ac.signal,
     });
     const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader();
@@ -220,11 +221,12 @@ describe("a client that leaves", () => {
 
 describe("llama-server killed mid-stream", () => {
   it("ends the stream with an error frame, no [DONE], no finish_reason", async () => {
-    const long = Array.from({ length: 80 }, (_, i) => `k${i}`).join(" ");
+    // ~1,750 tokens, ~1.9 s of generation here alone: still being written when the first frame arrives.
+    const long = Array.from({ length: 400 }, (_, i) => `k${i}`).join(" ");
     const res = await fetch(`${proxy.url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ ...base({ stream: true, max_tokens: 1000, grammar: grammar(long) }), model: "victim" }),
+      body: JSON.stringify({ ...base({ stream: true, max_tokens: 1900, grammar: grammar(long) }), model: "victim" }),
     });
     assert.equal(res.status, 200);
     const reader = /** @type {ReadableStream<Uint8Array>} */ (res.body).getReader();

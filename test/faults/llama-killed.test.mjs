@@ -25,7 +25,8 @@ let openai;
 
 before(async () => {
   // `classic`: a --no-jinja server, which closes the assistant turn instead of continuing it.
-  servers = await Promise.all([1, 2, 3, 4, 5, 6, 7].map((i) => startLlamaServer({ parallel: 1, args: ["-t", "1", ...(i === 7 ? ["--no-jinja"] : [])] })));
+  // 4,096 tokens of context: room for `longer` (~2,150 tokens).
+  servers = await Promise.all([1, 2, 3, 4, 5, 6, 7].map((i) => startLlamaServer({ parallel: 1, ctx: 4096, args: ["-t", "1", ...(i === 7 ? ["--no-jinja"] : [])] })));
   const [alone, streamed, held, noResume, spare, beforeClassic, classic] = /** @type {LlamaServer[]} */ (servers);
   s = { alone, streamed, held, noResume, spare, beforeClassic, classic };
   const llama = (/** @type {LlamaServer} */ x) => ({ kind: "llama", url: x.url });
@@ -53,8 +54,13 @@ after(async () => {
 });
 
 const long = Array.from({ length: 150 }, (_, i) => `k${i}`).join(" ");
+/**
+ * An answer still being written 700 ms after it was asked, when a non-stream test kills its server
+ * (past the 300 ms commit grace): ~2,400 characters, ~2.4 s of generation here alone.
+ */
+const longer = Array.from({ length: 500 }, (_, i) => `k${i}`).join(" ");
 /** The request, as the openai client sends it; `grammar` is llama.cpp's extension. */
-const params = (/** @type {string} */ model, text = long) => ({ model, messages: [{ role: /** @type {const} */ ("user"), content: "go" }], temperature: 0, max_tokens: 1000, grammar: grammar(text) });
+const params = (/** @type {string} */ model, text = long) => ({ model, messages: [{ role: /** @type {const} */ ("user"), content: "go" }], temperature: 0, max_tokens: 2 * text.length + 64, grammar: grammar(text) });
 const ask = (/** @type {string} */ model, /** @type {boolean} */ streamIt, text = long) => ({
   method: "POST",
   headers: { "content-type": "application/json" },
@@ -62,15 +68,17 @@ const ask = (/** @type {string} */ model, /** @type {boolean} */ streamIt, text 
 });
 /** @typedef {{ attempts: number, target: string, resumes?: Array<{ from: string, to: string, code: string, after_chars: number, after_tokens: number }> }} Extension */
 
-/** @type {Promise<import("openai/resources/completions").CompletionUsage> | undefined} */
-let uninterrupted;
-/** The uninterrupted answer's usage, from the spare (asked once): what a continued answer's usage should match. */
-function uninterruptedUsage() {
-  return (uninterrupted ??= askUninterrupted());
+/** @type {Map<string, Promise<import("openai/resources/completions").CompletionUsage>>} */
+const uninterrupted = new Map();
+/** The uninterrupted answer's usage, from the spare (asked once a text): what a continued answer's usage should match. */
+function uninterruptedUsage(text = long) {
+  let usage = uninterrupted.get(text);
+  if (!usage) uninterrupted.set(text, (usage = askUninterrupted(text)));
+  return usage;
 }
-async function askUninterrupted() {
-  const answer = await openai.chat.completions.create(/** @type {any} */ (params("spare")));
-  assert.equal(answer.choices[0]?.message.content, long);
+async function askUninterrupted(/** @type {string} */ text) {
+  const answer = await openai.chat.completions.create(/** @type {any} */ (params("spare", text)));
+  assert.equal(answer.choices[0]?.message.content, text);
   return /** @type {import("openai/resources/completions").CompletionUsage} */ (answer.usage);
 }
 
@@ -119,16 +127,16 @@ describe("the real llama-server killed mid-answer, another one continues", () =>
   });
 
   it("non-stream (openai client): the exact full text and a normal finish; the client never knew", async () => {
-    const expected = await uninterruptedUsage();
-    const pending = openai.chat.completions.create(/** @type {any} */ (params("held")));
+    const expected = await uninterruptedUsage(longer);
+    const pending = openai.chat.completions.create(/** @type {any} */ (params("held", longer)));
     await new Promise((r) => setTimeout(r, 700)); // past the commit grace, generation under way
     s.held.kill("SIGKILL");
     const answer = /** @type {import("openai/resources/chat/completions").ChatCompletion & { x_switchyard: Extension }} */ (await pending);
-    assert.equal(answer.choices[0]?.message.content, long);
+    assert.equal(answer.choices[0]?.message.content, longer);
     assert.equal(answer.choices[0]?.finish_reason, "stop");
     assert.match(answer.id, /^chatcmpl-/);
     const r = answer.x_switchyard.resumes?.[0];
-    assert.ok(r && r.after_chars > 0 && r.after_chars < long.length, JSON.stringify(answer.x_switchyard));
+    assert.ok(r && r.after_chars > 0 && r.after_chars < longer.length, JSON.stringify(answer.x_switchyard));
     assert.equal(r.to, `llama:${new URL(s.spare.url).host}`);
     assert.ok(Math.abs((answer.usage?.completion_tokens ?? 0) - expected.completion_tokens) <= 3, `${JSON.stringify(answer.usage)} vs ${JSON.stringify(expected)}`);
   });
@@ -195,7 +203,7 @@ describe("the real llama-server killed mid-answer, nothing can continue", () => 
   });
 
   it("non-stream, resume off for the model: a committed 200 whose body is the error envelope; the next request goes to the spare", async () => {
-    const pending = fetch(`${proxy.url}/v1/chat/completions`, ask("no-resume", false));
+    const pending = fetch(`${proxy.url}/v1/chat/completions`, ask("no-resume", false, longer));
     await new Promise((r) => setTimeout(r, 700));
     s.noResume.kill("SIGKILL");
     const killedAt = Date.now();

@@ -38,12 +38,12 @@ after(async () => {
   await Promise.all(servers.map((s) => s.stop()));
 });
 
-/** One request at a random door answered with exactly `text` (about 24 tokens). */
+/** One request at a random door answered with exactly `text` and ~150 tokens more (~100 ms of generation here alone). */
 async function ask(/** @type {string} */ key, /** @type {string} */ text) {
   const res = await fetch(`${doors.any()}/v1/chat/completions`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "one", temperature: 0, max_tokens: 64, messages: [{ role: "user", content: "go" }], grammar: grammar(`${text} ${"z ".repeat(20)}`) }),
+    body: JSON.stringify({ model: "one", temperature: 0, max_tokens: 400, messages: [{ role: "user", content: "go" }], grammar: grammar(`${text} ${"z ".repeat(150)}`) }),
   });
   const body = await res.text();
   assert.equal(res.status, 200, body);

@@ -13,6 +13,8 @@ import { grammar } from "../support/switchyard-dev.mjs";
 
 const ADMIN_TOKEN = `adm-${randomBytes(24).toString("base64url")}`;
 const MAX_WAIT_MS = 1500;
+/** Words of the answer that holds the slot (~2,400 tokens): ~3.3 s of generation here alone, well past MAX_WAIT_MS. */
+const HOLD = 1500;
 /** @type {import("../support/llama-server.mjs").LlamaServer} */
 let llama;
 /** @type {import("../support/doors.mjs").Doors} */
@@ -55,7 +57,7 @@ describe("limits across three doors", () => {
     // The slot count is read at the first request (each door's /props read, the hub's sample).
     for (let d = 0; d < 3; d++) assert.equal((await ask(d, key, "warm")).status, 200);
     const watch = watchSlots([llama.url]);
-    const first = ask(0, key, "hold", 300);
+    const first = ask(0, key, "hold", HOLD);
     // The first has the slot (it is generating) before the second arrives.
     for (let t = Date.now(); Date.now() - t < 5000; ) {
       const slots = /** @type {Array<{ is_processing: boolean }>} */ (await (await fetch(`${llama.url}/slots`)).json());
@@ -80,7 +82,7 @@ describe("limits across three doors", () => {
 
   it("a key with concurrency: 1 gets 429 for a second request at another door while its first runs", { timeout: 30_000 }, async () => {
     const { key } = await createKeyAtDoors(doors, ADMIN_TOKEN, { name: "one-at-a-time", limits: { concurrency: 1 } });
-    const first = ask(2, key, "long", 300);
+    const first = ask(2, key, "long", HOLD);
     for (let t = Date.now(); Date.now() - t < 5000; ) {
       const slots = /** @type {Array<{ is_processing: boolean }>} */ (await (await fetch(`${llama.url}/slots`)).json());
       if (slots.some((s) => s.is_processing)) break;

@@ -131,14 +131,18 @@ describe("the seed that makes a replay the same answer", () => {
 
 describe("a parse failure after text was sent: the same server continues the answer", () => {
   it("the real llama-server, sampling freely: every answer ends normally, and the refused ones were continued by the same server", async () => {
-    // The random model writes a stray byte now and then (a token that is half a UTF-8 sequence);
-    // llama-server's parser then stops at it and refuses the whole output at the end. At its default
-    // temperature that happens to about one answer in twenty. One generation after a refusal is
-    // reserved per request: a continuation refused in turn ends the answer with that refusal.
+    // A stray byte (a token that is half a UTF-8 sequence) makes llama-server's parser stop at it and
+    // refuse the whole output at the end. The test model never writes one by itself
+    // (scripts/gguf-writer.mjs); a logit bias on token 160, the byte 0xE4 that begins a three-byte
+    // character, makes it write one now and then: about one answer of 8 tokens in three is refused.
+    // One generation after a refusal is reserved per request: a continuation refused in turn ends
+    // the answer with that refusal.
     const config = configWith({ m: { targets: [{ kind: "llama", url: LLAMA_URL }], resume: { maxResumes: 5 } } });
+    // About 3 in 10 answers are refused and then continued: none of 40 would be one run in a million.
+    const ANSWERS = 40;
     let resumed = 0;
-    for (let i = 0; i < 150; i++) {
-      const { res } = await call("/v1/chat/completions", { json: { model: "m", messages: [{ role: "user", content: "Say something." }], tools: [readFile], max_tokens: 8, stream: true } }, config);
+    for (let i = 0; i < ANSWERS; i++) {
+      const { res } = await call("/v1/chat/completions", { json: { model: "m", messages: [{ role: "user", content: "Say something." }], tools: [readFile], max_tokens: 8, stream: true, logit_bias: { "160": 2 } } }, config);
       const { frames, done } = await readSse(res);
       const error = frames.find((f) => f.error)?.error;
       if (error) {
@@ -152,7 +156,7 @@ describe("a parse failure after text was sent: the same server continues the ans
         for (const r of ext.resumes) expect(r.from).toBe(r.to);
       }
     }
-    console.log(`chat-parser-refusal: ${resumed} of 150 answers refused by llama-server's parser and continued by the same server`);
+    console.log(`chat-parser-refusal: ${resumed} of ${ANSWERS} answers refused by llama-server's parser and continued by the same server`);
     expect(resumed).toBeGreaterThan(0);
   }, 120_000);
 });

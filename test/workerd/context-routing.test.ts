@@ -10,11 +10,12 @@ const big = (name: string) => `${FIXTURE_URL}/u-cb${tag}${name}/n_ctx-100000/beh
 const small = (name: string, n: number) => `${FIXTURE_URL}/u-cs${tag}${name}/n_ctx-${n}/behave/say/${name}`;
 // The hub samples every 200 ms; every request refreshes the isolate's snapshot in the background.
 const vars = (targets: string[]) => configWith({ m: { targets: targets.map((url) => ({ kind: "llama", url })) } }, { health: { sampleMs: 200, snapshotTtlMs: 0 } });
-const long = "lorem ipsum dolor sit amet ".repeat(200); // about 1,000 tokens for the test model
-// By the real server's /apply-template and /tokenize: 80 repeats are 431 tokens (fit its 512-token slots), 120 are 631 (do not);
-// "hi" is 30 tokens in 30 characters of JSON (the template's fixed tokens).
-const FITS_REPEATS = 80;
-const OVER_REPEATS = 120;
+const long = "lorem ipsum dolor sit amet ".repeat(200); // about 2,200 tokens for the test model
+// By the real server's /apply-template and /tokenize: 35 repeats are 425 tokens in 973 characters of
+// JSON (fit its 512-token slots), 60 are 700 (do not); "hi" is 42 tokens in 30 characters (the
+// template's fixed tokens).
+const FITS_REPEATS = 35;
+const OVER_REPEATS = 60;
 const ask = (content: string, extra: Record<string, unknown> = {}) => ({ model: "m", messages: [{ role: "user", content }], stream: true, max_tokens: 8, ...extra });
 
 async function send(v: Record<string, unknown>, body: Record<string, unknown>) {
