@@ -226,18 +226,17 @@ function observeInto(seen: Observed, e: UpstreamEvent): boolean {
 /**
  * The pipeline's meter stage (runChat in routing/pipeline.ts, with the request's `meter` and the request as `bound` made it):
  * refuses a model outside the key's allow-list before anything starts, reserves what the run may use
- * (and a slot, if the route took none), and returns a start whose events are metered. A no-op
- * without a keyed caller. `generations`: how many answers the run may generate (a tool-call policy
+ * (and a slot, if the route took none), and returns a start whose events are metered (a caller
+ * without a key has no meter, and the pipeline does not come here). `generations`: how many answers the run may generate (a tool-call policy
  * retry is a second; a continuation or raw replay after a chat parser's refusal one more).
  */
 export function meterRun(
-  meter: Meter | undefined,
+  meter: Meter,
   request: OutputBound & Pick<ChatRequest, "model" | "tools">,
   prompt: () => unknown,
   start: () => Promise<StreamStart>,
   generations = 1,
 ): Promise<StreamStart> {
-  if (!meter) return start();
   meter.checkModel(request.model);
   const promptChars = JSON.stringify(prompt() ?? "").length;
   const toolChars = request.tools ? JSON.stringify(request.tools).length : 0;

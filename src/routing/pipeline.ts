@@ -126,16 +126,12 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
   const headersOf = () => ({ "x-switchyard-target": delivered?.started.target.name ?? "", "x-switchyard-attempts": String(delivered?.attempts ?? 0) });
   // 7. meter. A policy retry may generate a second answer, and a refusal one more: that much is reserved.
   const generations = (offersTools(request) && minScore > 0 ? 2 : 1) + (mayRefuse ? 1 : 0);
-  const metered: Promise<StreamStart> = meterRun(
-    scope.meter,
-    request,
-    options.prompt ?? (() => request.messages),
-    async () => {
-      delivered = await deliver();
-      return { first: delivered.answer.first, events: delivered.answer.events, headers: headersOf() };
-    },
-    generations,
-  );
+  const begin = async (): Promise<StreamStart> => {
+    delivered = await deliver();
+    return { first: delivered.answer.first, events: delivered.answer.events, headers: headersOf() };
+  };
+  // Without a keyed caller there is nothing to reserve or count: the run starts as it is.
+  const metered: Promise<StreamStart> = scope.meter ? meterRun(scope.meter, request, options.prompt ?? (() => request.messages), begin, generations) : begin();
 
   // 8. encode: the caller's. What it reports beside the events:
   const extension = (): SwitchyardExtension => extensionOf(delivered, minScore);
