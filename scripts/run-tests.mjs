@@ -11,6 +11,7 @@
 // 2. the few end-to-end files that measure time or memory, alone: a file that asserts a latency, an
 //    RSS slope or a restart bound runs with nothing beside it, as it always did.
 // Every step runs to its end; the exit code is 1 if any failed. Output lines carry their lane's name.
+// Long because it holds two timing tables, a line a file (data, not logic).
 //   node scripts/run-tests.mjs                       all of it
 //   node scripts/run-tests.mjs --only e2e            only the end-to-end files (the lanes, then alone)
 //   node scripts/run-tests.mjs --only vitest         only vitest's projects (and the static checks)
@@ -43,79 +44,88 @@ const endToEnd = [...files("test/e2e"), ...files("test/multi"), ...files("test/f
 for (const f of ALONE.keys()) if (!endToEnd.includes(f)) throw new Error(`run-tests: ${f} is listed to run alone but does not exist`);
 
 /**
- * Seconds each long end-to-end file took here (6 Dec), only to start the longest first so the two
- * lanes end together; a file not listed (a new one) counts as long, and goes early.
+ * Seconds each end-to-end file took here (7 Dec, the 4,096-token test model), only to start the
+ * longest first so the lanes end together; a file not listed (a new one) counts as long, and goes early.
  */
 const SECONDS = new Map([
-  ["test/e2e/coding-agents.test.mjs", 160],
-  ["test/e2e/browser-gguf.test.mjs", 120],
-  ["test/e2e/auth-keys.test.mjs", 85],
-  ["test/e2e/coding-agents-llama.test.mjs", 70],
-  ["test/e2e/browser-relay.test.mjs", 55],
-  ["test/e2e/browser-page.test.mjs", 55],
-  ["test/e2e/codex-compaction.test.mjs", 55],
-  ["test/e2e/launcher.test.mjs", 55],
-  ["test/e2e/api-clients.test.mjs", 45],
-  ["test/e2e/admission-llama.test.mjs", 45],
-  ["test/e2e/router-pool.test.mjs", 45],
-  ["test/e2e/chat-clients.test.mjs", 30],
-  ["test/e2e/spec-conformance.test.mjs", 30],
-  ["test/e2e/stored-responses.test.mjs", 30],
-  ["test/e2e/browser-token.test.mjs", 30],
-  ["test/e2e/router-zero-config.test.mjs", 25],
-  ["test/e2e/admission-one-slot-llama.test.mjs", 25],
-  ["test/e2e/proxy.test.mjs", 25],
-  ["test/e2e/openai-upstream.test.mjs", 25],
-  ["test/e2e/llama-server-harness.test.mjs", 25],
-  ["test/e2e/tool-calls.test.mjs", 20],
-  ["test/e2e/launcher-port.test.mjs", 15],
-  ["test/e2e/launcher-status-link.test.mjs", 15],
-  ["test/e2e/launcher-secrets.test.mjs", 12],
-  ["test/e2e/page-build.test.mjs", 6],
+  ["test/e2e/coding-agents.test.mjs", 104],
+  ["test/e2e/coding-agents-llama.test.mjs", 44],
+  ["test/e2e/launcher.test.mjs", 42],
+  ["test/e2e/auth-keys.test.mjs", 36],
+  ["test/e2e/browser-gguf.test.mjs", 35],
+  ["test/multi/doors-share.test.mjs", 33],
+  ["test/e2e/admission-llama.test.mjs", 25],
+  ["test/e2e/browser-page.test.mjs", 23],
+  ["test/e2e/launcher-status-link.test.mjs", 23],
+  ["test/e2e/launcher-secrets.test.mjs", 22],
+  ["test/e2e/stored-responses.test.mjs", 19],
+  ["test/e2e/launcher-port.test.mjs", 19],
+  ["test/e2e/proxy.test.mjs", 18],
+  ["test/multi/shared-cache.test.mjs", 17],
+  ["test/e2e/router-pool.test.mjs", 16],
+  ["test/e2e/browser-token.test.mjs", 15],
+  ["test/e2e/batches.test.mjs", 14],
+  ["test/e2e/browser-relay.test.mjs", 14],
+  ["test/e2e/api-clients.test.mjs", 13],
+  ["test/e2e/chat-clients.test.mjs", 13],
+  ["test/e2e/spec-conformance.test.mjs", 13],
+  ["test/e2e/openai-upstream.test.mjs", 13],
+  ["test/e2e/tool-calls.test.mjs", 13],
+  ["test/e2e/codex-compaction.test.mjs", 12],
+  ["test/e2e/admission-one-slot-llama.test.mjs", 12],
+  ["test/e2e/router-zero-config.test.mjs", 10],
+  ["test/e2e/page-build.test.mjs", 8],
+  ["test/e2e/llama-server-harness.test.mjs", 3],
 ]);
 /** The files that share the machine, longest first: one queue both lanes take from. */
 const shared = endToEnd.filter((f) => !ALONE.has(f)).sort((a, b) => (SECONDS.get(b) ?? 200) - (SECONDS.get(a) ?? 200));
 
 /**
- * Seconds each Worker test file took here (7 Dec: its tests, and ~3 s more for the files in a workerd
+ * Seconds each Worker test file took here (7 Dec, the 4,096-token test model: its tests, and ~3 s more for the files in a workerd
  * of their own, vitest.config.ts's OWN_WORKERD), only to split them into two vitest processes that
  * end together; a file not listed counts as 1 s.
  */
 const WORKER_SECONDS = new Map([
-  ["test/workerd/admission-queue.test.ts", 35],
-  ["test/workerd/chat-tool-calls.test.ts", 32],
-  ["test/workerd/sessions-silence.test.ts", 21],
-  ["test/faults/upstream-faults.test.ts", 13],
-  ["test/fuzz/hostile-inputs.test.ts", 13],
-  ["test/workerd/chat-llama.test.ts", 13],
-  ["test/workerd/chat-parser-refusal.test.ts", 12],
+  ["test/workerd/admission-queue.test.ts", 40],
+  ["test/fuzz/endpoints.fuzz.test.ts", 26],
+  ["test/workerd/sessions-silence.test.ts", 22],
+  ["test/fuzz/hostile-inputs.test.ts", 20],
+  ["test/faults/upstream-faults.test.ts", 15],
+  ["test/workerd/limits-in-flight.test.ts", 15],
+  ["test/workerd/health-recovery.test.ts", 12],
   ["test/workerd/placement.test.ts", 12],
-  ["test/workerd/health-recovery.test.ts", 11],
+  ["test/workerd/context-routing.test.ts", 10],
+  ["test/workerd/sessions.test.ts", 10],
   ["test/faults/health-and-circuit.test.ts", 9],
-  ["test/fuzz/endpoints.fuzz.test.ts", 9],
-  ["test/workerd/context-routing.test.ts", 9],
-  ["test/workerd/limits-in-flight.test.ts", 9],
-  ["test/workerd/sessions.test.ts", 8],
-  ["test/workerd/request-log.test.ts", 7],
-  ["test/workerd/embeddings-failover.test.ts", 6],
-  ["test/workerd/limits-far.test.ts", 6],
+  ["test/workerd/chat-tool-calls.test.ts", 9],
+  ["test/workerd/request-log.test.ts", 8],
+  ["test/workerd/auth-routes.test.ts", 7],
+  ["test/workerd/embeddings-failover.test.ts", 7],
+  ["test/workerd/limits-far.test.ts", 7],
+  ["test/workerd/api-messages.test.ts", 6],
+  ["test/workerd/browser-policy.test.ts", 6],
+  ["test/workerd/chat-errors.test.ts", 6],
+  ["test/workerd/chat-parser-refusal.test.ts", 6],
+  ["test/workerd/llama-fixtures.test.ts", 6],
   ["test/faults/browser-loading.test.ts", 5],
-  ["test/workerd/auth-routes.test.ts", 5],
-  ["test/workerd/browser-policy.test.ts", 5],
-  ["test/workerd/chat-errors.test.ts", 5],
-  ["test/faults/client-disconnects.test.ts", 4],
+  ["test/faults/client-disconnects.test.ts", 5],
+  ["test/workerd/auth-limits.test.ts", 5],
+  ["test/workerd/charged-work.test.ts", 5],
+  ["test/faults/resume.test.ts", 4],
   ["test/workerd/api-completions-embeddings.test.ts", 4],
-  ["test/workerd/api-messages.test.ts", 4],
   ["test/workerd/api-responses.test.ts", 4],
-  ["test/workerd/charged-work.test.ts", 4],
+  ["test/workerd/chat-llama.test.ts", 4],
   ["test/workerd/compressed-bodies.test.ts", 4],
   ["test/workerd/hardening-address.test.ts", 4],
   ["test/workerd/hardening-config.test.ts", 4],
   ["test/workerd/hardening-methods.test.ts", 4],
-  ["test/workerd/llama-fixtures.test.ts", 4],
-  ["test/workerd/models.test.ts", 4],
-  ["test/workerd/auth-limits.test.ts", 3],
-  ["test/faults/resume.test.ts", 2],
+  ["test/workerd/models.test.ts", 3],
+  ["test/fuzz/hostile-doors.test.ts", 2],
+  ["test/workerd/hardening-tool-schemas.test.ts", 2],
+  ["test/workerd/responses-socket.test.ts", 2],
+  ["test/workerd/sessions-endpoints.test.ts", 2],
+  ["test/workerd/sessions-revocation.test.ts", 2],
+  ["test/workerd/sessions-usage.test.ts", 2],
 ]);
 
 /** The Worker project's files (its include globs in vitest.config.ts). */

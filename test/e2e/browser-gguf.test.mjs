@@ -196,10 +196,11 @@ describe("a tab serves the team's own GGUF with llama.cpp in WebAssembly", { ski
 
   it("a tab closed mid-answer: the answer is continued on the restarted llama-server, exact", async () => {
     await llama.exited;
-    const text = "The tab starts this answer slowly, and the box that came back finishes every word of it. ".repeat(4).trim();
-    const res = await streamOf(literal(text));
+    // ~1,000 tokens: the tab is still writing it when the page closes (~1.5 s of it in the tab here).
+    const text = "The tab starts this answer slowly, and the box that came back finishes every word of it. ".repeat(12).trim();
+    const res = await streamOf(literal(text, { max_tokens: 1600 }));
     const partial = await readUntil(res, (t) => t.length > 4);
-    llama = await startLlamaServer({ model: ensureTestModel(), port: llama.port, parallel: 1 });
+    llama = await startLlamaServer({ model: ensureTestModel(), port: llama.port, parallel: 1, ctx: 4096 });
     await page.close();
     const sse = await finish(partial);
     assert.equal(sse.done, true, sse.raw.slice(-400));

@@ -191,14 +191,16 @@ describe("a refused answer is charged what the server generated, every attempt i
 
   it("reasoning, then text the parser refuses, replayed raw: charged at least both generations (today: the replay's alone)", async () => {
     const out = "<|channel|>analysis<|message|>Let me think it over.<|end|>The answer.";
+    // Room for all of it (~55 tokens): cut short, the answer would end in its reasoning.
+    const MAX = 80;
     for (const stream of [false, true]) {
-      const r = await charged({ model: "m", messages: [{ role: "user", content: "hi" }], grammar: grammar(out), max_tokens: 40, stream });
+      const r = await charged({ model: "m", messages: [{ role: "user", content: "hi" }], grammar: grammar(out), max_tokens: MAX, stream });
       expect(r.status, r.answer).toBe(200);
       expect(r.answer).toContain('"resumes"');
       expect(r.generated).toBeGreaterThan(0);
       expect(r.charged, `stream ${stream}: generated ${r.generated}`).toBeGreaterThanOrEqual(r.generated);
       // The overcharge is the refused attempt's bound less what it generated, no more.
-      expect(r.charged).toBeLessThanOrEqual(40 + r.generated);
+      expect(r.charged).toBeLessThanOrEqual(MAX + r.generated);
     }
   });
 
