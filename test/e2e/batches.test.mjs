@@ -170,7 +170,7 @@ describe("Batch API on the pool, with the openai client", () => {
     const err = await results(done.error_file_id);
     for (let i = 0; i < 85; i++) {
       const line = out.byId.get(`chat-${i}`);
-      assert.ok(line, `chat-${i} in the output file`);
+      assert.ok(line, `chat-${i} in the output file; in the error file: ${JSON.stringify(err.byId.get(`chat-${i}`) ?? null)}`);
       assert.match(line.id, /^batch_req_/);
       assert.equal(line.error, null);
       assert.equal(line.response.status_code, 200);
@@ -243,6 +243,8 @@ describe("Batch API on the pool, with the openai client", () => {
     assert.ok(completed >= 3 && completed < 80, `completed ${completed}`);
     const out = await results(done.output_file_id);
     const err = await results(done.error_file_id);
+    const missing = lines.map((l) => /** @type {{ custom_id: string }} */ (l).custom_id).filter((id) => !out.byId.has(id) && !err.byId.has(id));
+    assert.deepEqual(missing, [], `in neither file; counts ${JSON.stringify(done.request_counts)}`);
     assert.equal(out.all.length, completed);
     assert.equal(out.all.length + err.all.length, 80);
     for (const l of err.all) assert.equal(l.error.code, "batch_cancelled");
