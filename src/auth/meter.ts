@@ -226,8 +226,10 @@ function observeInto(seen: Observed, e: UpstreamEvent): boolean {
 /**
  * The pipeline's meter stage (runChat in routing/pipeline.ts, with the request's `meter` and the request as `bound` made it):
  * refuses a model outside the key's allow-list before anything starts, reserves what the run may use
- * (and a slot, if the route took none), and returns a start whose events are metered (a caller
- * without a key has no meter, and the pipeline does not come here). `generations`: how many answers the run may generate (a tool-call policy
+ * (and a slot, if the route took none), and returns a start whose events are metered and the
+ * reservation itself (`reserved`: a refusal of the key's limits must keep its 429, so the responders
+ * start the commit grace only once it is settled). A caller without a key has no meter, and the
+ * pipeline does not come here. `generations`: how many answers the run may generate (a tool-call policy
  * retry is a second; a continuation or raw replay after a chat parser's refusal one more).
  */
 export function meterRun(
@@ -236,13 +238,10 @@ export function meterRun(
   prompt: () => unknown,
   start: () => Promise<StreamStart>,
   generations = 1,
-): Promise<StreamStart> {
+): { start: Promise<StreamStart>; reserved: Promise<void> } {
   meter.checkModel(request.model);
   const promptChars = JSON.stringify(prompt() ?? "").length;
   const toolChars = request.tools ? JSON.stringify(request.tools).length : 0;
-  return meter.watch(
-    meter.reserve(request, promptChars + toolChars, generations).then(start),
-    request.model,
-    promptChars,
-  );
+  const reserved = meter.reserve(request, promptChars + toolChars, generations);
+  return { start: meter.watch(reserved.then(start), request.model, promptChars), reserved };
 }

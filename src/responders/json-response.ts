@@ -17,6 +17,8 @@ export interface Aggregator {
 
 export interface JsonResponseOptions {
   start: Promise<StreamStart>;
+  /** Switchyard's own admission of the run (a key's reservation): the grace starts once it is settled, so its refusal keeps its status. */
+  admitted?: Promise<unknown>;
   aggregator: Aggregator;
   /** Builds the final body once the aggregator has everything (it may wait, e.g. to store it first). */
   result(): Record<string, unknown> | Promise<Record<string, unknown>>;
@@ -77,6 +79,7 @@ export async function jsonResponse(opts: JsonResponseOptions): Promise<Response>
     return result;
   })();
 
+  if (opts.admitted) await opts.admitted.catch(() => {});
   const early = await settleWithin(gather, opts.commitMs, opts.deadlines);
   if (early) {
     if (!early.ok) {

@@ -31,6 +31,8 @@ export interface SseEncoder {
 
 export interface StreamResponseOptions {
   start: Promise<StreamStart>;
+  /** Switchyard's own admission of the run (a key's reservation): the grace starts once it is settled, so its refusal keeps its status. */
+  admitted?: Promise<unknown>;
   encoder: SseEncoder;
   commitMs: number;
   /** The request's timer (src/lib/deadlines.ts): the commit grace is one of its deadlines. */
@@ -57,6 +59,7 @@ const SSE_HEADERS = {
  * one error frame — never a silent end.
  */
 export async function sseResponse(opts: StreamResponseOptions): Promise<Response> {
+  if (opts.admitted) await opts.admitted.catch(() => {});
   const early = await settleWithin(opts.start, opts.commitMs, opts.deadlines);
   const observe = opts.observe;
   if (early && !early.ok) {

@@ -42,6 +42,8 @@ export interface ChatRun {
   /** Options shared by sseResponse and jsonResponse. */
   common: {
     start: Promise<StreamStart>;
+    /** The key's reservation (src/auth/meter.ts), when the caller has a meter: the commit grace starts once it is settled. */
+    admitted?: Promise<unknown>;
     commitMs: number;
     deadlines: Deadlines;
     heartbeatMs: number;
@@ -131,20 +133,20 @@ export function runChat(scope: RequestScope, config: Config, asked: ChatRequest,
     return { first: delivered.answer.first, events: delivered.answer.events, headers: headersOf() };
   };
   // Without a keyed caller there is nothing to reserve or count: the run starts as it is.
-  const metered: Promise<StreamStart> = scope.meter ? meterRun(scope.meter, request, options.prompt ?? (() => request.messages), begin, generations) : begin();
+  const metered = scope.meter ? meterRun(scope.meter, request, options.prompt ?? (() => request.messages), begin, generations) : { start: begin(), reserved: undefined };
 
   // 8. encode: the caller's. What it reports beside the events:
   const extension = (): SwitchyardExtension => extensionOf(delivered, minScore);
 
   // What the request log and the traces read of the answer: the responder tells it each event as it
   // encodes it, and how the delivery ended (common.observe).
-  const start = metered;
+  const start = metered.start;
   scope.facts?.follow(extension);
 
   return {
     start,
     extension,
-    common: { start, commitMs: config.timeouts.commitMs, deadlines, heartbeatMs: config.timeouts.heartbeatMs, abort, waitUntil: scope.waitUntil, ...(scope.facts ? { observe: scope.facts } : {}) },
+    common: { start, ...(metered.reserved ? { admitted: metered.reserved } : {}), commitMs: config.timeouts.commitMs, deadlines, heartbeatMs: config.timeouts.heartbeatMs, abort, waitUntil: scope.waitUntil, ...(scope.facts ? { observe: scope.facts } : {}) },
   };
 }
 

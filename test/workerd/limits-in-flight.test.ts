@@ -138,6 +138,20 @@ describe("tokens per day hold while requests are in flight", () => {
     expect(small.status).toBe(200);
   });
 
+  it("a refusal of the key's day keeps its 429 however short the commit grace: the grace starts once the reservation is settled", async () => {
+    // Before: a reservation slower than timeouts.commitMs (a Durable Object round trip under load)
+    // committed a 200 first, and the refusal came as that 200's body.
+    const vars = keyedVars(configWith({ fast: { targets: [{ kind: "llama", url: `${FIXTURE_URL}/behave/say/hello` }] } }, { timeouts: { commitMs: 1 } }));
+    const key = await createKey(vars, { name: "day20", scopes: ["chat"], limits: { tokensPerDay: 20 } });
+    for (const stream of [false, true]) {
+      const r = await send("/v1/chat/completions", { json: { model: "fast", max_tokens: 100, stream, messages }, headers: bearer(key.key) }, vars);
+      expect(r.status, JSON.stringify(r.body)).toBe(429);
+      expect(r.body.error.code).toBe("tokens_per_day_exceeded");
+    }
+    const fits = await send("/v1/chat/completions", { json: { model: "fast", max_tokens: 1, messages }, headers: bearer(key.key) }, vars);
+    expect(fits.status).toBe(200);
+  });
+
   it("without max_tokens the key's default bound is reserved and sent upstream (else the deployment's limits.defaultMaxTokens); a key without a day limit sends none", async () => {
     const tag = crypto.randomUUID().slice(0, 8);
     const base = `${FIXTURE_URL}/u-cap-${tag}/behave/say/hello`;
