@@ -7,6 +7,8 @@
 // - startLauncher: `npm start -- --port P --ip 127.0.0.1 --var …` (scripts/start.mjs), the way a user
 //   does, for the tests of what the launcher itself does (its checks, generated tokens, links, logs).
 import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "./llama-server.mjs";
@@ -25,10 +27,27 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
  * @param {StartOptions} [options]
  * @returns {Promise<Switchyard>}
  */
-export function startSwitchyard({ vars = {}, env = {}, args = [], readyTimeoutMs = 60_000 } = {}) {
-  return onFreePort((port) =>
-    serve(join(ROOT, "node_modules/.bin/wrangler"), ["dev", ...prebuilt(args), "--var", "SWITCHYARD_ENV:dev", "--ip", "127.0.0.1", "--port", String(port), ...args, ...varArgs(vars)], port, env, readyTimeoutMs),
-  );
+export async function startSwitchyard({ vars = {}, env = {}, args = [], readyTimeoutMs = 60_000 } = {}) {
+  // A state folder of its own unless the test names one (`--persist-to`): wrangler dev processes
+  // sharing `.wrangler/state` run their own instances of an object on the same files, and under the
+  // suite's concurrent files a batch's key read as revoked (its KeyStore row not found) 2 runs in 2.
+  const own = args.includes("--persist-to") ? undefined : mkdtempSync(join(tmpdir(), "switchyard-state-"));
+  const persist = own ? ["--persist-to", own] : [];
+  const forget = () => own && rmSync(own, { recursive: true, force: true });
+  const started = await onFreePort((port) =>
+    serve(join(ROOT, "node_modules/.bin/wrangler"), ["dev", ...prebuilt(args), "--var", "SWITCHYARD_ENV:dev", "--ip", "127.0.0.1", "--port", String(port), ...args, ...persist, ...varArgs(vars)], port, env, readyTimeoutMs),
+  ).catch((e) => {
+    forget();
+    throw e;
+  });
+  if (!own) return started;
+  return {
+    ...started,
+    async stop() {
+      await started.stop();
+      forget();
+    },
+  };
 }
 
 /**
