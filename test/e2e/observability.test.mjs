@@ -4,7 +4,9 @@
 // Then the same Worker restarted on the same local state, its collector now hanging: the log kept
 // its requests, and the client's answers are not slower for the collector.
 import { createServer } from "node:http";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
@@ -16,6 +18,9 @@ const LOG = `e2e-${crypto.randomUUID()}`;
 const CLIENT_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN = "00f067aa0ba902b7";
 const CHROMIUM = "/usr/bin/chromium";
+/** One state folder for every start in this file: the second is a restart on the first's state. */
+const STATE = mkdtempSync(join(tmpdir(), "switchyard-obs-"));
+const onState = ["--persist-to", STATE];
 const SHOTS = process.env.SWITCHYARD_SCREENSHOTS ?? "/tmp";
 
 /**
@@ -119,6 +124,7 @@ before(async () => {
 
 after(async () => {
   await Promise.all([llama?.stop(), receiver?.close(), hanging?.close()]);
+  rmSync(STATE, { recursive: true, force: true });
 });
 
 describe("traces and the request log under wrangler dev", () => {
@@ -127,7 +133,7 @@ describe("traces and the request log under wrangler dev", () => {
   let healthyMedian = 0;
 
   it("a stream with a traceparent: a SERVER span in the client's trace, a CLIENT span per attempt", async () => {
-    const proxy = await startSwitchyard({ vars: vars(receiver.url) });
+    const proxy = await startSwitchyard({ vars: vars(receiver.url), args: onState });
     try {
       const res = await post(proxy.url, body({ stream: true, stream_options: { include_usage: true } }), { traceparent: `00-${CLIENT_TRACE}-${CLIENT_SPAN}-01` });
       const { frames } = await readSse(res);
@@ -187,7 +193,7 @@ describe("traces and the request log under wrangler dev", () => {
   });
 
   it("restarted on the same state with its collector hanging: the log kept its requests, the answers are not slower", async () => {
-    const proxy = await startSwitchyard({ vars: vars(hanging.url) });
+    const proxy = await startSwitchyard({ vars: vars(hanging.url), args: onState });
     try {
       const row = /** @type {any} */ (await (await adminGet(proxy.url, `/v1/admin/requests/${logged[0]}`)).json());
       assert.equal(row.id, logged[0]);
@@ -209,7 +215,7 @@ describe("traces and the request log under wrangler dev", () => {
   });
 
   it("the status page lists the recent requests, failed ones marked, filtered, each opening to its detail", { skip: !existsSync(CHROMIUM) && "chromium is not installed (apt-get install chromium)" }, async () => {
-    const proxy = await startSwitchyard({ vars: { ...vars(receiver.url), REQUEST_LOG_NAME: `page-${crypto.randomUUID()}` } });
+    const proxy = await startSwitchyard({ vars: { ...vars(receiver.url), REQUEST_LOG_NAME: `page-${crypto.randomUUID()}` }, args: onState });
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless=new", "--no-sandbox", "--disable-background-networking", "--no-first-run"] });
     try {
       const ok = await post(proxy.url, body());
