@@ -19,8 +19,11 @@ it("npm start refuses an invalid SWITCHYARD_CONFIG and says where", () => {
   assert.match(r.stderr, /models\.m\.targets\[0\]\.url must be an http:\/\/ or https:\/\/ URL/);
 });
 
-it("npm start says how to get llama-server when LLAMA_MODEL is set and none exists", () => {
-  const r = spawnSync(process.execPath, ["scripts/start.mjs"], {
+it("npm start says how to get llama-server when LLAMA_MODEL is set and none exists", async () => {
+  const { freePort } = await import("../support/llama-server.mjs");
+  // A port of its own: without one the launcher probes 8787 and up, which launcher-port.test.mjs
+  // holds and binds meanwhile in another lane (seen: its wrangler found 8788 taken).
+  const r = spawnSync(process.execPath, ["scripts/start.mjs", "--port", String(await freePort())], {
     encoding: "utf8",
     timeout: 30_000,
     env: { ...process.env, LLAMA_MODEL: "package.json", LLAMA_SERVER_BIN: "/nonexistent/llama-server" },
