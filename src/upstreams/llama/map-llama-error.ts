@@ -49,6 +49,9 @@ const ROUTER_LOAD_FAILED = /^model name=(.{1,256}) failed to load$/;
 // Router mode: the request reached the router while the model's process was stopping (evicted for
 // another model). Nothing started; a moment later the router loads it again.
 const ROUTER_PROXY_LOST = /^proxy error: Could not establish connection/;
+// Router mode: a load asked for while another is under way and `--models-max` is reached. The server
+// is full for now, not broken: a busy answer, which does not count against its health.
+const ROUTER_MODEL_LIMIT = /^model limit reached/;
 
 export interface LlamaErrorBody {
   code?: unknown;
@@ -152,6 +155,9 @@ function failedByMessage(status: number, message: string, upstream: string): Pro
       code: "model_load_failed",
       message: `The model "${failedLoad[1]}" failed to load on ${upstream} (the server could not start it: a damaged or incompatible model file, or not enough memory). Check the server's log; Switchyard will not try it there again for 5 minutes.`,
     });
+  }
+  if (status >= 500 && ROUTER_MODEL_LIMIT.test(message)) {
+    return new ProxyError({ status: 503, code: "no_capacity", retryAfter: 1, retryable: true, busy: true, message: `${upstream} is loading another model and holds no more at once (${message}); retry shortly.` });
   }
   if (status >= 500 && ROUTER_PROXY_LOST.test(message)) {
     return new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${upstream} was switching models when the request arrived (${message}).` });

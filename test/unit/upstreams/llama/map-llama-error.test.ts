@@ -77,6 +77,8 @@ describe("mapLlamaError", () => {
 
 import routerLoadFailed from "../../../fixtures/llama-router/load-failed-500.body.json";
 import routerEvicting from "../../../fixtures/llama-router/evicting-proxy-error-500.body.json";
+import routerModelLimit from "../../../fixtures/llama-router/model-limit-500.body.json";
+import { classifyFailure, countsAgainstUpstream } from "../../../../src/health/classify-failure.ts";
 
 describe("mapLlamaError: router mode", () => {
   it("a model that failed to load (load-failed-500): 502 model_load_failed naming it, not retried", () => {
@@ -88,5 +90,13 @@ describe("mapLlamaError: router mode", () => {
     const e = mapLlamaError(500, JSON.stringify(routerEvicting), "application/json", up);
     expect([e.status, e.code, e.retryable]).toEqual([502, "upstream_error", true]);
     expect(e.message).toContain("switching models");
+  });
+  it("a load refused while another is under way at --models-max (model-limit-500): busy, not broken: 503 no_capacity, retryable, not held against its health", () => {
+    const e = mapLlamaError(500, JSON.stringify(routerModelLimit), "application/json", up);
+    expect([e.status, e.code, e.retryable, e.busy, e.retryAfter]).toEqual([503, "no_capacity", true, true, 1]);
+    expect(e.message).toContain("loading another model");
+    const kind = classifyFailure(e, 500);
+    expect(kind).toBe("busy");
+    expect(countsAgainstUpstream(kind)).toBe(false);
   });
 });
