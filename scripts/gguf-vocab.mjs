@@ -26,7 +26,7 @@ export function cutVocabulary(vocabKv, size) {
   if (size < 256) throw new Error("a cut vocabulary keeps at least the 256 byte tokens");
   const NORMAL = 1;
   // Padding entries ("[PAD151646]"…) fill a vocabulary up to its matrix size and mean nothing: kept,
-  // they would be 290 of 4,389 tokens a random model writes freely, and its chat parser refuses them.
+  // they would be 290 of 4,389 tokens, which a random model writes freely.
   const padding = (/** @type {number} */ i) => /^\[PAD\d+\]$/.test(String(tokens.value[i]));
   /** Old ids kept, in their new order. */
   const kept = [];

@@ -12,8 +12,9 @@ import { GGUF_WRITER_VERSION, writeTinyLlamaModel } from "./gguf-writer.mjs";
 export const TEST_MODEL_SEED = 20240607;
 /**
  * The test model's vocabulary: Qwen2's first 4,096 ordinary tokens and its special ones
- * (gguf-writer.mjs cutVocabulary). A literal grammar then costs llama-server ~20× less CPU a token
- * than over all 151,936, and the model is 1.3 MB instead of 45; text takes ~1.6× as many tokens.
+ * (gguf-vocab.mjs cutVocabulary). A literal grammar then costs llama-server ~17× less CPU than over
+ * all 151,936 (bench/test-model.mjs), and the model is 1.3 MB instead of 45; text takes ~1.6–2× as
+ * many tokens.
  */
 export const TEST_MODEL_VOCAB = 4096;
 /** Qwen2.5's template renders `tools`, so `/props` reports `chat_template_caps.supports_tool_calls: true`. */

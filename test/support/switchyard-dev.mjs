@@ -29,8 +29,9 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
  */
 export async function startSwitchyard({ vars = {}, env = {}, args = [], readyTimeoutMs = 60_000 } = {}) {
   // A state folder of its own unless the test names one (`--persist-to`): wrangler dev processes
-  // sharing `.wrangler/state` run their own instances of an object on the same files, and under the
-  // suite's concurrent files a batch's key read as revoked (its KeyStore row not found) 2 runs in 2.
+  // sharing `.wrangler/state` run their own instances of an object on the same files: beside three
+  // other end-to-end files, a batch's lines were refused as if its key had been revoked, 2 runs in 2
+  // (0 in 2 with a folder each; which shared file did it is not known).
   const own = args.includes("--persist-to") ? undefined : mkdtempSync(join(tmpdir(), "switchyard-state-"));
   const persist = own ? ["--persist-to", own] : [];
   const forget = () => own && rmSync(own, { recursive: true, force: true });
