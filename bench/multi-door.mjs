@@ -17,7 +17,10 @@
 //   reuse              K conversations × T turns (a 150-word system prompt of their own, 25 words a
 //                      turn), every turn at a random door, least-busy placement: Σ cached_tokens ÷ Σ
 //                      prompt_tokens over turns ≥ 2
-//   latency            40 requests one at a time (nothing waits): p50/p99 end to end, request to answer
+//   latency            40 requests one at a time (nothing waits): p50/p99 end to end, request to answer,
+//                      and the share of them that started on a credit (no call to the hub before the
+//                      start; the doors' /metrics); then again with room to spare (one llama-server with
+//                      8 slots), three doors with and without the shared line: what the line adds there
 // and, once, the AdmissionHub alone in workerd (bench/multi-door/hub-ceiling.mjs): an ask + end pair's
 // p50/p99 at concurrency 1 (what coordination adds to a request that finds a slot free, the object
 // in the same location) and the pairs per second one object sustains.
@@ -48,12 +51,19 @@ const ROUNDS = Number(flags.rounds);
 const CONVERSATIONS = Number(flags.conversations);
 const TURNS = Number(flags.turns);
 
-/** @typedef {{ name: string, doors: number, shared: boolean }} Setup */
+/** @typedef {{ name: string, doors: number, shared: boolean, roomy?: boolean }} Setup */
 /** @type {Setup[]} */
 const SETUPS = [
   { name: "one door", doors: 1, shared: true },
   { name: "three doors", doors: 3, shared: true },
   { name: "three doors, isolate lines", doors: 3, shared: false },
+];
+/** Room to spare: one llama-server with 8 slots, only the latency phase (where credits take the call off a request's path). */
+const ROOMY_SLOTS = 8;
+/** @type {Setup[]} */
+const ROOMY = [
+  { name: "three doors", doors: 3, shared: true, roomy: true },
+  { name: "three doors, isolate lines", doors: 3, shared: false, roomy: true },
 ];
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
@@ -65,7 +75,7 @@ const quantile = (/** @type {number[]} */ xs, /** @type {number} */ p) => {
 
 /** @param {Setup} setup */
 async function runSetup(setup) {
-  const servers = await Promise.all([1, 2].map((parallel) => startLlamaServer({ parallel, ctx: 4096 * parallel, args: ["--poll", "0", "--metrics"] })));
+  const servers = await Promise.all((setup.roomy ? [ROOMY_SLOTS] : [1, 2]).map((parallel) => startLlamaServer({ parallel, ctx: 4096 * parallel, args: ["--poll", "0", "--metrics"] })));
   const ADMIN_TOKEN = `adm-${randomBytes(24).toString("base64url")}`;
   const doors = await startDoors(setup.doors, {
     vars: {
@@ -98,6 +108,11 @@ async function runSetup(setup) {
     // Slot counts reach every door (its /props read, the hub's sample).
     await Promise.all(Array.from({ length: 9 }, (_, i) => ask(a, `warm${i}`)));
     await sleep(600);
+
+    if (setup.roomy) {
+      const lat = await latency(setup, doors.urls, ADMIN_TOKEN, () => ask(b, `l${Math.random()}`), 100);
+      return { name: setup.name, overShare: NaN, samples: 0, aShareFirst6: NaN, singlesAt: /** @type {number[]} */ ([]), reuse: NaN, ...lat };
+    }
 
     // Over-subscription and fairness.
     let over = 0;
@@ -142,14 +157,7 @@ async function runSetup(setup) {
       }
     }
 
-    // Latency with room everywhere: one at a time.
-    /** @type {number[]} */
-    const lat = [];
-    for (let i = 0; i < 40; i++) {
-      const t = performance.now();
-      await ask(b, `l${i}`);
-      lat.push(performance.now() - t);
-    }
+    const lat = await latency(setup, doors.urls, ADMIN_TOKEN, () => ask(b, `l${Math.random()}`));
     return {
       name: setup.name,
       overShare: samples ? over / samples : NaN,
@@ -157,13 +165,45 @@ async function runSetup(setup) {
       aShareFirst6: aFirst / (6 * ROUNDS),
       singlesAt: singles,
       reuse: prompt ? cached / prompt : NaN,
-      p50: quantile(lat, 0.5),
-      p99: quantile(lat, 0.99),
+      ...lat,
     };
   } finally {
     await doors.stop();
     await Promise.all(servers.map((s) => s.stop()));
   }
+}
+
+/**
+ * `n` requests one at a time (nothing waits): their p50/p99 and the share that started on a credit.
+ * @param {Setup} setup @param {string[]} urls @param {string} token @param {() => Promise<unknown>} one
+ */
+async function latency(setup, urls, token, one, n = 40) {
+  /** @type {number[]} */
+  const lat = [];
+  const before = await sharedCounts(urls, token);
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await one();
+    lat.push(performance.now() - t);
+  }
+  const after = await sharedCounts(urls, token);
+  const delta = (/** @type {string} */ k) => (after[k] ?? 0) - (before[k] ?? 0);
+  const admitted = delta("credited") + delta("granted") + delta("queued") + delta("fallback");
+  return { p50: quantile(lat, 0.5), p99: quantile(lat, 0.99), credited: setup.shared && admitted ? delta("credited") / admitted : NaN };
+}
+
+/**
+ * The doors' tallies of admissions through the shared line (/metrics, switchyard_admission_shared_total), summed.
+ * @param {string[]} urls @param {string} token @returns {Promise<Record<string, number>>}
+ */
+async function sharedCounts(urls, token) {
+  /** @type {Record<string, number>} */
+  const sum = {};
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+    for (const m of text.matchAll(/^switchyard_admission_shared_total\{outcome="(\w+)"\} (\d+)$/gm)) sum[m[1]] = (sum[m[1]] ?? 0) + Number(m[2]);
+  }
+  return sum;
 }
 
 const started = Date.now();
@@ -173,14 +213,24 @@ for (const s of SETUPS) {
   console.log(JSON.stringify(row));
   rows.push(row);
 }
+const roomy = [];
+for (const s of ROOMY) {
+  const row = await runSetup(s);
+  console.log(JSON.stringify(row));
+  roomy.push(row);
+}
 const hub = await hubCeiling({ n: 4000, concurrency: [1, 16, 64] });
 for (const h of hub) console.log(JSON.stringify(h));
 
 const pct = (/** @type {number} */ x) => `${(x * 100).toFixed(1)} %`;
 const table = [
-  "| setup | over-subscription (share of samples) | burst key's share of the first 6 answers | b's and c's places (of 22) | reuse, turns ≥ 2 | request p50 / p99, nothing waiting |",
-  "|---|---|---|---|---|---|",
-  ...rows.map((r) => `| ${r.name} | ${pct(r.overShare)} (${r.samples} samples) | ${pct(r.aShareFirst6)} | ${r.singlesAt.join(", ")} | ${pct(r.reuse)} | ${r.p50.toFixed(0)} / ${r.p99.toFixed(0)} ms |`),
+  "| setup | over-subscription (share of samples) | burst key's share of the first 6 answers | b's and c's places (of 22) | reuse, turns ≥ 2 | request p50 / p99, nothing waiting | of those, started on a credit |",
+  "|---|---|---|---|---|---|---|",
+  ...rows.map((r) => `| ${r.name} | ${pct(r.overShare)} (${r.samples} samples) | ${pct(r.aShareFirst6)} | ${r.singlesAt.join(", ")} | ${pct(r.reuse)} | ${r.p50.toFixed(0)} / ${r.p99.toFixed(0)} ms | ${Number.isNaN(r.credited) ? "—" : pct(r.credited)} |`),
+  "",
+  `| room to spare: one llama-server with ${ROOMY_SLOTS} slots, 100 requests one at a time | request p50 / p99 | started on a credit |`,
+  "|---|---|---|",
+  ...roomy.map((r) => `| ${r.name} | ${r.p50.toFixed(1)} / ${r.p99.toFixed(1)} ms | ${Number.isNaN(r.credited) ? "—" : pct(r.credited)} |`),
   "",
   "| AdmissionHub alone in workerd | ask + end pairs per second | pair p50 | pair p99 |",
   "|---|---|---|---|",

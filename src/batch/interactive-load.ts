@@ -4,7 +4,7 @@
 // hub does not answer in time or fails, this isolate's own line.
 import type { Config } from "../config/config.ts";
 import { admissionPlan, sharedServers } from "../routing/admission/admission-wait.ts";
-import { admissionHub, ASK_TIMEOUT_MS, sharesAdmission } from "../routing/admission/shared-place.ts";
+import { admissionHub, ASK_TIMEOUT_MS, sharesAdmission } from "../routing/admission/hub-client.ts";
 import { isolateState } from "../routing/isolate/isolate-state.ts";
 import { planTargetsFor } from "../routing/plan-targets.ts";
 

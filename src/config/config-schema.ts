@@ -244,7 +244,7 @@ export const HealthSchema = z.strictObject({
 export const QueueSchema = z.strictObject({
   /** How long a request waits in line when every target of its model is at capacity, before 503 no_capacity; 0: no queue. */
   maxWaitMs: z.optional(z.int().check(z.gte(0), z.lte(600_000))),
-  /** One line for every isolate: the pool's AdmissionHub Durable Object grants slots and keeps the fair order; false (the default): each isolate's own line. */
+  /** One line for every isolate: the pool's AdmissionHub Durable Object grants slots and keeps the fair order (the default where deployed); false (the default under npm start): each isolate's own line. */
   shared: z.optional(z.boolean()),
 });
 

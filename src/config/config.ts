@@ -88,7 +88,7 @@ export const DEFAULTS = {
   resume: { maxResumes: 3 },
   circuit: { failureThreshold: 5, cooldownMs: 10_000, maxCooldownMs: 120_000 },
   health: { sampleMs: 1000, snapshotTtlMs: 1000, idleStopMs: 60_000 },
-  queue: { maxWaitMs: 30_000, shared: false },
+  queue: { maxWaitMs: 30_000 },
   batch: { keepFreeSlots: 1, concurrency: 4, maxFileBytes: 50 * 1024 * 1024, maxLines: 50_000, maxFilesPerKey: 500, retentionDays: 30 },
   observability: { log: true, maxRecords: 10_000, maxAgeMs: 7 * 24 * 3600 * 1000, capture: false, captureMaxBytes: 32 * 1024, captureMaxRecords: 1000, otlpTimeoutMs: 5000 },
 } as const;
@@ -208,7 +208,9 @@ function withDefaults(input: ConfigInput, llamaUrl: string, llamaGguf: Config["l
     resume: { ...DEFAULTS.resume, ...input.resume },
     circuit: { ...DEFAULTS.circuit, ...input.circuit },
     health: { ...DEFAULTS.health, ...input.health },
-    queue: { ...DEFAULTS.queue, ...input.queue },
+    // Deployed, a team's requests spread over many isolates and only the shared line is exact; one
+    // `wrangler dev` is one isolate, whose own line is exact without a call.
+    queue: { maxWaitMs: input.queue?.maxWaitMs ?? DEFAULTS.queue.maxWaitMs, shared: input.queue?.shared ?? !dev },
     batch: { ...DEFAULTS.batch, ...input.batch },
     // Under `npm start` the only tab is usually the developer's own; deployed, a tab is a
     // teammate's machine, and prompts go there only where the operator allowed it.

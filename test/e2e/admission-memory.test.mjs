@@ -4,7 +4,8 @@
 // resident memory (/proc/<pid>/status VmRSS) is read once all 1,000 are committed and waiting, then
 // every 5 s for 35 s, just before the slot frees: a waiter that cost memory over time would show as
 // growth that does not level off. Then every one of them is served. Figures: docs/reliability.md
-// ("Admission queue").
+// ("Admission queue"). With ADMISSION_MEMORY_SHARED=1 the line is the AdmissionHub's (queue.shared,
+// the default where deployed; docs/architecture.md, "On by default where it is deployed").
 //   node --test test/e2e/admission-memory.test.mjs
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -33,7 +34,7 @@ before(async () => {
     vars: {
       SWITCHYARD_CONFIG: {
         models: { line: { targets: [{ kind: "llama", url: `${fixtures.url}/u-mem${Date.now()}/behave/hold/${HOLD_MS}` }] } },
-        queue: { maxWaitMs: 180_000 },
+        queue: { maxWaitMs: 180_000, ...(process.env.ADMISSION_MEMORY_SHARED ? { shared: true } : {}) },
         health: { sampleMs: 200, snapshotTtlMs: 200 },
         timeouts: { heartbeatMs: 1000 },
       },

@@ -4,7 +4,7 @@ import { interactiveWaitingFor } from "../../src/batch/interactive-load.ts";
 import { parseConfig } from "../../src/config/config.ts";
 import { admissionPlan, sharedServers } from "../../src/routing/admission/admission-wait.ts";
 import { admissionLevel } from "../../src/routing/admission/service-class.ts";
-import { admissionHub } from "../../src/routing/admission/shared-place.ts";
+import { admissionHub } from "../../src/routing/admission/hub-client.ts";
 import { isolateState } from "../../src/routing/isolate/isolate-state.ts";
 import { planTargetsFor } from "../../src/routing/plan-targets.ts";
 import { FIXTURE_URL } from "./harness.ts";

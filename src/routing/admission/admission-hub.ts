@@ -3,13 +3,8 @@
 // so every isolate's requests count against one set of slots and wait in one fair line. The
 // bookkeeping is PoolGrants (pure); this class only carries calls and holds the waiters' replies.
 import { DurableObject } from "cloudflare:workers";
-import { PoolGrants, type Ask } from "./pool-grants.ts";
-
-/** What an ask answers: a grant on `server`, or a place in line (`ahead` wait before it). */
-export type AskReply = { server: string } | { queued: true; ahead: number };
-
-/** What a wait answers: the grant, or the wait ran out (the request is out of the line; `ahead` were before it). */
-export type WaitReply = { server: string } | { timedOut: true; ahead: number };
+import type { Ask, AskReply, Credit, WaitReply } from "./hub-wire.ts";
+import { PoolGrants } from "./pool-grants.ts";
 
 /** A grant made to a waiter whose isolate has not collected it within this long is taken back (the isolate is gone). */
 const UNCLAIMED_MS = 10_000;
@@ -31,12 +26,29 @@ export class AdmissionHub extends DurableObject<Env> {
   /** Grants made to waiters, not collected by their wait call yet. */
   private readonly granted = new Map<string, { server: string; timer: ReturnType<typeof setTimeout> }>();
   private readonly pending = new Map<string, Pending>();
+  /** Set while waiters wait and a credit is held: the credit's slot goes to them when it lapses unused. */
+  private lapseTimer: ReturnType<typeof setTimeout> | undefined;
 
-  /** A slot now, or a place in line; `wait` then collects the grant. */
-  ask(ask: Ask): AskReply {
-    const g = this.grants.ask(ask, Date.now());
-    if (g) return { server: g.server };
-    return { queued: true, ahead: this.grants.ahead(ask.id) };
+  /** A slot now, or a place in line; `wait` then collects the grant. `creditsFor`: servers the isolate would like a credit on. */
+  ask(ask: Ask, creditsFor: readonly string[] = []): AskReply {
+    const now = Date.now();
+    const g = this.grants.ask(ask, now);
+    if (!g) {
+      this.watchCredits();
+      return { queued: true, ahead: this.grants.ahead(ask.id) };
+    }
+    const credits = creditsFor.length ? this.grants.credit(ask, creditsFor, now) : [];
+    return credits.length ? { server: g.server, credits } : { server: g.server };
+  }
+
+  /**
+   * The isolate started `ask` on a credit (PoolGrants.use), and would like another on `creditsFor`:
+   * sent after the start, off the request's path.
+   */
+  use(creditId: string, server: string, ask: Ask, creditsFor: readonly string[] = []): Credit[] {
+    const now = Date.now();
+    this.grants.use(creditId, server, ask, now);
+    return creditsFor.length ? this.grants.credit(ask, creditsFor, now) : [];
   }
 
   /** A slot on `server` now for a request whose granted attempt `previous` failed (PoolGrants.take), or null. */
@@ -109,6 +121,24 @@ export class AdmissionHub extends DurableObject<Env> {
   /** One call that does nothing: the bench's measure of a round trip. */
   ping(): number {
     return Date.now();
+  }
+
+  /**
+   * While anyone waits, a credit that lapses unused frees its slot for them at that moment, not at
+   * the next call that happens to arrive.
+   */
+  private watchCredits(): void {
+    if (this.lapseTimer !== undefined || this.grants.waitingCount === 0) return;
+    const lapse = this.grants.nextCreditLapse();
+    if (lapse === undefined) return;
+    this.lapseTimer = setTimeout(
+      () => {
+        this.lapseTimer = undefined;
+        this.deliver(this.grants.expire(Date.now()));
+        this.watchCredits();
+      },
+      Math.max(0, lapse - Date.now()) + 5,
+    );
   }
 
   private deliver(made: { id: string; server: string }[]): void {

@@ -8,11 +8,14 @@ import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import type { NamedTarget as Target } from "../../upstreams/adapter.ts";
 import { capabilitiesOf } from "../../upstreams/registry/adapters.ts";
 import type { ModelPool } from "../placement/model-pool.ts";
+import type { ServerLedger } from "../placement/server-ledger.ts";
 import { pooledModel } from "../placement/pool-gate.ts";
 import type { AdmissionQueue } from "./admission-queue.ts";
 import type { Seat } from "./capacity.ts";
+import type { CreditStock } from "./credit-stock.ts";
 import { QueuePlace, slotReleased } from "./queue-place.ts";
-import { SharedPlace, sharesAdmission, type SharedCounts } from "./shared-place.ts";
+import { sharesAdmission, type SharedCounts } from "./hub-client.ts";
+import { SharedPlace } from "./shared-place.ts";
 import type { SlotCounts } from "./slot-counts.ts";
 
 /** How long a request waiting for a server to come back waits between looks (jittered up to a third more). */
@@ -20,13 +23,16 @@ const COMEBACK_MS = 250;
 
 /**
  * What of this isolate's state (src/routing/isolate/isolate-state.ts) a wait uses: its line, the slot
- * counts it read, its routers' models, and the tally of its admissions through the shared line.
+ * counts it read, its routers' models, its placement ledger (where its conversations live), and
+ * through the shared line, the tally of its admissions and the credits the hubs gave it.
  */
 export interface AdmissionState {
   queue: AdmissionQueue;
   slots: SlotCounts;
   pool: ModelPool;
+  ledger: Pick<ServerLedger, "homeOf">;
   sharedCounts: SharedCounts;
+  credits: CreditStock;
 }
 
 export interface WaitOptions {
@@ -85,7 +91,14 @@ export class AdmissionWait {
             servers,
             slots: (s) => opts.snapshot().upstreams[s]?.slotsTotal ?? state.slots.learned(s),
             counts: state.sharedCounts,
+            credits: state.credits,
             conversation: () => opts.conversation?.() ?? null,
+            // A conversation this isolate has not placed (or heard of) may live on any server: the hub,
+            // which counts every isolate's grants, knows where; a credit is only for one known to be there.
+            creditFits: (server) => {
+              const key = opts.conversation?.() ?? null;
+              return key === null || state.ledger.homeOf(key, Date.now()) === server;
+            },
             ordered: opts.ordered ?? true,
             defer: opts.defer,
           })

@@ -3,48 +3,18 @@
 // fair order, and where each conversation's prompt cache sits. Pure, every time passed in; the
 // Durable Object around it (admission-hub.ts) only carries calls.
 import { keptFree } from "./capacity.ts";
+import { CREDIT_TTL_MS, type Ask, type Credit, type Grant } from "./hub-wire.ts";
 import { FairQueue } from "./fair-queue.ts";
 import { InteractiveRecency } from "./interactive-recency.ts";
 import { BATCH_TOP_LEVEL } from "./service-class.ts";
-
-/** A request asking for a slot on one of its servers. */
-export interface Ask {
-  /** The request's own id (unique across isolates). */
-  id: string;
-  /** Its line: the requested model. */
-  model: string;
-  /** Whose turn it takes ("" for requests without a key) and its priority level. */
-  key: string;
-  priority: number;
-  /** The llama-servers it may go to (health keys), in the order its isolate's placement would try them. */
-  plan: readonly string[];
-  /**
-   * Servers of the plan placement put back for a reason of their own (an open or half-open circuit,
-   * a server down or loading, a context window that holds the prompt but not max_tokens): granted
-   * only when no other server of the plan has a slot free, in plan order, as one isolate tries them.
-   */
-  demoted?: readonly string[];
-  /** Each plan server's slot count as the asking isolate knows it (its sample, its `/props` read, or 1). */
-  slots: Readonly<Record<string, number>>;
-  /** Its conversation (placement's key): a server holding its prompt is preferred. */
-  conversation: string | null;
-  /** The model's `balance` is "ordered": the first server of the plan with a slot free, whatever the others hold. */
-  ordered?: boolean;
-  /** Slots it leaves free on each server while interactive requests for its model come (a batch line: batch.keepFreeSlots). */
-  keepFree?: number;
-}
-
-/** A grant: the request may start on `server`; `ends` it when its answer is over. */
-export interface Grant {
-  id: string;
-  server: string;
-}
 
 interface Held {
   server: string;
   conversation: string | null;
   /** When the grant lapses unless ended: an isolate that died never sends its end. */
   expires: number;
+  /** A credit: a slot held for an isolate's next request, not used yet (it lapses at `expires`, CREDIT_TTL_MS). */
+  credit?: true;
 }
 
 interface Waiter {
@@ -80,6 +50,8 @@ export class PoolGrants {
   private readonly homes = new Map<string, string>();
   /** When interactive requests last asked for each model: a batch line's keepFree holds while they come. */
   private readonly recency = new InteractiveRecency();
+  /** Credits used after they lapsed (`use`). */
+  private lateUses = 0;
 
   /** A grant now, or null: the request waits in line (until `end` or `leave`). */
   ask(ask: Ask, now: number): Grant | null {
@@ -127,6 +99,53 @@ export class PoolGrants {
     return { grant, made: h ? this.pump(now) : [] };
   }
 
+  /**
+   * Credits for the asking isolate's next requests, one on each of `servers` (of the ask's plan, not
+   * demoted) with room to spare: nobody waits for the model, and the server keeps a slot free besides
+   * the credit (a one-slot server never has one: its every request asks). A batch line's ask gets none
+   * (its keepFree is judged per request). Each is counted as a grant until used or lapsed.
+   */
+  credit(ask: Ask, servers: readonly string[], now: number): Credit[] {
+    if (ask.keepFree || this.lines.get(ask.model)?.size) return [];
+    for (const s of ask.plan) if (ask.slots[s] !== undefined) this.learn(s, ask.slots[s]!);
+    const demoted = new Set(ask.demoted ?? []);
+    const made: Credit[] = [];
+    for (const server of servers) {
+      if (!ask.plan.includes(server) || demoted.has(server)) continue;
+      if (this.inflightOn(server) + 2 > (this.slots.get(server) ?? 1)) continue;
+      const id = `credit:${ask.id}:${server}`;
+      this.held.set(id, { server, conversation: null, expires: now + CREDIT_TTL_MS, credit: true });
+      this.count(server, 1);
+      made.push({ id, server, ttlMs: CREDIT_TTL_MS });
+    }
+    return made;
+  }
+
+  /**
+   * An isolate started `ask` on the credit `creditId` (on `server`): the credit's slot is the request's grant from
+   * now on (ended by `end(ask.id)`). A credit that lapsed before its use arrived (the call was slower
+   * than CREDIT_MARGIN_MS, or the hub restarted) is granted anyway, the request having started:
+   * `late`, the one way the servers can hold more than their slots (counted in stats).
+   */
+  use(creditId: string, server: string, ask: Ask, now: number): { late: boolean } {
+    this.expire(now);
+    const h = this.held.get(creditId);
+    const late = !h?.credit;
+    if (h?.credit) {
+      this.held.delete(creditId);
+      this.count(h.server, -1);
+    } else this.lateUses++;
+    this.grant(ask, server, now);
+    return { late };
+  }
+
+  /** When the first credit lapses (undefined: none held), for a hub that must give its slot to a waiter then. */
+  nextCreditLapse(): number | undefined {
+    let first: number | undefined;
+    for (const h of this.held.values()) if (h.credit && (first === undefined || h.expires < first)) first = h.expires;
+    return first;
+  }
+
   /** The request's answer is over (or its attempt failed): its slot goes to whoever waits for it. Returns the grants that made. */
   end(id: string, now: number): Grant[] {
     const h = this.held.get(id);
@@ -152,6 +171,11 @@ export class PoolGrants {
     return this.waiters.has(id);
   }
 
+  /** How many wait in every line. */
+  get waitingCount(): number {
+    return this.waiters.size;
+  }
+
   /** How many wait ahead of `id` in its line (0 when it does not wait). */
   ahead(id: string): number {
     const w = this.waiters.get(id);
@@ -169,10 +193,12 @@ export class PoolGrants {
   }
 
   /** What the coordinator holds (the status page, tests). */
-  stats(): { grants: number; waiting: number; servers: Record<string, { slots: number; inflight: number }> } {
+  stats(): { grants: number; credits: number; lateUses: number; waiting: number; servers: Record<string, { slots: number; inflight: number }> } {
     const servers: Record<string, { slots: number; inflight: number }> = {};
     for (const [s, n] of this.slots) servers[s] = { slots: n, inflight: this.inflightOn(s) };
-    return { grants: this.held.size, waiting: this.waiters.size, servers };
+    let credits = 0;
+    for (const h of this.held.values()) if (h.credit) credits++;
+    return { grants: this.held.size - credits, credits, lateUses: this.lateUses, waiting: this.waiters.size, servers };
   }
 
   /** Grants lost to a dead isolate lapse; their slots go to waiters. Returns the grants that made. */
@@ -247,3 +273,4 @@ export class PoolGrants {
     return line;
   }
 }
+

@@ -4,35 +4,19 @@
 // fails, the request falls back to this isolate's own line (QueuePlace) and the fallback is counted
 // (/metrics: switchyard_admission_shared_total{outcome="fallback"}).
 import { ProxyError } from "../../errors/proxy-error.ts";
-import { durableNamespace, type EnvVars } from "../../config/env-vars.ts";
+import type { EnvVars } from "../../config/env-vars.ts";
 import { randomUuid } from "../../lib/ids.ts";
-import type { AdmissionHub, AskReply, WaitReply } from "./admission-hub.ts";
-import type { Ask } from "./pool-grants.ts";
+import type { AdmissionHub } from "./admission-hub.ts";
+import { admissionHub, ASK_TIMEOUT_MS, poolName, within, type SharedCounts } from "./hub-client.ts";
+import type { Ask, AskReply, Credit, WaitReply } from "./hub-wire.ts";
+import type { CreditStock } from "./credit-stock.ts";
 import { lineRefusal, retryAfterSeconds } from "./capacity.ts";
 import { QueuePlace, type PlaceOptions } from "./queue-place.ts";
 
-/** The hub must answer an ask within this long, or the request is admitted by its isolate alone. */
-export const ASK_TIMEOUT_MS = 1000;
 /** Past its wait, a wait call that has not answered within this long more counts as the hub failing. */
 const WAIT_GRACE_MS = 2000;
 /** The expected service of a request when Retry-After is computed here (the hub does not know the servers' speeds). */
 const DEFAULT_SERVICE_MS = 8000;
-
-/**
- * What an isolate's shared admissions came to (/metrics): granted at once, queued at the hub, refused
- * after the wait, fallen back to the isolate's own line. Its isolate state (src/routing/isolate/isolate-state.ts) holds its one.
- */
-export interface SharedCounts {
-  granted: number;
-  queued: number;
-  fallback: number;
-  refused: number;
-}
-
-/** A tally at zero. */
-export function newSharedCounts(): SharedCounts {
-  return { granted: 0, queued: 0, fallback: 0, refused: 0 };
-}
 
 export interface SharedOptions extends PlaceOptions {
   env: EnvVars;
@@ -42,33 +26,16 @@ export interface SharedOptions extends PlaceOptions {
   slots(server: string): number | undefined;
   /** This isolate's tally of shared admissions. */
   counts: SharedCounts;
+  /** The credits the hubs gave this isolate. */
+  credits: CreditStock;
+  /** Whether a credit on `server` may take this request (its conversation, if it has one, is known to live there). */
+  creditFits(server: string): boolean;
   /** The request's conversation (placement's key), if it has one. */
   conversation(): string | null;
   /** The model's `balance` is "ordered": the hub grants the first server of the plan with a slot free. */
   ordered: boolean;
   /** Keeps a call alive past the response (ctx.waitUntil). */
   defer(p: Promise<unknown>): void;
-}
-
-/** The hub of a pool: one instance per set of servers (a model's plan), so pools shard over instances. */
-export function admissionHub(env: EnvVars, servers: readonly string[]): DurableObjectStub<AdmissionHub> {
-  return durableNamespace<AdmissionHub>(env, "ADMISSION_HUB").getByName(`pool:${[...servers].sort().join(" ")}`);
-}
-
-/** Whether this deployment shares admission: the binding is there (wrangler.toml) and `queue.shared` is not off. */
-export function sharesAdmission(env: EnvVars, shared: boolean): boolean {
-  return shared && env.ADMISSION_HUB !== undefined;
-}
-
-/** Races `p` against `ms`: undefined when the time ran out first. */
-async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const out = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)));
-  try {
-    return await Promise.race([p, out]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
@@ -96,10 +63,14 @@ export class SharedPlace {
   private readonly failed = new Set<string>();
   /** Set once the hub failed: this isolate's own line from then on. */
   private local: QueuePlace | null = null;
+  /** The call telling the hub this request started on a credit: its end is sent after it. */
+  private using: Promise<unknown> | null = null;
+  private readonly pool: string;
 
   constructor(private readonly opts: SharedOptions) {
     this.deadline = this.arrivedAt + opts.maxWaitMs;
     this.plan = [...opts.servers];
+    this.pool = poolName(opts.servers);
   }
 
   first(): Promise<void> | null {
@@ -171,7 +142,10 @@ export class SharedPlace {
     const id = this.id;
     this.server = null;
     this.started = false;
-    this.call((hub) => hub.end(id));
+    // After the use call, if the grant came from a credit: an end the hub met first would free nothing.
+    const using = this.using;
+    this.using = null;
+    this.call((hub) => (using ? using.then(() => hub.end(id)) : hub.end(id)));
   }
 
   private call(f: (hub: DurableObjectStub<AdmissionHub>) => Promise<unknown>): void {
@@ -192,9 +166,11 @@ export class SharedPlace {
     const ask = this.ask(slots);
     // Nothing left to grant (every server excluded: the prompt fits none): the pass says why, at once.
     if (!ask.plan.length) return;
+    const sentAt = Date.now();
+    if (this.startOnCredit(ask, sentAt)) return;
     let reply: AskReply | undefined;
     try {
-      reply = await within(hub.ask(ask) as Promise<AskReply>, ASK_TIMEOUT_MS);
+      reply = await within(hub.ask(ask, opts.credits.lacking(this.pool, ask.plan, sentAt)) as Promise<AskReply>, ASK_TIMEOUT_MS);
     } catch {}
     if (!reply) {
       // What the hub does with this ask when it answers late is taken back.
@@ -205,10 +181,41 @@ export class SharedPlace {
     if ("server" in reply) {
       this.opts.counts.granted++;
       this.server = reply.server;
+      if (reply.credits) opts.credits.put(this.pool, reply.credits, sentAt);
       return;
     }
     this.opts.counts.queued++;
     return this.waitFor(hub, this.id);
+  }
+
+  /**
+   * Starts the request on this isolate's credit for the server its pass would try first, if it holds
+   * one it may use: no call before the start. The hub learns of it in the background (use), and may
+   * give a credit for the next request there in return. Not for a batch line (its keepFree is the
+   * hub's to judge per request), a server placement put back, or a conversation this isolate has not
+   * seen live there (the hub knows where every isolate placed it).
+   */
+  private startOnCredit(ask: Ask, now: number): boolean {
+    const { opts } = this;
+    const server = ask.plan[0]!;
+    if (ask.keepFree || ask.demoted?.includes(server) || !opts.creditFits(server)) return false;
+    const credit = opts.credits.take(this.pool, server, now);
+    if (credit === undefined) return false;
+    opts.counts.credited++;
+    this.server = server;
+    const using = this.hubCall((hub) => hub.use(credit, server, ask, [server]) as Promise<Credit[]>).then((more) => opts.credits.put(this.pool, more, now));
+    this.using = using.catch(() => {});
+    opts.defer(this.using);
+    return true;
+  }
+
+  /** A call to the pool's hub, rejected when it throws at once. */
+  private hubCall<T>(f: (hub: DurableObjectStub<AdmissionHub>) => Promise<T>): Promise<T> {
+    try {
+      return f(admissionHub(this.opts.env, this.opts.servers));
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   /**

@@ -1,13 +1,14 @@
 // What one isolate keeps between requests for routing, built in this one place: the ledger of
 // servers, the routers' model pool and its reads, the slot counts read from the servers, the
-// admission queue over them and the tally of admissions through the shared line; and, when it is
+// admission queue over them, the tally of admissions through the shared line and its credits; and, when it is
 // built, its listeners on the hub's news (other isolates' placements, restarts, the routers' models)
 // registered with the health client. The attempt loop, the continuation, the model list and
 // /metrics get it from isolateState(); placement and admission, below this folder, are handed the
 // parts they use.
 import { onPlacementNotes, onRestarts, onRouterModels } from "../../health/health-client.ts";
 import { AdmissionQueue } from "../admission/admission-queue.ts";
-import { newSharedCounts } from "../admission/shared-place.ts";
+import { CreditStock } from "../admission/credit-stock.ts";
+import { newSharedCounts } from "../admission/hub-client.ts";
 import { SlotCounts } from "../admission/slot-counts.ts";
 import { ModelPool } from "../placement/model-pool.ts";
 import { PoolReads } from "../placement/pool-reads.ts";
@@ -31,6 +32,8 @@ export class IsolateState {
   );
   /** What this isolate's admissions through the pool's AdmissionHub came to (/metrics). */
   readonly sharedCounts = newSharedCounts();
+  /** The slots the pools' AdmissionHubs set aside for this isolate's next requests. */
+  readonly credits = new CreditStock();
 }
 
 /** A new state, its listeners on the hub's news registered (each replaces the previous state's). */

@@ -4,7 +4,8 @@ import { parseConfig } from "../../../src/config/config.ts";
 import { KEY_PRIORITY_MAX } from "../../../src/auth/key-record.ts";
 import { FairQueue } from "../../../src/routing/admission/fair-queue.ts";
 import { INTERACTIVE_RECENT_MS } from "../../../src/routing/admission/interactive-recency.ts";
-import { PoolGrants, type Ask } from "../../../src/routing/admission/pool-grants.ts";
+import type { Ask } from "../../../src/routing/admission/hub-wire.ts";
+import { PoolGrants } from "../../../src/routing/admission/pool-grants.ts";
 import { admissionLevel, BATCH_TOP_LEVEL } from "../../../src/routing/admission/service-class.ts";
 
 // The batch runner's check before it starts a line (src/batch/interactive-load.ts): the pool's
@@ -42,7 +43,7 @@ describe("the runner's decision: the shared line first, the isolate's line as th
     const parsed = parseConfig({ SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ models: { m: { targets: [{ kind: "llama", url: "http://127.0.0.1:1" }] } } }) });
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.problems));
     expect(waitingSources({} as Env, parsed.config, "m").hub).toBeNull();
-    // queue.shared is off by default (docs/configuration.md): the isolate's own line only.
+    // queue.shared is off under npm start (SWITCHYARD_ENV=dev; docs/configuration.md): the isolate's own line only.
     const env = { ADMISSION_HUB: {} } as unknown as Env;
     expect(waitingSources(env, parsed.config, "m").hub).toBeNull();
     const on = { ...parsed.config, queue: { ...parsed.config.queue, shared: true } };

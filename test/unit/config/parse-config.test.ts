@@ -53,4 +53,16 @@ describe("parseConfig", () => {
     }
     expect(parseConfig({ LLAMA_URL: "https://gpu.example.com" }).ok).toBe(true);
   });
+
+  it("queue.shared: on where deployed (many isolates), off under npm start (one isolate); a value set wins either way", () => {
+    const shared = (env: Parameters<typeof parseConfig>[0]) => {
+      const r = parseConfig(env);
+      if (!r.ok) throw new Error(JSON.stringify(r.problems));
+      return r.config.queue;
+    };
+    expect(shared({ LLAMA_URL: "https://gpu.example.com" })).toEqual({ maxWaitMs: 30_000, shared: true });
+    expect(shared({ SWITCHYARD_ENV: "dev" })).toEqual({ maxWaitMs: 30_000, shared: false });
+    expect(shared({ LLAMA_URL: "https://gpu.example.com", SWITCHYARD_CONFIG: JSON.stringify({ queue: { shared: false } }) }).shared).toBe(false);
+    expect(shared({ SWITCHYARD_ENV: "dev", SWITCHYARD_CONFIG: JSON.stringify({ queue: { shared: true, maxWaitMs: 5 } }) })).toEqual({ maxWaitMs: 5, shared: true });
+  });
 });

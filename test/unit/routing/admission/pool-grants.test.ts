@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { GRANT_TTL_MS, PoolGrants, type Ask } from "../../../../src/routing/admission/pool-grants.ts";
+import { CREDIT_TTL_MS, type Ask } from "../../../../src/routing/admission/hub-wire.ts";
+import { GRANT_TTL_MS, PoolGrants } from "../../../../src/routing/admission/pool-grants.ts";
 
 const ask = (id: string, over: Partial<Ask> = {}): Ask => ({ id, model: "m", key: id.replace(/\d+$/, ""), priority: 0, plan: ["s1", "s2"], slots: { s1: 1, s2: 1 }, conversation: null, ...over });
 
@@ -65,7 +66,7 @@ describe("PoolGrants", () => {
     expect(g.leave("b1")).toBe(true);
     expect(g.waiting("b1")).toBe(false);
     expect(g.expire(GRANT_TTL_MS + 1)).toEqual([{ id: "c1", server: "s1" }]);
-    expect(g.stats()).toEqual({ grants: 1, waiting: 0, servers: { s1: { slots: 1, inflight: 1 } } });
+    expect(g.stats()).toEqual({ grants: 1, credits: 0, lateUses: 0, waiting: 0, servers: { s1: { slots: 1, inflight: 1 } } });
   });
 
   it("a server whose slot count no isolate knows yet counts as one", () => {
@@ -119,5 +120,71 @@ describe("PoolGrants, a model balanced ordered", () => {
     expect(g.ask(ask("d1", { ...two, model: "other" }), 6)?.server).toBe("s1");
     expect(g.take(ask("d2", { ...two, model: "other" }), "s2", "d1", 7)).toEqual({ grant: null, made: [] });
     expect(g.end("a3", 8)).toEqual([{ id: "c1", server: "s2" }]);
+  });
+});
+
+describe("PoolGrants, credits (an isolate's next request starts without asking)", () => {
+  const four = { plan: ["s1", "s2"], slots: { s1: 4, s2: 1 } };
+
+  it("gives one only on a server with a slot to spare besides it, and counts it as a grant until used", () => {
+    const g = new PoolGrants();
+    expect(g.ask(ask("a1", four), 0)?.server).toBe("s1");
+    // s1: 1 in flight of 4, so a credit leaves 2 free; s2 has one slot: never a credit.
+    const credits = g.credit(ask("a1", four), ["s1", "s2"], 0);
+    expect(credits).toEqual([{ id: "credit:a1:s1", server: "s1", ttlMs: CREDIT_TTL_MS }]);
+    expect(g.inflightOn("s1")).toBe(2);
+    expect(g.stats()).toMatchObject({ grants: 1, credits: 1 });
+    // Used: the request's grant, the credit gone; its end frees the slot.
+    expect(g.use("credit:a1:s1", "s1", ask("b1", four), 10)).toEqual({ late: false });
+    expect(g.inflightOn("s1")).toBe(2);
+    expect(g.stats()).toMatchObject({ grants: 2, credits: 0, lateUses: 0 });
+    g.end("b1", 20);
+    expect(g.inflightOn("s1")).toBe(1);
+  });
+
+  it("never lets credits and grants together take a server's last slot: an ask still finds one", () => {
+    const g = new PoolGrants();
+    const only = { plan: ["s1"], slots: { s1: 3 } };
+    g.ask(ask("a1", only), 0);
+    expect(g.credit(ask("a1", only), ["s1"], 0)).toHaveLength(1);
+    expect(g.credit(ask("b1", only), ["s1"], 0)).toHaveLength(0);
+    expect(g.ask(ask("c1", only), 0)?.server).toBe("s1");
+    expect(g.ask(ask("d1", only), 0)).toBeNull();
+    expect(g.inflightOn("s1")).toBe(3);
+  });
+
+  it("gives none while anyone waits for the model, nor to a batch line, nor on a demoted server", () => {
+    const g = new PoolGrants();
+    const only = { plan: ["s1"], slots: { s1: 1 } };
+    g.ask(ask("a1", only), 0);
+    expect(g.ask(ask("a2", only), 0)).toBeNull();
+    expect(g.credit(ask("x1", { plan: ["s1", "s2"], slots: { s1: 1, s2: 4 } }), ["s2"], 0)).toEqual([]);
+    const h = new PoolGrants();
+    expect(h.credit(ask("b1", { ...four, keepFree: 1 }), ["s1"], 0)).toEqual([]);
+    expect(h.credit(ask("b2", { ...four, demoted: ["s1"] }), ["s1"], 0)).toEqual([]);
+    expect(h.credit(ask("b3", four), ["s1"], 0)).toHaveLength(1);
+  });
+
+  it("an unused credit lapses and its slot goes to the line; a use that comes later is granted and counted late", () => {
+    const g = new PoolGrants();
+    const two = { plan: ["s1"], slots: { s1: 2 } };
+    const [credit] = g.credit(ask("a1", two), ["s1"], 0);
+    expect(g.ask(ask("b1", two), 1)?.server).toBe("s1");
+    expect(g.ask(ask("c1", two), 2)).toBeNull();
+    expect(g.nextCreditLapse()).toBe(CREDIT_TTL_MS);
+    expect(g.expire(CREDIT_TTL_MS)).toEqual([{ id: "c1", server: "s1" }]);
+    expect(g.nextCreditLapse()).toBeUndefined();
+    expect(g.use(credit!.id, "s1", ask("a2", two), CREDIT_TTL_MS + 1)).toEqual({ late: true });
+    expect(g.inflightOn("s1")).toBe(3);
+    expect(g.stats().lateUses).toBe(1);
+  });
+
+  it("a used credit places the conversation: its next ask prefers that server", () => {
+    const g = new PoolGrants();
+    const two = { plan: ["s1", "s2"], slots: { s1: 4, s2: 4 } };
+    const [credit] = g.credit(ask("a1", two), ["s2"], 0);
+    g.use(credit!.id, "s2", ask("x1", { ...two, conversation: "conv" }), 1);
+    g.end("x1", 2);
+    expect(g.ask(ask("x2", { ...two, conversation: "conv" }), 3)?.server).toBe("s2");
   });
 });

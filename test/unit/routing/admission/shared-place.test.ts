@@ -5,7 +5,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ProxyError } from "../../../../src/errors/proxy-error.ts";
-import { EMPTY_SNAPSHOT } from "../../../../src/health/upstream-health.ts";
+import { EMPTY_SNAPSHOT, upstreamKey, type HealthSnapshot } from "../../../../src/health/upstream-health.ts";
+import type { AdmissionHub } from "../../../../src/routing/admission/admission-hub.ts";
 import { AdmissionWait, type WaitOptions } from "../../../../src/routing/admission/admission-wait.ts";
 import { resetIsolateState, type IsolateState } from "../../../../src/routing/isolate/isolate-state.ts";
 import type { Target } from "../../../../src/routing/target.ts";
@@ -128,6 +129,38 @@ describe("the shared admission line", () => {
     await w.turn();
     expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
     expect(isolate.sharedCounts.fallback).toBe(before + 1);
+  });
+
+  it("with room to spare the hub gives a credit: the next request starts without a call before it, and the hub counts it", async () => {
+    const s = server();
+    const key = upstreamKey((s as { url: string }).url);
+    const snapshot = () => ({ ...EMPTY_SNAPSHOT, upstreams: { [key]: { slotsTotal: 4 } } }) as unknown as HealthSnapshot;
+    const calls: string[] = [];
+    const hubs = workerEnv.ADMISSION_HUB as DurableObjectNamespace<AdmissionHub>;
+    // The real hub, every call to it written down.
+    const counted = { getByName: (name: string) => new Proxy(hubs.getByName(name), { get: (stub, m) => (typeof m === "string" && m !== "then" ? (calls.push(m), (...a: unknown[]) => (stub as unknown as Record<string, (...a: unknown[]) => unknown>)[m]!(...a)) : undefined) }) };
+    const opts = (more: Partial<WaitOptions> = {}) => options({ snapshot, env: { ...workerEnv, ADMISSION_HUB: counted }, ...more });
+    const first = new AdmissionWait([s], opts());
+    await first.turn();
+    expect(first.refuses(s)).toBeUndefined();
+    expect(calls).toEqual(["ask"]);
+    const second = new AdmissionWait([s], opts());
+    await second.turn();
+    expect(second.refuses(s)).toBeUndefined();
+    // No call before the start: the hub learns of it after (use), and gives a credit for the next.
+    expect(calls).toEqual(["ask", "use"]);
+    expect(isolate.sharedCounts).toMatchObject({ granted: 1, credited: 1 });
+    await sleep(50);
+    const hub = hubs.getByName(`pool:${key}`);
+    expect(await hub.stats()).toMatchObject({ grants: 2, credits: 1, lateUses: 0 });
+    // A conversation this isolate has not seen on the server: the hub, which knows, chooses.
+    const third = new AdmissionWait([s], opts({ conversation: () => "elsewhere" }));
+    await third.turn();
+    expect(calls.at(-1)).toBe("ask");
+    expect(third.refuses(s)).toBeUndefined();
+    for (const w of [first, second, third]) w.attemptEnded(true);
+    await sleep(50);
+    expect(await hub.stats()).toMatchObject({ grants: 0 });
   });
 
   it("leaves the isolate's line in charge where the binding is missing or queue.shared is off", () => {
