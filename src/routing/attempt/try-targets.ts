@@ -95,6 +95,9 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
   const discovering = isolate.poolReads.discover(planned, opts.env, (p) => defer(p, opts.waitUntil));
   if (discovering) await discovering;
   const targets = withoutUnlisted(isolate.pool, planned, opts.model);
+  // A load decided on an old copy of the routers evicts what another isolate just loaded (pool-reads.ts).
+  const routersRead = isolate.poolReads.beforeLoad(targets, opts.model, opts.env, (p) => defer(p, opts.waitUntil));
+  if (routersRead) await routersRead;
   const health = new HealthRecorder(opts.env, config, targets.flatMap((t) => (capabilitiesOf(t).server ? [serverRef(capabilitiesOf(t).server!)] : [])), opts.waitUntil);
   const admission =
     opts.queue && config.queue.maxWaitMs > 0

@@ -6,6 +6,7 @@ import type { EnvVars } from "../../config/env-vars.ts";
 import type { NamedTarget } from "../../upstreams/adapter.ts";
 import { adapterOf, capabilitiesOf } from "../../upstreams/registry/adapters.ts";
 import type { ModelPool } from "./model-pool.ts";
+import { pooledModel } from "./pool-gate.ts";
 
 interface Read {
   /** When the last read started (0: never, or marked stale). */
@@ -19,6 +20,11 @@ interface Read {
 
 /** A router's copy is read again (in the background) once this old. */
 export const POOL_FRESH_MS = 2000;
+/**
+ * Before a request would make a router load its model, the routers' copies older than this are read
+ * again and waited for: another isolate may have loaded it (or something else) since.
+ */
+export const BEFORE_LOAD_FRESH_MS = 100;
 /** A server found to serve one model is asked again after this (it may restart as a router). */
 const SINGLE_RECHECK_MS = 60_000;
 /** The first read of a server is waited for at most this long (then placement goes without it): a router answers it in milliseconds. */
@@ -79,6 +85,34 @@ export class PoolReads {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const cap = new Promise<void>((resolve) => (timer = setTimeout(resolve, FIRST_READ_WAIT_MS)));
     return Promise.race([Promise.all(waits).then(() => undefined), cap]).finally(() => clearTimeout(timer));
+  }
+
+  /**
+   * Reads again, and waits for (at most FIRST_READ_WAIT_MS), the routers of `targets` listing
+   * `model` when none of them has it loaded or loading as far as this isolate knows, so the request
+   * would make one load it: what this isolate knows of them may be older than another isolate's load
+   * (docs/architecture.md, "Router pools"). Across isolates each router's copy otherwise ages up to
+   * POOL_FRESH_MS and the hub's sample; a load decided on such a copy evicts the model another
+   * isolate just loaded there, and the next request of that model evicts this one: the routers
+   * thrash. A load takes seconds, so the read (milliseconds) is cheap beside it. Undefined: nothing to read.
+   */
+  beforeLoad(targets: readonly NamedTarget[], model: string, env: EnvVars, defer: (p: Promise<unknown>) => void, now = Date.now()): Promise<void> | undefined {
+    const routers = targets.filter((t) => {
+      const m = pooledModel(this.pool, t, model);
+      return m !== undefined;
+    });
+    if (!routers.length) return undefined;
+    const present = routers.some((t) => {
+      const server = capabilitiesOf(t).server!.key;
+      const view = this.pool.view(server, pooledModel(this.pool, t, model)!, now);
+      return view !== undefined && view.status !== "unloaded";
+    });
+    if (present) return undefined;
+    for (const t of routers) {
+      const r = this.reads.get(capabilitiesOf(t).server!.key);
+      if (r && !r.reading && now - r.at >= BEFORE_LOAD_FRESH_MS) r.at = 0;
+    }
+    return this.discover(routers, env, defer, { waitAll: true }, now);
   }
 
   /** The router's copy is out of date (a load failed, an attempt found it otherwise): the next request reads it again. */
