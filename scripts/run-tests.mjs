@@ -62,7 +62,7 @@ const SECONDS = new Map([
   ["test/e2e/launcher-port.test.mjs", 19],
   ["test/e2e/proxy.test.mjs", 18],
   ["test/multi/shared-cache.test.mjs", 17],
-  ["test/multi/shared-router-loads.test.mjs", 12],
+  ["test/multi/shared-router-loads.test.mjs", 15],
   ["test/e2e/router-pool.test.mjs", 16],
   ["test/e2e/browser-token.test.mjs", 15],
   ["test/e2e/batches.test.mjs", 14],

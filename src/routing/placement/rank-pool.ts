@@ -42,10 +42,11 @@ const same = (a: number, b: number) => Math.abs(a - b) <= Math.max(SAME_MS, SAME
  * - loading there: what remains of the load (at least a tenth of it), then the wait and service;
  * - not there, with room: the load, then the service;
  * - not there, evicting the router's least recently used idle model: the same, plus that model's own
- *   load time when it was used within RECENT_MS and is loaded nowhere else (someone will want it back);
+ *   load time when it was used within RECENT_MS and is loaded nowhere else (someone will want it back),
+ *   and this model's again when this is a second copy (`secondCopy`: getting that one back evicts it);
  * - not there and every loaded model busy (or one loading): blocked, until they drain.
  */
-export function estimateOn(c: PoolChoice, now: number): PoolEstimate & { victimUsedAt: number; tieBreak: number } {
+export function estimateOn(c: PoolChoice, now: number, secondCopy = false): PoolEstimate & { victimUsedAt: number; tieBreak: number } {
   const v = c.view;
   const base = { id: c.id, tieBreak: c.tieBreak, standby: false };
   if (v.failed) return { ...base, finishMs: Infinity, loads: true, blocked: true, failed: true, victimUsedAt: Infinity };
@@ -56,8 +57,14 @@ export function estimateOn(c: PoolChoice, now: number): PoolEstimate & { victimU
   }
   if (v.victim === null) return { ...base, finishMs: v.loadMs + c.serviceMs, loads: true, blocked: false, failed: false, victimUsedAt: -Infinity };
   if (v.victim === "busy") return { ...base, finishMs: c.waitMs + c.serviceMs + v.loadMs + c.serviceMs, loads: true, blocked: true, failed: false, victimUsedAt: Infinity };
+  // A model used lately and loaded nowhere else will be asked for again. When this load is a second
+  // copy of a model loaded on another router (the choice is between waiting there and swapping here),
+  // that model's reload here evicts this copy in turn, so the swap costs both loads again, not only
+  // its own: counting one let a wait a door over-estimates (it sees only its own requests in flight)
+  // tip two routers into swapping two models back and forth (bench/router-doors.mjs).
   const wanted = !v.victim.loadedElsewhere && now - v.victim.lastUsedAt < RECENT_MS;
-  return { ...base, finishMs: v.loadMs + c.serviceMs + (wanted ? v.victim.loadMs : 0), loads: true, blocked: false, failed: false, victimUsedAt: v.victim.lastUsedAt };
+  const swapBack = wanted && secondCopy ? v.loadMs : 0;
+  return { ...base, finishMs: v.loadMs + c.serviceMs + (wanted ? v.victim.loadMs : 0) + swapBack, loads: true, blocked: false, failed: false, victimUsedAt: v.victim.lastUsedAt };
 }
 
 /**
@@ -68,7 +75,9 @@ export function estimateOn(c: PoolChoice, now: number): PoolEstimate & { victimU
  * leaves them out).
  */
 export function rankPool(choices: readonly PoolChoice[], now: number): PoolEstimate[] {
-  const all = choices.map((c) => estimateOn(c, now));
+  // A load where the model is already loaded or loading on another router would be a second copy.
+  const present = choices.some((c) => !c.view.failed && c.view.status !== "unloaded");
+  const all = choices.map((c) => estimateOn(c, now, present));
   const sorted = [...all].sort((a, b) => {
     if (a.failed !== b.failed) return a.failed ? 1 : -1;
     if (a.blocked !== b.blocked) return a.blocked ? 1 : -1;

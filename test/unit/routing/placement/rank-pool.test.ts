@@ -76,6 +76,15 @@ describe("rankPool", () => {
     expect(long[0]).toMatchObject({ id: "B", loads: true, standby: false });
   });
 
+  it("swapping out a model used lately counts both reloads: a wait shorter than them stays, a longer one swaps", () => {
+    const p = twoRouters({ A: ["alpha"], B: ["beta"] });
+    serve(p, "alpha", 10_000);
+    serve(p, "beta", 10_500);
+    // Staying waits 2.5 loads; swapping on A costs beta's load, alpha's reload and beta's own again.
+    expect(choose(p, "beta", 11_000, { B: 2.5 * LOAD })[0]).toMatchObject({ id: "B", loads: false });
+    expect(choose(p, "beta", 11_000, { B: 4 * LOAD })[0]).toMatchObject({ id: "A", loads: true });
+  });
+
   it("never plans an eviction of a model with requests in flight; a failed load goes last", () => {
     const p = twoRouters({ A: ["alpha"], B: ["beta"] });
     p.begin("B", "beta", 10_000);
