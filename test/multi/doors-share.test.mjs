@@ -4,7 +4,9 @@
 // `rpm: 30` sent 60 requests at once, spread over the three doors, gets exactly 30 through (three
 // instances would let up to 90 through), and usage counts all 60 attempts' successes in one place;
 // a key's `tokensPerDay` reservations, held while requests run, admit across the doors exactly what
-// fits the day, and what they used is charged in one place.
+// fits the day, and what they used is charged in one place. With the shared line (as deployed) and
+// room to spare on the server, requests start on the credits the AdmissionHub gives each door,
+// without a call to it first.
 //   node --test test/multi/doors-share.test.mjs
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -30,6 +32,8 @@ before(async () => {
           // 100 tokens over 2 s (20 ms apart), its usage 3 + 100: requests that overlap.
           slow: { targets: [{ kind: "llama", url: `${fixtures.url}/u-slow${Date.now()}/slots-64/behave/paced/100` }] },
         },
+        // As deployed (the default there; `npm start`'s one isolate keeps its own line).
+        queue: { shared: true },
       },
     },
   });
@@ -124,5 +128,41 @@ describe("three doors, one set of Durable Objects", () => {
     assert.equal(usage.status, 200, text);
     assert.match(text, new RegExp(`"requests":${ok.length + runs}\\b`), text);
     assert.match(text, new RegExp(`"completion_tokens":${(ok.length + runs) * 100}\\b`), text);
+  });
+
+  it("with room to spare, a door's requests start on its credits: no call to the AdmissionHub before they start", { timeout: 60_000 }, async () => {
+    /** The doors' tallies of admissions through the shared line (/metrics), summed. */
+    const tallies = async () => {
+      /** @type {Record<string, number>} */
+      const sum = {};
+      for (const url of doors.urls) {
+        const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+        for (const m of text.matchAll(/^switchyard_admission_shared_total\{outcome="(\w+)"\} (\d+)$/gm)) sum[/** @type {string} */ (m[1])] = (sum[/** @type {string} */ (m[1])] ?? 0) + Number(m[2]);
+      }
+      return sum;
+    };
+    const res = await fetch(`${doors.at(0)}/v1/admin/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "credits", scopes: ["chat"] }),
+    });
+    const { key } = /** @type {{ key: string }} */ (await res.json());
+    const before = await tallies();
+    for (let i = 0; i < 30; i++) {
+      const r = await fetch(`${doors.any()}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "one at a time" }] }),
+      });
+      assert.equal(r.status, 200, await r.text());
+    }
+    const after = await tallies();
+    const delta = (/** @type {string} */ k) => (after[k] ?? 0) - (before[k] ?? 0);
+    const line = `credited ${delta("credited")}, granted ${delta("granted")}, queued ${delta("queued")}, fallback ${delta("fallback")}`;
+    console.log(line);
+    assert.equal(delta("credited") + delta("granted") + delta("queued") + delta("fallback"), 30, line);
+    // A door's first request asks (and brings back a credit); the rest start on one.
+    assert.ok(delta("credited") >= 20, line);
+    assert.equal(delta("fallback"), 0, line);
   });
 });

@@ -93,9 +93,12 @@ export class AdmissionWait {
             counts: state.sharedCounts,
             credits: state.credits,
             conversation: () => opts.conversation?.() ?? null,
-            // A conversation this isolate has not placed (or heard of) may live on any server: the hub,
-            // which counts every isolate's grants, knows where; a credit is only for one known to be there.
+            // A model balanced "ordered" goes to the first server with a slot free, as the hub would
+            // grant. Otherwise a conversation this isolate has not placed (or heard of) may live on any
+            // server: the hub, which counts every isolate's grants, knows where; a credit is only for
+            // one known to be there.
             creditFits: (server) => {
+              if (opts.ordered ?? true) return true;
               const key = opts.conversation?.() ?? null;
               return key === null || state.ledger.homeOf(key, Date.now()) === server;
             },

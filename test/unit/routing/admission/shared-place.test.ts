@@ -153,12 +153,19 @@ describe("the shared admission line", () => {
     await sleep(50);
     const hub = hubs.getByName(`pool:${key}`);
     expect(await hub.stats()).toMatchObject({ grants: 2, credits: 1, lateUses: 0 });
-    // A conversation this isolate has not seen on the server: the hub, which knows, chooses.
-    const third = new AdmissionWait([s], opts({ conversation: () => "elsewhere" }));
+    // A model placed by conversation ("least-busy"), one this isolate has not seen on the server: the
+    // hub, which knows where every isolate placed it, chooses. Balanced "ordered" (the default), the
+    // first server with a slot is the hub's choice too: the credit serves it.
+    const third = new AdmissionWait([s], opts({ conversation: () => "elsewhere", ordered: false }));
     await third.turn();
     expect(calls.at(-1)).toBe("ask");
     expect(third.refuses(s)).toBeUndefined();
-    for (const w of [first, second, third]) w.attemptEnded(true);
+    await sleep(50);
+    const fourth = new AdmissionWait([s], opts({ conversation: () => "elsewhere" }));
+    await fourth.turn();
+    expect(calls.at(-1)).toBe("use");
+    expect(fourth.refuses(s)).toBeUndefined();
+    for (const w of [first, second, third, fourth]) w.attemptEnded(true);
     await sleep(50);
     expect(await hub.stats()).toMatchObject({ grants: 0 });
   });
