@@ -8,7 +8,7 @@
 //   flock /tmp/sy-servers.lock node bench/router-doors.mjs [--runs 5]
 import { parseArgs } from "node:util";
 import { startDoors } from "../test/support/doors.mjs";
-import { ask, startRouters } from "../test/support/router-pool.mjs";
+import { alternateModels, ask, startRouters } from "../test/support/router-pool.mjs";
 
 const { values: flags } = parseArgs({ options: { runs: { type: "string", default: "5" } } });
 const RUNS = Number(flags.runs);
@@ -22,15 +22,7 @@ async function run(doorCount) {
     const burst = await Promise.all(Array.from({ length: 6 }, (_, i) => ask(doors.at(i), "alpha", { stream: i % 2 === 1 })));
     ok &&= burst.every((r) => r.status === 200 && r.content === "hi from alpha");
     const afterBurst = pool.totalLoads();
-    await Promise.all(
-      [0, 1].map(async (c) => {
-        for (let i = 0; i < 20; i++) {
-          const model = (i + c) % 2 ? "beta" : "alpha";
-          const r = await ask(doors.any(), model, { stream: i % 3 === 0 });
-          ok &&= r.status === 200 && r.content === `hi from ${model}`;
-        }
-      }),
-    );
+    for (const r of await alternateModels(() => doors.any())) ok &&= r.status === 200 && r.content === `hi from ${r.model}`;
     return { burst: afterBurst, alternating: pool.totalLoads() - afterBurst, ok };
   } finally {
     await doors.stop();

@@ -9,7 +9,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { startDoors } from "../support/doors.mjs";
-import { ask, startRouters } from "../support/router-pool.mjs";
+import { alternateModels, ask, startRouters } from "../support/router-pool.mjs";
 
 /** What one door makes of the same burst (bench/router-doors.mjs: 2 in each of its runs). */
 const ONE_DOOR_LOADS = 2;
@@ -55,16 +55,10 @@ describe("router-mode loads over three doors", () => {
 
   it("two models alternating over the doors at random, two clients at once: the routers do not swap them back and forth", { timeout: 90_000 }, async () => {
     const before = pool.totalLoads();
-    await Promise.all(
-      [0, 1].map(async (c) => {
-        for (let i = 0; i < 20; i++) {
-          const model = (i + c) % 2 ? "beta" : "alpha";
-          const r = await ask(doors.any(), model, { stream: i % 3 === 0 });
-          assert.equal(r.status, 200, r.body);
-          assert.equal(r.content, `hi from ${model}`);
-        }
-      }),
-    );
+    for (const r of await alternateModels(() => doors.any())) {
+      assert.equal(r.status, 200, r.body);
+      assert.equal(r.content, `hi from ${r.model}`);
+    }
     const loads = pool.totalLoads() - before;
     const where = await holders();
     console.log(`${loads} loads over 40 requests (${JSON.stringify(pool.loads())} in all), now ${JSON.stringify(where)}`);

@@ -172,3 +172,23 @@ export async function ask(base, model, { text = `hi from ${model}`, stream = fal
   if (res.ok && stream) content = body.split("\n").filter((l) => l.startsWith("data: {")).map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? "").join("");
   return { status: res.status, ms, body, content, target: res.headers.get("x-switchyard-target"), attempts: res.headers.get("x-switchyard-attempts") };
 }
+
+/**
+ * Two clients at once, each sending `perClient` requests that alternate alpha and beta (the clients
+ * out of step), each to `base()` (a door at random, say). Resolves to every answer, with its model.
+ * @param {() => string} base
+ * @param {number} [perClient]
+ */
+export async function alternateModels(base, perClient = 20) {
+  /** @type {Array<{ model: string } & Awaited<ReturnType<typeof ask>>>} */
+  const answers = [];
+  await Promise.all(
+    [0, 1].map(async (c) => {
+      for (let i = 0; i < perClient; i++) {
+        const model = (i + c) % 2 ? "beta" : "alpha";
+        answers.push({ model, ...(await ask(base(), model, { stream: i % 3 === 0 })) });
+      }
+    }),
+  );
+  return answers;
+}
