@@ -33,6 +33,7 @@ export class AdmissionHub extends DurableObject<Env> {
   ask(ask: Ask, creditsFor: readonly string[] = []): AskReply {
     const now = Date.now();
     const g = this.grants.ask(ask, now);
+    this.deliver(this.grants.madeOnLapse());
     if (!g) {
       this.watchCredits();
       return { queued: true, ahead: this.grants.ahead(ask.id) };
@@ -48,13 +49,14 @@ export class AdmissionHub extends DurableObject<Env> {
   use(creditId: string, server: string, ask: Ask, creditsFor: readonly string[] = []): Credit[] {
     const now = Date.now();
     this.grants.use(creditId, server, ask, now);
+    this.deliver(this.grants.madeOnLapse());
     return creditsFor.length ? this.grants.credit(ask, creditsFor, now) : [];
   }
 
   /** A slot on `server` now for a request whose granted attempt `previous` failed (PoolGrants.take), or null. */
   take(ask: Ask, server: string, previous: string | null): { server: string } | null {
     const { grant, made } = this.grants.take(ask, server, previous, Date.now());
-    this.deliver(made);
+    this.deliver([...this.grants.madeOnLapse(), ...made]);
     return grant ? { server: grant.server } : null;
   }
 

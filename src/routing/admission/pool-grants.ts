@@ -52,10 +52,12 @@ export class PoolGrants {
   private readonly recency = new InteractiveRecency();
   /** Credits used after they lapsed (`use`). */
   private lateUses = 0;
+  /** Grants made to waiters when a call found grants or credits lapsed (`ask`, `take`, `use`): for the hub to deliver (`madeOnLapse`). */
+  private readonly lapsed: Grant[] = [];
 
   /** A grant now, or null: the request waits in line (until `end` or `leave`). */
   ask(ask: Ask, now: number): Grant | null {
-    this.expire(now);
+    this.lapsed.push(...this.expire(now));
     for (const s of ask.plan) if (ask.slots[s] !== undefined) this.learn(s, ask.slots[s]!);
     const keepFree = this.recency.keepFree(ask.model, ask.keepFree ?? 0, now);
     const line = this.lines.get(ask.model);
@@ -86,7 +88,7 @@ export class PoolGrants {
    * (`made`, the grants that gave).
    */
   take(ask: Ask, server: string, previous: string | null, now: number): { grant: Grant | null; made: Grant[] } {
-    this.expire(now);
+    this.lapsed.push(...this.expire(now));
     const h = previous !== null ? this.held.get(previous) : undefined;
     if (h) {
       this.held.delete(previous!);
@@ -128,7 +130,7 @@ export class PoolGrants {
    * `late`, the one way the servers can hold more than their slots (counted in stats).
    */
   use(creditId: string, server: string, ask: Ask, now: number): { late: boolean } {
-    this.expire(now);
+    this.lapsed.push(...this.expire(now));
     const h = this.held.get(creditId);
     const late = !h?.credit;
     if (h?.credit) {
@@ -199,6 +201,11 @@ export class PoolGrants {
     let credits = 0;
     for (const h of this.held.values()) if (h.credit) credits++;
     return { grants: this.held.size - credits, credits, lateUses: this.lateUses, waiting: this.waiters.size, servers };
+  }
+
+  /** The grants to waiters that `ask`, `take` or `use` made when they found grants or credits lapsed (taken: each delivered once). */
+  madeOnLapse(): Grant[] {
+    return this.lapsed.splice(0);
   }
 
   /** Grants lost to a dead isolate lapse; their slots go to waiters. Returns the grants that made. */

@@ -179,6 +179,18 @@ describe("PoolGrants, credits (an isolate's next request starts without asking)"
     expect(g.stats().lateUses).toBe(1);
   });
 
+  it("a credit that lapsed when another call arrives gives its slot to the line, and the hub is handed that grant to deliver", () => {
+    const g = new PoolGrants();
+    const two = { plan: ["s1"], slots: { s1: 2 } };
+    g.credit(ask("a1", two), ["s1"], 0);
+    expect(g.ask(ask("b1", two), 1)?.server).toBe("s1");
+    expect(g.ask(ask("c1", two), 2)).toBeNull();
+    // The next call (any ask) finds the credit lapsed: c1 is granted its slot, and the grant is kept for delivery.
+    expect(g.ask(ask("d1", two), CREDIT_TTL_MS + 1)).toBeNull();
+    expect(g.madeOnLapse()).toEqual([{ id: "c1", server: "s1" }]);
+    expect(g.madeOnLapse()).toEqual([]);
+  });
+
   it("a used credit places the conversation: its next ask prefers that server", () => {
     const g = new PoolGrants();
     const two = { plan: ["s1", "s2"], slots: { s1: 4, s2: 4 } };
