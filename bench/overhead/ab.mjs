@@ -28,7 +28,7 @@
 //             answer, with and without tools) in one Node process, both bundles warmed up.
 //
 //   npx node bench/overhead/ab.mjs cpu [--a HEAD|passthrough] [--b <rev>] [--runtime miniflare|dev] [--stream] [--tools] [--rounds 400] [--batch 20] [--runs 1] [--warmup 2000]
-//                                      [--otlp] [--a-otlp] [--a-observability <json>] [--b-observability <json>] [--settle 2500]
+//                                      [--otlp] [--a-otlp] [--a-observability <json>] [--b-observability <json>] [--a-queue <json>] [--b-queue <json>] [--settle 2500]
 //             (each build's request log and traces; --otlp: B exports to a receiver in the bench, --a-otlp: A
 //             does too (two builds compared with both exporting); --a worktree: A is the working tree too,
 //             so the two differ by configuration alone; --settle: the wait for the last batches before
@@ -58,6 +58,8 @@ const { values: flags, positionals } = parseArgs({
     "a-otlp": { type: "boolean", default: false },
     "a-observability": { type: "string" },
     "b-observability": { type: "string" },
+    "a-queue": { type: "string" },
+    "b-queue": { type: "string" },
     rounds: { type: "string" },
     runs: { type: "string", default: "1" },
     warmup: { type: "string", default: "2000" },
@@ -135,32 +137,44 @@ function observabilityOf(k, receiver) {
 }
 
 /**
+ * A build's `queue` section: `--a-queue` / `--b-queue <json>` (e.g. '{"shared":true}': the line a
+ * deployment runs, the AdmissionHub's, instead of `npm start`'s own). None by default.
+ * @param {"A" | "B"} k
+ */
+function queueOf(k) {
+  const given = flags[k === "A" ? "a-queue" : "b-queue"];
+  return given ? JSON.parse(given) : undefined;
+}
+
+/**
  * @param {string} upstream
  * @param {object} [observability]
+ * @param {object} [queue]
  */
-const vars = (upstream, observability) => ({
+const vars = (upstream, observability, queue) => ({
   SWITCHYARD_ENV: "dev",
-  SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: upstream }] } }, ...(observability && Object.keys(observability).length ? { observability } : {}) }),
+  SWITCHYARD_CONFIG: JSON.stringify({ models: { fast: { targets: [{ kind: "llama", url: upstream }] } }, ...(observability && Object.keys(observability).length ? { observability } : {}), ...(queue ? { queue } : {}) }),
 });
 
 /**
  * @param {Build} build
  * @param {string} upstream
  * @param {object} [observability] the build's `observability` section
+ * @param {object} [queue] the build's `queue` section
  * @returns {Promise<Run>}
  */
-async function start({ script, dir, passthrough, compat }, upstream, observability) {
+async function start({ script, dir, passthrough, compat }, upstream, observability, queue) {
   const before = workerdPids();
   if (RUNTIME === "dev") {
     // wrangler dev runs two workerd processes (its proxy and the Worker): both are counted.
-    const dev = passthrough ? await devPassthrough({ dir }, { UPSTREAM: upstream, LLAMA: upstream }) : await devSwitchyard({ script, dir }, vars(upstream, observability));
+    const dev = passthrough ? await devPassthrough({ dir }, { UPSTREAM: upstream, LLAMA: upstream }) : await devSwitchyard({ script, dir }, vars(upstream, observability, queue));
     const pids = [...workerdPids()].filter((p) => !before.has(p));
     if (!pids.length) throw new Error("could not find wrangler dev's workerd processes");
     return { stop: dev.stop, url: `${dev.url}${passthrough ? new URL(upstream).pathname : ""}/v1/chat/completions`, pids };
   }
   // The Durable Object classes of the working tree's wrangler.toml (the revisions compared here share
   // them); each build's own compatibility date and flags.
-  const mf = passthrough ? await miniflarePassthrough({ UPSTREAM: upstream }) : await miniflareSwitchyard(script, vars(upstream, observability), [], compat);
+  const mf = passthrough ? await miniflarePassthrough({ UPSTREAM: upstream }) : await miniflareSwitchyard(script, vars(upstream, observability, queue), [], compat);
   const url = `${mf.url}/v1/chat/completions`;
   const pids = [...workerdPids()].filter((p) => !before.has(p));
   if (!pids.length) throw new Error("could not find the workerd process");
@@ -194,7 +208,7 @@ async function cpu() {
       /** @type {Partial<Record<"A" | "B", Run>>} */
       const runs = {};
       try {
-        for (const k of run % 2 ? AB.toReversed() : AB) runs[k] = await start(builds[k], `${base}${path}`, observabilityOf(k, receiver));
+        for (const k of run % 2 ? AB.toReversed() : AB) runs[k] = await start(builds[k], `${base}${path}`, observabilityOf(k, receiver), queueOf(k));
         const started = /** @type {Record<"A" | "B", Run>} */ (runs);
         for (const k of AB) {
           const probe = await post(started[k].url, body);
