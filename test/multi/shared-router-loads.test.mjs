@@ -62,9 +62,11 @@ describe("router-mode loads over three doors", () => {
     const loads = pool.totalLoads() - before;
     const where = await holders();
     console.log(`${loads} loads over 40 requests (${JSON.stringify(pool.loads())} in all), now ${JSON.stringify(where)}`);
-    // One door makes 1 (beta's); three doors made 1 in each of five runs of bench/router-doors.mjs, and
-    // 9–19 in four of five before a second copy's swap counted both reloads.
-    assert.ok(loads <= 4, `${loads} loads ${JSON.stringify(pool.loads())}, now ${JSON.stringify(where)}`);
+    // One door makes 1 (beta's). Three doors made 1 in each of five runs of bench/router-doors.mjs and
+    // of ten of this file, and 5 once (run right after doors-share, its doors still stopping: the
+    // busier the machine, the more a door over-estimates a wait); before a second copy's swap counted
+    // both reloads, 9–19 in four runs of five. The bound sits between.
+    assert.ok(loads <= 6, `${loads} loads ${JSON.stringify(pool.loads())}, now ${JSON.stringify(where)}`);
     assert.equal(where.alpha?.length, 1, JSON.stringify(where));
     assert.equal(where.beta?.length, 1, JSON.stringify(where));
   });

@@ -148,10 +148,9 @@ export class SharedPlace {
     this.call((hub) => (using ? using.then(() => hub.end(id)) : hub.end(id)));
   }
 
+  /** A call to the pool's hub in the background (kept alive past the response); its failure is the hub's to outlive. */
   private call(f: (hub: DurableObjectStub<AdmissionHub>) => Promise<unknown>): void {
-    try {
-      this.opts.defer(f(admissionHub(this.opts.env, this.opts.servers)));
-    } catch {}
+    this.opts.defer(this.hubCall(f).catch(() => {}));
   }
 
   private async acquire(): Promise<void> {

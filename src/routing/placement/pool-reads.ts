@@ -97,22 +97,17 @@ export class PoolReads {
    * thrash. A load takes seconds, so the read (milliseconds) is cheap beside it. Undefined: nothing to read.
    */
   beforeLoad(targets: readonly NamedTarget[], model: string, env: EnvVars, defer: (p: Promise<unknown>) => void, now = Date.now()): Promise<void> | undefined {
-    const routers = targets.filter((t) => {
-      const m = pooledModel(this.pool, t, model);
-      return m !== undefined;
+    const routers = targets.flatMap((t) => {
+      const pooled = pooledModel(this.pool, t, model);
+      return pooled === undefined ? [] : [{ t, server: capabilitiesOf(t).server!.key, pooled }];
     });
     if (!routers.length) return undefined;
-    const present = routers.some((t) => {
-      const server = capabilitiesOf(t).server!.key;
-      const view = this.pool.view(server, pooledModel(this.pool, t, model)!, now);
-      return view !== undefined && view.status !== "unloaded";
-    });
-    if (present) return undefined;
-    for (const t of routers) {
-      const r = this.reads.get(capabilitiesOf(t).server!.key);
+    if (routers.some((r) => (this.pool.view(r.server, r.pooled, now)?.status ?? "unloaded") !== "unloaded")) return undefined;
+    for (const { server } of routers) {
+      const r = this.reads.get(server);
       if (r && !r.reading && now - r.at >= BEFORE_LOAD_FRESH_MS) r.at = 0;
     }
-    return this.discover(routers, env, defer, { waitAll: true }, now);
+    return this.discover(routers.map((r) => r.t), env, defer, { waitAll: true }, now);
   }
 
   /** The router's copy is out of date (a load failed, an attempt found it otherwise): the next request reads it again. */
