@@ -7,46 +7,14 @@ import { DEFAULT_SPEEDS, type ServerLedger } from "../placement/server-ledger.ts
 import { keptFree, retryAfterSeconds, serverLoad, verdictFor, type Hosting, type Seat, type ServerLoad, type Verdict } from "./capacity.ts";
 import { FairQueue } from "./fair-queue.ts";
 import { InteractiveRecency } from "./interactive-recency.ts";
+import type { Ticket } from "./ticket.ts";
 import { BATCH_TOP_LEVEL } from "./service-class.ts";
-
-/** One request's place in its model's line. */
-export class Ticket {
-  /** Set while it may try its targets (given a turn and not put back). */
-  granted = false;
-  /** Its turn came from the line (it had waited), not at once on arrival. */
-  waited = false;
-  /** The llama-server a slot is held on for it until its first attempt starts. */
-  reserved: string | null = null;
-  /** Called when it is given a turn while waiting (maybe during another request's call). */
-  onTurn: (() => void) | undefined;
-  /** When it first asked for a turn: on routers, a waiter that has waited as long as a load may load its model elsewhere. */
-  readonly arrivedAt = Date.now();
-
-  constructor(
-    readonly model: string,
-    /** Whose turn it takes: the key's id; "" for requests without a key, which share one turn. */
-    readonly key: string,
-    readonly priority: number,
-    /** Where it may go; narrowed when a server turns out unable to take it (its prompt too long there). */
-    public plan: readonly Seat[],
-    /** Slots it leaves free on a server (a batch line: batch.keepFreeSlots; capacity.ts keptFree). */
-    readonly keepFree = 0,
-  ) {}
-
-  /**
-   * `server` cannot take this request (the prompt does not fit its window): a turn is never given
-   * for a slot there. Without it a waiter was given turns on a free server it cannot use, failed its
-   * pass at once, and took them again and again outside the line, where the wake-up of the server
-   * it can use went to someone else (issue 41).
-   */
-  exclude(server: string): void {
-    if (this.plan.some((s) => s.server === server)) this.plan = this.plan.filter((s) => s.server !== server);
-  }
-}
 
 interface Line {
   model: string;
   queue: FairQueue<Ticket>;
+  /** Waiters held for one server's slot (Ticket.hold), oldest first: outside the fair order, so they keep nobody waiting for another server. */
+  held: Set<Ticket>;
   lastTimerPump: number;
 }
 
@@ -85,7 +53,10 @@ export class AdmissionQueue {
 
   /** Whether `t` may start now; if not it waits, and `onTurn` is called when it may. */
   enter(t: Ticket, snapshot: HealthSnapshot): boolean {
-    if (!this.lines.get(t.model)?.queue.size) {
+    // A slot that freed unseen (in the sample) goes to whoever is held for it first.
+    const existing = this.lines.get(t.model);
+    if (existing?.held.size) this.pumpHeld(existing, snapshot);
+    if (!existing?.queue.size) {
       const v = this.verdict(t, snapshot);
       if (v.kind !== "full") {
         this.grant(t, v);
@@ -107,7 +78,8 @@ export class AdmissionQueue {
     this.release(t);
     t.granted = false;
     const line = this.line(t.model);
-    if (t.waited) line.queue.pushFront(t, t.key, t.priority);
+    if (t.hold && t.hold.until > Date.now()) line.held.add(t);
+    else if (t.waited) line.queue.pushFront(t, t.key, t.priority);
     else line.queue.push(t, t.key, t.priority);
     this.pumpLine(line, snapshot, false);
     return t.granted;
@@ -116,12 +88,13 @@ export class AdmissionQueue {
   /** Leaves the line (a client gone, a wait run out); the slot held for it, if any, is free again. */
   leave(t: Ticket, snapshot: HealthSnapshot): void {
     const line = this.lines.get(t.model);
-    const waited = line?.queue.remove(t) ?? false;
+    const waited = (line?.queue.remove(t) ?? false) || (line?.held.delete(t) ?? false);
     const held = this.release(t);
     t.granted = false;
     t.onTurn = undefined;
+    t.hold = null;
     if (line && (waited || held)) this.pumpLine(line, snapshot, false);
-    else if (line && !line.queue.size) this.lines.delete(t.model);
+    else if (line && !line.queue.size && !line.held.size) this.lines.delete(t.model);
   }
 
   /**
@@ -165,19 +138,25 @@ export class AdmissionQueue {
    */
   looked(model: string, snapshot: HealthSnapshot | (() => HealthSnapshot), now: number): void {
     const line = this.lines.get(model);
-    if (!line || now - line.lastTimerPump < TIMER_PUMP_GAP_MS) return;
+    // A hold that is over is acted on at once: its waiter's timer fired for it.
+    if (!line || (now - line.lastTimerPump < TIMER_PUMP_GAP_MS && ![...line.held].some((t) => t.hold!.until <= now))) return;
     line.lastTimerPump = now;
     this.pumpLine(line, typeof snapshot === "function" ? snapshot() : snapshot);
   }
 
   /** How many wait for `model` (tests, the status page). */
   waiting(model: string): number {
-    return this.lines.get(model)?.queue.size ?? 0;
+    const line = this.lines.get(model);
+    return line ? line.queue.size + line.held.size : 0;
   }
 
   /** How many wait for `model` above the batch class (the batch runner holds its lines back while any do). */
   interactiveWaiting(model: string): number {
-    return this.lines.get(model)?.queue.sizeAbove(BATCH_TOP_LEVEL) ?? 0;
+    const line = this.lines.get(model);
+    if (!line) return 0;
+    let held = 0;
+    for (const t of line.held) if (t.priority > BATCH_TOP_LEVEL) held++;
+    return line.queue.sizeAbove(BATCH_TOP_LEVEL) + held;
   }
 
   /** How many are served before `t` in its line (0 when it is not waiting). */
@@ -203,6 +182,7 @@ export class AdmissionQueue {
    * do not become a storm of tries on a full hub.
    */
   private pumpLine(line: Line, snapshot: HealthSnapshot, probe = true): void {
+    this.pumpHeld(line, snapshot);
     let probes = probe ? 1 : 0;
     for (let head = line.queue.peek(); head; head = line.queue.peek()) {
       const v = this.verdict(head, snapshot);
@@ -213,7 +193,32 @@ export class AdmissionQueue {
       head.onTurn?.();
     }
     // An empty line is forgotten (in zero config any model name makes one).
-    this.lines.delete(line.model);
+    if (!line.held.size) this.lines.delete(line.model);
+  }
+
+  /**
+   * Held waiters (Ticket.hold): each given its turn when its server has a slot free, oldest first;
+   * one whose hold is over (or whose server left its plan) joins the line, first of its key.
+   */
+  private pumpHeld(line: Line, snapshot: HealthSnapshot, now = Date.now()): void {
+    for (const t of line.held) {
+      const hold = t.hold!;
+      const seat = hold.until > now ? t.plan.find((s) => s.server === hold.server) : undefined;
+      if (seat) {
+        const v = this.verdict(t, snapshot, [seat]);
+        if (v.kind !== "free") continue;
+        line.held.delete(t);
+        t.hold = null;
+        t.waited = true;
+        this.grant(t, v);
+        t.onTurn?.();
+        continue;
+      }
+      line.held.delete(t);
+      t.hold = null;
+      t.waited = true;
+      line.queue.pushFront(t, t.key, t.priority);
+    }
   }
 
   private grant(t: Ticket, v: Verdict): void {
@@ -234,15 +239,15 @@ export class AdmissionQueue {
     return true;
   }
 
-  private verdict(t: Ticket, snapshot: HealthSnapshot): Verdict {
+  private verdict(t: Ticket, snapshot: HealthSnapshot, plan = t.plan): Verdict {
     const hosts = this.hosts;
-    if (!hosts) return verdictFor(t.plan, (server) => this.load(server, snapshot), undefined, 0, t.keepFree);
+    if (!hosts) return verdictFor(plan, (server) => this.load(server, snapshot), undefined, 0, t.keepFree);
     const drains = this.drains();
     const draining = (server: string, model: string): Hosting => {
       const d = drains.get(server);
       return d !== undefined && d !== model ? { rank: "no", loadMs: 0 } : hosts(server, model);
     };
-    return verdictFor(t.plan, (server) => this.load(server, snapshot), draining, Date.now() - t.arrivedAt, t.keepFree);
+    return verdictFor(plan, (server) => this.load(server, snapshot), draining, Date.now() - t.arrivedAt, t.keepFree);
   }
 
   /**
@@ -275,7 +280,7 @@ export class AdmissionQueue {
 
   private line(model: string): Line {
     let line = this.lines.get(model);
-    if (!line) this.lines.set(model, (line = { model, queue: new FairQueue(), lastTimerPump: 0 }));
+    if (!line) this.lines.set(model, (line = { model, queue: new FairQueue(), held: new Set(), lastTimerPump: 0 }));
     return line;
   }
 }

@@ -74,6 +74,8 @@ export class AdmissionWait {
   private next: Promise<void> | null | "first" = "first";
   /** Turns given at once, in a row, after passes that failed. */
   private spins = 0;
+  /** The request has been held in line for its conversation's home once (holdFor). */
+  private held = false;
 
   constructor(
     private readonly targets: readonly Target[],
@@ -149,6 +151,19 @@ export class AdmissionWait {
     if (!(this.place instanceof SharedPlace)) return;
     const servers = (list: readonly Target[]) => list.flatMap((t) => gatedServer(t) ?? []);
     this.place.prefer(servers(ordered), servers(demoted));
+  }
+
+  /**
+   * `target`, full, is the conversation's home, worth waiting for until `until` rather than moving
+   * (placement/rank-servers.ts holdMs): the line gives this request a turn only for a slot there
+   * until then, and the pass stops. Whether it holds: once a request, in this isolate's line only
+   * (the shared line's hub grants the home's slot when one is free, and does not hold for it).
+   */
+  holdFor(target: Target, until: number): boolean {
+    const gated = gatedServer(target);
+    if (this.held || gated === undefined || !(this.place instanceof QueuePlace) || until <= Date.now()) return false;
+    this.held = true;
+    return this.place.hold(gated, until);
   }
 
   /** `target` cannot take this request (its prompt does not fit there): the line gives it no turn for its slots any more. */

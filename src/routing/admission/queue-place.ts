@@ -2,7 +2,8 @@
 // with Retry-After when the wait runs out.
 import { ProxyError } from "../../errors/proxy-error.ts";
 import type { HealthSnapshot } from "../../health/upstream-health.ts";
-import { Ticket, type AdmissionQueue } from "./admission-queue.ts";
+import type { AdmissionQueue } from "./admission-queue.ts";
+import { Ticket } from "./ticket.ts";
 import { lineRefusal, type Seat } from "./capacity.ts";
 import { KEY_PRIORITY_MAX } from "../../auth/key-record.ts";
 import { admissionLevel } from "./service-class.ts";
@@ -89,6 +90,13 @@ export class QueuePlace {
     return this.opts.queue.mayStart(this.ticket, server, this.opts.snapshot());
   }
 
+  /** Until `until` (never past the wait's end), a turn only for a slot on `server` (AdmissionWait.holdFor): whether it is in the plan. */
+  hold(server: string, until: number): boolean {
+    if (!this.ticket.plan.some((s) => s.server === server)) return false;
+    this.ticket.hold = { server, until: Math.min(until, this.deadline) };
+    return true;
+  }
+
   /** The llama-server cannot take this request (its prompt does not fit there): no turn is given for its slots. */
   exclude(server: string): void {
     this.ticket.exclude(server);
@@ -114,7 +122,9 @@ export class QueuePlace {
         reject(new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." }));
       };
       const schedule = (now: number) => {
-        timer = setTimeout(tick, Math.min(POLL_MS * (1 + Math.random() / 3), Math.max(0, this.deadline - now)));
+        // A hold's end is looked at when it comes: the other servers' slots count from then.
+        const holdLeft = this.ticket.hold ? this.ticket.hold.until - now : Infinity;
+        timer = setTimeout(tick, Math.max(0, Math.min(POLL_MS * (1 + Math.random() / 3), this.deadline - now, holdLeft)));
       };
       const tick = () => {
         const now = Date.now();

@@ -31,6 +31,11 @@ export interface PassPlan {
   /** The targets that hold the prompt but not its max_tokens (context-check.ts), at the end of `ordered`. */
   promptOnly: Target[];
   balance: "ordered" | "least-busy";
+  /**
+   * The conversation's home, first in `ordered`, and until when the request may wait in line for a
+   * slot there rather than move (placement/rank-servers.ts holdMs): null when placement saw no reason.
+   */
+  hold: { target: Target; until: number } | null;
 }
 
 /** Orders one pass (placement/order-targets.ts, context-check.ts). */
@@ -41,10 +46,14 @@ export async function planPass(targets: Target[], opts: PlanOptions, isolate: Is
   const balance = balanceOf(opts.config, opts.model);
   const placement = balance === "least-busy" ? (opts.placement?.() ?? null) : null;
   const estimates = new Map<Target, PoolEstimate>();
-  const byBalance = snapshot ? orderTargets(targets, { balance, snapshot, now, placement, ledger: isolate.ledger, pool: isolate.pool, model: opts.model, onPool: (t, e) => estimates.set(t, e) }) : targets;
+  let hold: PassPlan["hold"] = null;
+  const onHold = (target: Target, ms: number) => (hold = { target, until: now + ms });
+  const byBalance = snapshot ? orderTargets(targets, { balance, snapshot, now, placement, ledger: isolate.ledger, pool: isolate.pool, model: opts.model, onPool: (t, e) => estimates.set(t, e), onHold }) : targets;
   const size = snapshot ? (opts.size?.() ?? null) : null;
   const { ordered, promptOnly, tooLong } = size && snapshot ? await byContext(byBalance, size, snapshot, isolate.ledger, opts.serverCounts) : { ordered: byBalance, promptOnly: [], tooLong: [] };
-  return { snapshot, now, placement, estimates, size, ordered, tooLong, promptOnly, balance };
+  // A home the context check moved back (its window cannot hold the answer) is no reason to wait.
+  const held = hold as PassPlan["hold"];
+  return { snapshot, now, placement, estimates, size, ordered, tooLong, promptOnly, balance, hold: held && ordered[0] === held.target ? held : null };
 }
 
 /**

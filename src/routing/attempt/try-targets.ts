@@ -23,6 +23,7 @@ import { AttemptRecord, type Placed } from "./attempt-record.ts";
 import { PassFailures, type Tries } from "./pass-failures.ts";
 import { demotedIn, planPass, type PassPlan } from "./plan-pass.ts";
 import { retryDelayMs, type RetryPolicy } from "./retry-delay.ts";
+import { sleep } from "../../lib/abortable-sleep.ts";
 
 export interface TryOptions {
   config: Config;
@@ -167,7 +168,7 @@ const clientClosed = () => new ProxyError({ status: 499, code: "client_closed_re
 async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, attemptOne: AttemptOne<T>, planned?: PassPlan): Promise<Tried<T>> {
   const { config } = opts;
   const { isolate, requestStart, health, admission, tries } = state;
-  const { snapshot, now, placement, estimates, size, ordered, tooLong } = planned ?? (await planPass(targets, opts, isolate, health));
+  const { snapshot, now, placement, estimates, size, ordered, tooLong, hold } = planned ?? (await planPass(targets, opts, isolate, health));
   const pools = new PoolGate(isolate.pool, targets, opts.model, now, requestStart);
   const pass = new PassFailures(tries, snapshot, now, health, config.retries.maxRetryAfterMs);
   // A target whose context cannot hold the prompt is skipped, with the error it would have answered;
@@ -176,7 +177,7 @@ async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, 
     pass.failed(target, error, { skipped: true });
     admission?.exclude(target);
   }
-  return tryInOrder(ordered, opts, { ...state, pass, pools, estimates, placement, size }, attemptOne);
+  return tryInOrder(ordered, opts, { ...state, pass, pools, estimates, placement, size, hold }, attemptOne);
 }
 
 /** A pass's order and what it learns as it goes. */
@@ -187,6 +188,7 @@ interface PassState extends TryState {
   estimates: Map<Target, PoolEstimate>;
   placement: PlacementRequest | null;
   size: PromptSize | null;
+  hold: PassPlan["hold"];
 }
 
 /**
@@ -196,7 +198,7 @@ interface PassState extends TryState {
  */
 async function tryInOrder<T>(ordered: Target[], opts: TryOptions, state: PassState, attemptOne: AttemptOne<T>): Promise<Tried<T>> {
   const { config } = opts;
-  const { requestStart, health, admission, tries, pass, pools, estimates, placement, size } = state;
+  const { requestStart, health, admission, tries, pass, pools, estimates, placement, size, hold } = state;
   // A target refused for capacity in this pass: a standby load (placement/rank-pool.ts) waits for it.
   let sawBusy = false;
   targets: for (const target of ordered) {
@@ -218,6 +220,9 @@ async function tryInOrder<T>(ordered: Target[], opts: TryOptions, state: PassSta
       if (full) {
         sawBusy = true;
         pass.failed(target, full);
+        // Placement kept the conversation home, its wait for a slot counted: it waits in line for
+        // that slot (once, within the budget) rather than recompute its prompt on the next target.
+        if (hold?.target === target && admission!.holdFor(target, hold.until)) break targets;
         continue targets;
       }
       const undo = pass.begin(target);
@@ -271,22 +276,6 @@ function defer(p: Promise<unknown>, waitUntil: TryOptions["waitUntil"]): void {
   try {
     waitUntil?.(p);
   } catch {}
-}
-
-/** Waits `ms` unless the client leaves first (false). */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** What the health hub needs of a tracked server. */

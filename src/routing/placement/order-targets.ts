@@ -23,6 +23,8 @@ export interface OrderOptions {
   model?: string;
   /** Hears each router's estimate for the request's model (standby, blocked, failed: the attempt loop's pool gate, pool-gate.ts, acts on them). */
   onPool?(target: Target, estimate: PoolEstimate): void;
+  /** Hears the conversation's home when it goes first over a move, and how long it is worth waiting for there (rank-servers.ts Estimate.holdMs). */
+  onHold?(target: Target, holdMs: number): void;
 }
 
 /**
@@ -61,7 +63,11 @@ export function orderTargets(targets: readonly Target[], opts: OrderOptions): Ta
       const view = opts.pool.view(e.id, serverOf(t)!.upstreamModel ?? opts.model!, opts.now);
       return view ? [{ id: e.id, view, waitMs: e.waitMs, serviceMs: e.finishMs - e.waitMs, tieBreak: score(t, key) }] : [];
     });
-    if (!pooled.length) return ranked.map((e) => byId.get(e.id)!);
+    if (!pooled.length) {
+      const first = ranked[0];
+      if (first?.holdMs) opts.onHold?.(byId.get(first.id)!, first.holdMs);
+      return ranked.map((e) => byId.get(e.id)!);
+    }
     const byPool = rankPool(pooled, opts.now);
     for (const e of byPool) opts.onPool?.(byId.get(e.id)!, e);
     const inPool = new Set(byPool.map((e) => e.id));

@@ -34,6 +34,13 @@ export interface Estimate {
   finishMs: number;
   /** The server placed the conversation's latest turn. */
   home: boolean;
+  /**
+   * On the first estimate only, when it is the conversation's home kept over a move: how long the
+   * request may wait for a slot there before the best move would have finished it as soon (the best
+   * move's cost less home's service). The attempt loop holds the request in line for home that long
+   * when home turns out full (admission-wait.ts holdFor), rather than recompute its prompt elsewhere.
+   */
+  holdMs?: number;
 }
 
 /** Finishes closer than this (or than this share of the faster) are the same: noise, not a reason to move. */
@@ -107,15 +114,19 @@ export function rankServers(choices: readonly ServerChoice[], req: PlacementRequ
   const best = byFinish[0];
   if (!best) return [];
   let first: (typeof estimates)[number];
+  let holdMs: number | undefined;
   const atHome = estimates.find((e) => e.home);
   if (atHome) {
     const move = estimates.filter((e) => e !== atHome).sort((a, b) => a.moveMs - b.moveMs)[0];
     first = move && move.moveMs < atHome.finishMs && !same(move.moveMs, atHome.finishMs) ? move : atHome;
+    if (first === atHome && move) holdMs = Math.max(0, move.moveMs - (atHome.finishMs - atHome.waitMs));
   }
   else {
     // Balance among the servers that finish about as soon as the best.
     const near = estimates.filter((e) => same(e.finishMs, best.finishMs) || e.waitMs <= best.waitMs);
     first = near.sort((a, b) => a.conversations - b.conversations || a.finishMs - b.finishMs || b.tieBreak - a.tieBreak)[0]!;
   }
-  return [first, ...byFinish.filter((e) => e !== first)].map(({ id, waitMs, uncachedTokens, finishMs, home: h }) => ({ id, waitMs, uncachedTokens, finishMs, home: h }));
+  const ranked = [first, ...byFinish.filter((e) => e !== first)].map(({ id, waitMs, uncachedTokens, finishMs, home: h }): Estimate => ({ id, waitMs, uncachedTokens, finishMs, home: h }));
+  if (holdMs) ranked[0]!.holdMs = holdMs;
+  return ranked;
 }

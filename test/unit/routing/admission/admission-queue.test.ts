@@ -1,7 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { CLOSED } from "../../../../src/health/circuit-breaker.ts";
 import type { HealthSnapshot } from "../../../../src/health/upstream-health.ts";
-import { AdmissionQueue, Ticket } from "../../../../src/routing/admission/admission-queue.ts";
+import { AdmissionQueue } from "../../../../src/routing/admission/admission-queue.ts";
+import { Ticket } from "../../../../src/routing/admission/ticket.ts";
 import type { Seat } from "../../../../src/routing/admission/capacity.ts";
 import { ServerLedger } from "../../../../src/routing/placement/server-ledger.ts";
 
@@ -213,6 +214,65 @@ describe("AdmissionQueue on a router (--models-max 1): a model waiting for a swa
       endA2();
       expect(b.granted).toBe(true);
       expect(queue.ahead(a3)).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+});
+
+describe("AdmissionQueue: a waiter held for its conversation's home", () => {
+  it("holds a waiter for its home's slot while another server is free, without keeping anyone else from that server; then lets it move", () => {
+    vi.useFakeTimers({ now: 1_000_000, toFake: ["Date"] });
+    try {
+      const H = "http://home";
+      const O = "http://other";
+      const snap: HealthSnapshot = {
+        at: 0,
+        upstreams: Object.fromEntries([H, O].map((s) => [s, { state: "ready" as const, slotsTotal: 1, slotsBusy: 0, slotsReadAt: { from: 0, to: 0 }, circuit: CLOSED, checkedAt: 0 }])),
+      };
+      const ledger = new ServerLedger();
+      const queue = new AdmissionQueue(() => ledger);
+      const plan: Seat[] = [{ server: O }, { server: H }];
+      const endHome = ledger.begin(H, null, 1000, Date.now()); // home's one slot is taken
+      // The held request's pass found home full: it goes back to the line held for home for 2 s.
+      const held = new Ticket("m", "a", 0, plan);
+      expect(queue.enter(held, snap)).toBe(true);
+      expect(held.reserved).toBe(O); // its first turn came with the free server
+      held.hold = { server: H, until: Date.now() + 2000 };
+      expect(queue.requeue(held, snap)).toBe(false);
+      expect(queue.waiting("m")).toBe(1);
+      // Someone else arrives: the free server is theirs at once, though the held one came first.
+      const other = new Ticket("m", "b", 0, plan);
+      expect(queue.enter(other, snap)).toBe(true);
+      expect(other.reserved).toBe(O);
+      expect(queue.mayStart(other, O, snap)).toBe(true);
+      const endOther = ledger.begin(O, null, 1000, Date.now());
+      // Home's slot frees: the held request's turn, with that slot held for it.
+      endHome(true, Date.now());
+      queue.pump(snap);
+      expect(held.granted).toBe(true);
+      expect(held.reserved).toBe(H);
+      expect(held.hold).toBeNull();
+      expect(queue.mayStart(held, H, snap)).toBe(true);
+      const endHeld = ledger.begin(H, null, 1000, Date.now());
+      // A second hold that runs out: the waiter then takes any server's slot, first of its key.
+      const late = new Ticket("m", "c", 0, plan);
+      expect(queue.enter(late, snap)).toBe(false); // both servers full
+      endOther(true, Date.now());
+      queue.pump(snap);
+      expect(late.reserved).toBe(O); // its turn, with the other server's slot
+      late.hold = { server: H, until: Date.now() + 500 };
+      expect(queue.requeue(late, snap)).toBe(false);
+      expect(late.granted).toBe(false); // the other server is free, but it is held for home
+      expect(late.reserved).toBeNull();
+      vi.setSystemTime(Date.now() + 600);
+      queue.looked("m", snap, Date.now());
+      expect(late.granted).toBe(true);
+      expect(late.reserved).toBe(O);
+      expect(late.hold).toBeNull();
+      endHeld(true, Date.now());
+      expect(queue.waiting("m")).toBe(0);
     } finally {
       vi.useRealTimers();
     }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { CLOSED } from "../../../../src/health/circuit-breaker.ts";
 import type { HealthSnapshot } from "../../../../src/health/upstream-health.ts";
-import { AdmissionQueue, Ticket } from "../../../../src/routing/admission/admission-queue.ts";
+import { AdmissionQueue } from "../../../../src/routing/admission/admission-queue.ts";
+import { Ticket } from "../../../../src/routing/admission/ticket.ts";
 import { ServerLedger } from "../../../../src/routing/placement/server-ledger.ts";
 
 // Per-isolate admission plus the slot signal, simulated (docs/architecture.md, "Admission queue"):

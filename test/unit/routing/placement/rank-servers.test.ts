@@ -94,6 +94,28 @@ describe("rankServers: a conversation stays with its cache", () => {
     // Four in flight (2 slots, 0.5 s each: ~1 s of wait) stay home; eight (~1.8 s, over the ~1.6 s recomputation) and more move.
     expect(firsts).toEqual(["home", "other", "other", "other", "other"]);
   });
+  it("home kept over a move carries how long a slot there is worth waiting for: the move's cost less home's service, and no more", () => {
+    const l = new ServerLedger();
+    const home = place(l, request(conversation(0, 1, 600)), 0);
+    const other = home === "A" ? "B" : "A";
+    const next = request(conversation(0, 2, 600));
+    for (let i = 0; i < 4; i++) l.begin(home, null, 500, 0); // ~1 s of wait at home, the other server idle
+    const ranked = rankServers(servers(2, { [home]: 4 }), next, l, 10);
+    const [atHome, elsewhere] = ranked;
+    expect(atHome!.id).toBe(home);
+    // Moving costs the other's finish (it has a slot free); staying, home's wait and its service.
+    const homeService = atHome!.finishMs - atHome!.waitMs;
+    expect(atHome!.holdMs).toBeCloseTo(elsewhere!.finishMs - homeService, 6);
+    expect(atHome!.holdMs!).toBeGreaterThanOrEqual(atHome!.waitMs);
+    expect(elsewhere!.id).toBe(other);
+    expect(elsewhere!.holdMs).toBeUndefined();
+    // Moved, or with no home, there is nothing to hold for.
+    for (let i = 0; i < 8; i++) l.begin(home, null, 500, 0);
+    const moved = rankServers(servers(2, { [home]: 12 }), next, l, 10);
+    expect(moved[0]!.id).toBe(other);
+    expect(moved.every((e) => e.holdMs === undefined)).toBe(true);
+    expect(rankServers(servers(2), request(conversation(5, 1, 600)), l, 10).every((e) => e.holdMs === undefined)).toBe(true);
+  });
   it("with the other server busy too, a burst that crowds home is waited out when the other has conversations of its own", () => {
     const l = new ServerLedger();
     const home = place(l, request(conversation(0, 1, 600)), 0);
