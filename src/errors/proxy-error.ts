@@ -116,3 +116,8 @@ function defaultType(status: number): string {
   if (status >= 500) return status === 503 ? "unavailable_error" : "api_error";
   return "invalid_request_error";
 }
+
+/** The error of a request whose client left before its answer (499): its upstream work stops. */
+export function clientClosed(): ProxyError {
+  return new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
+}

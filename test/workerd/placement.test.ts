@@ -71,3 +71,23 @@ describe("placement across two llama-servers (least-busy)", () => {
     for (const turns of served.values()) expect(turns, `turns went to ${turns.join(", ")}`).toEqual([turns[0], turns[0]]);
   });
 });
+
+describe("placement's hold for a conversation's home (least-busy, one slot each)", () => {
+  it("a turn whose home is full waits in line for home's slot rather than recompute its long prompt on the idle server", async () => {
+    const run = `${tag}-h`;
+    const HA = `${FIXTURE_URL}/u-ha${tag}/behave/paced/15`;
+    const HB = `${FIXTURE_URL}/u-hb${tag}/behave/paced/16`;
+    const held = configWith({ m: { targets: [{ kind: "llama", url: HA }, { kind: "llama", url: HB }], balance: "least-busy" } });
+    // About 9,000 prompt tokens at the default estimate: recomputing them elsewhere takes seconds,
+    // the answer holding home's one slot a third of a second.
+    const system = { role: "system", content: `You are a coding agent (${run}). ` + "Read the whole repository before you change it. ".repeat(600) };
+    const messages: Message[] = [system, { role: "user", content: "task 0: make the tests pass" }];
+    messages.push({ role: "assistant", content: await send(messages, held) }, { role: "user", content: "turn 2: go on" });
+    // The same turn twice at once: the first takes home's slot, the second finds it full.
+    await Promise.all([send(messages, held), send(messages, held)]);
+    const served = await servedBy(run);
+    const turns = served.get(0)!;
+    expect(turns).toHaveLength(3);
+    expect(new Set(turns).size, `turns went to ${turns.join(", ")}`).toBe(1);
+  });
+});

@@ -26,7 +26,7 @@ export class AdmissionHub extends DurableObject<Env> {
   /** Grants made to waiters, not collected by their wait call yet. */
   private readonly granted = new Map<string, { server: string; timer: ReturnType<typeof setTimeout> }>();
   private readonly pending = new Map<string, Pending>();
-  /** Set while waiters wait and a credit is held: the credit's slot goes to them when it lapses unused. */
+  /** Set while waiters wait and a credit or a hold is held: the credit's slot goes to them when it lapses unused, a held waiter goes on to any server. */
   private lapseTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** A slot now, or a place in line; `wait` then collects the grant. `creditsFor`: servers the isolate would like a credit on. */
@@ -126,12 +126,12 @@ export class AdmissionHub extends DurableObject<Env> {
   }
 
   /**
-   * While anyone waits, a credit that lapses unused frees its slot for them at that moment, not at
-   * the next call that happens to arrive.
+   * While anyone waits, a credit that lapses unused frees its slot for them at that moment, and a
+   * hold that ends lets its waiter take any server's slot then, not at the next call that happens to arrive.
    */
   private watchCredits(): void {
     if (this.lapseTimer !== undefined || this.grants.waitingCount === 0) return;
-    const lapse = this.grants.nextCreditLapse();
+    const lapse = this.grants.nextLapse();
     if (lapse === undefined) return;
     this.lapseTimer = setTimeout(
       () => {

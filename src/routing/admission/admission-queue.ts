@@ -7,6 +7,7 @@ import { DEFAULT_SPEEDS, type ServerLedger } from "../placement/server-ledger.ts
 import { keptFree, retryAfterSeconds, serverLoad, verdictFor, type Hosting, type Seat, type ServerLoad, type Verdict } from "./capacity.ts";
 import { FairQueue } from "./fair-queue.ts";
 import { InteractiveRecency } from "./interactive-recency.ts";
+import { HomeHolds } from "./home-holds.ts";
 import type { Ticket } from "./ticket.ts";
 import { BATCH_TOP_LEVEL } from "./service-class.ts";
 
@@ -14,7 +15,7 @@ interface Line {
   model: string;
   queue: FairQueue<Ticket>;
   /** Waiters held for one server's slot (Ticket.hold), oldest first: outside the fair order, so they keep nobody waiting for another server. */
-  held: Set<Ticket>;
+  held: HomeHolds<Ticket>;
   lastTimerPump: number;
 }
 
@@ -78,7 +79,7 @@ export class AdmissionQueue {
     this.release(t);
     t.granted = false;
     const line = this.line(t.model);
-    if (t.hold && t.hold.until > Date.now()) line.held.add(t);
+    if (t.hold && t.hold.until > Date.now()) line.held.add(t, t.hold);
     else if (t.waited) line.queue.pushFront(t, t.key, t.priority);
     else line.queue.push(t, t.key, t.priority);
     this.pumpLine(line, snapshot, false);
@@ -139,7 +140,7 @@ export class AdmissionQueue {
   looked(model: string, snapshot: HealthSnapshot | (() => HealthSnapshot), now: number): void {
     const line = this.lines.get(model);
     // A hold that is over is acted on at once: its waiter's timer fired for it.
-    if (!line || (now - line.lastTimerPump < TIMER_PUMP_GAP_MS && ![...line.held].some((t) => t.hold!.until <= now))) return;
+    if (!line || (now - line.lastTimerPump < TIMER_PUMP_GAP_MS && !((line.held.nextEnd() ?? Infinity) <= now))) return;
     line.lastTimerPump = now;
     this.pumpLine(line, typeof snapshot === "function" ? snapshot() : snapshot);
   }
@@ -155,7 +156,7 @@ export class AdmissionQueue {
     const line = this.lines.get(model);
     if (!line) return 0;
     let held = 0;
-    for (const t of line.held) if (t.priority > BATCH_TOP_LEVEL) held++;
+    for (const t of line.held.waiters()) if (t.priority > BATCH_TOP_LEVEL) held++;
     return line.queue.sizeAbove(BATCH_TOP_LEVEL) + held;
   }
 
@@ -197,24 +198,21 @@ export class AdmissionQueue {
   }
 
   /**
-   * Held waiters (Ticket.hold): each given its turn when its server has a slot free, oldest first;
-   * one whose hold is over (or whose server left its plan) joins the line, first of its key.
+   * Held waiters (Ticket.hold, home-holds.ts): each given its turn when its server has a slot free,
+   * oldest first; one whose hold is over (or whose server left its plan) joins the line, first of its key.
    */
   private pumpHeld(line: Line, snapshot: HealthSnapshot, now = Date.now()): void {
-    for (const t of line.held) {
-      const hold = t.hold!;
-      const seat = hold.until > now ? t.plan.find((s) => s.server === hold.server) : undefined;
-      if (seat) {
-        const v = this.verdict(t, snapshot, [seat]);
-        if (v.kind !== "free") continue;
-        line.held.delete(t);
-        t.hold = null;
-        t.waited = true;
-        this.grant(t, v);
-        t.onTurn?.();
-        continue;
-      }
-      line.held.delete(t);
+    const over = line.held.settle(now, (t, server) => {
+      const seat = t.plan.find((s) => s.server === server);
+      const v = seat ? this.verdict(t, snapshot, [seat]) : undefined;
+      if (v?.kind !== "free") return false;
+      t.hold = null;
+      t.waited = true;
+      this.grant(t, v);
+      t.onTurn?.();
+      return true;
+    });
+    for (const t of over) {
       t.hold = null;
       t.waited = true;
       line.queue.pushFront(t, t.key, t.priority);
@@ -280,7 +278,7 @@ export class AdmissionQueue {
 
   private line(model: string): Line {
     let line = this.lines.get(model);
-    if (!line) this.lines.set(model, (line = { model, queue: new FairQueue(), held: new Set(), lastTimerPump: 0 }));
+    if (!line) this.lines.set(model, (line = { model, queue: new FairQueue(), held: new HomeHolds(), lastTimerPump: 0 }));
     return line;
   }
 }

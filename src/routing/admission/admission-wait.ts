@@ -146,18 +146,23 @@ export class AdmissionWait {
     return this.place instanceof SharedPlace;
   }
 
-  /** The order the next pass tries its targets in, and those placement put back (the shared line grants by them). */
-  prefer(ordered: readonly Target[], demoted: readonly Target[]): void {
+  /**
+   * The order the next pass tries its targets in, those placement put back, and the conversation's
+   * home it would wait for (plan-pass.ts `hold`, once a request): the shared line grants by them.
+   */
+  prefer(ordered: readonly Target[], demoted: readonly Target[], hold?: { target: Target; until: number } | null): void {
     if (!(this.place instanceof SharedPlace)) return;
     const servers = (list: readonly Target[]) => list.flatMap((t) => gatedServer(t) ?? []);
-    this.place.prefer(servers(ordered), servers(demoted));
+    const home = hold && !this.held ? gatedServer(hold.target) : undefined;
+    if (home !== undefined) this.held = true;
+    this.place.prefer(servers(ordered), servers(demoted), home !== undefined ? { server: home, until: hold!.until } : undefined);
   }
 
   /**
    * `target`, full, is the conversation's home, worth waiting for until `until` rather than moving
    * (placement/rank-servers.ts holdMs): the line gives this request a turn only for a slot there
-   * until then, and the pass stops. Whether it holds: once a request, in this isolate's line only
-   * (the shared line's hub grants the home's slot when one is free, and does not hold for it).
+   * until then, and the pass stops. Whether it holds: once a request, in this isolate's line (the
+   * shared line's hub is told of the hold with the ask, before the pass: prefer).
    */
   holdFor(target: Target, until: number): boolean {
     const gated = gatedServer(target);

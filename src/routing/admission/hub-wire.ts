@@ -27,6 +27,12 @@ export interface Ask {
   ordered?: boolean;
   /** Slots it leaves free on each server while interactive requests for its model come (a batch line: batch.keepFreeSlots). */
   keepFree?: number;
+  /**
+   * Placement kept the conversation at its home, first of the plan, over a move (rank-servers.ts
+   * holdMs): granted there when it has a slot; when it is full and nobody waits, held for a slot
+   * there for up to `ms` from the ask, then granted anywhere (home-holds.ts).
+   */
+  hold?: { server: string; ms: number };
 }
 
 /** A grant: the request may start on `server`; `ends` it when its answer is over. */

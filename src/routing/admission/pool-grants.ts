@@ -1,10 +1,13 @@
 // The coordinator's bookkeeping (docs/architecture.md, "Admission queue", "Across isolates"): the
 // grants of slots on llama-servers to requests from every isolate, the line of those waiting, in
 // fair order, and where each conversation's prompt cache sits. Pure, every time passed in; the
-// Durable Object around it (admission-hub.ts) only carries calls.
+// Durable Object around it (admission-hub.ts) only carries calls. This file is long because every
+// way a slot is counted (grants, credits, holds, the lines) changes the same in-flight counts, and
+// keeping them in one class keeps the invariant (never more than a server's slots) in one place.
 import { keptFree } from "./capacity.ts";
 import { CREDIT_TTL_MS, type Ask, type Credit, type Grant } from "./hub-wire.ts";
 import { FairQueue } from "./fair-queue.ts";
+import { HomeHolds } from "./home-holds.ts";
 import { InteractiveRecency } from "./interactive-recency.ts";
 import { BATCH_TOP_LEVEL } from "./service-class.ts";
 
@@ -46,6 +49,8 @@ export class PoolGrants {
   private readonly inflight = new Map<string, number>();
   private readonly lines = new Map<string, FairQueue<Waiter>>();
   private readonly waiters = new Map<string, Waiter>();
+  /** Waiters held for their conversation's home (Ask.hold), outside the lines. */
+  private readonly holds = new HomeHolds<Waiter>();
   /** Conversation → the server its last turn was granted on (insertion order = age). */
   private readonly homes = new Map<string, string>();
   /** When interactive requests last asked for each model: a batch line's keepFree holds while they come. */
@@ -61,11 +66,18 @@ export class PoolGrants {
     for (const s of ask.plan) if (ask.slots[s] !== undefined) this.learn(s, ask.slots[s]!);
     const keepFree = this.recency.keepFree(ask.model, ask.keepFree ?? 0, now);
     const line = this.lines.get(ask.model);
+    const w: Waiter = { ask, arrivedAt: now, keepFree };
     if (!line?.size) {
       const server = this.choose(ask, keepFree);
+      const hold = ask.hold && ask.hold.ms > 0 && ask.plan.includes(ask.hold.server) ? ask.hold : undefined;
+      // Its home full, and nobody else waiting: held for a slot there a while, rather than moved.
+      if (hold && server !== hold.server && !this.open(hold.server, keepFree)) {
+        this.holds.add(w, { server: hold.server, until: now + hold.ms });
+        this.waiters.set(ask.id, w);
+        return null;
+      }
       if (server !== undefined) return this.grant(ask, server, now);
     }
-    const w: Waiter = { ask, arrivedAt: now, keepFree };
     const waiting = this.line(ask.model);
     waiting.push(w, ask.key, ask.priority);
     // Ahead of everyone waiting (an interactive request behind batch lines held by their keepFree):
@@ -141,9 +153,12 @@ export class PoolGrants {
     return { late };
   }
 
-  /** When the first credit lapses (undefined: none held), for a hub that must give its slot to a waiter then. */
-  nextCreditLapse(): number | undefined {
-    let first: number | undefined;
+  /**
+   * When the first credit lapses or hold ends (undefined: neither), for a hub that must give the
+   * credit's slot to a waiter then, or let a held waiter go to any server.
+   */
+  nextLapse(): number | undefined {
+    let first = this.holds.nextEnd();
     for (const h of this.held.values()) if (h.credit && (first === undefined || h.expires < first)) first = h.expires;
     return first;
   }
@@ -162,6 +177,7 @@ export class PoolGrants {
     const w = this.waiters.get(id);
     if (!w) return false;
     this.waiters.delete(id);
+    if (this.holds.delete(w)) return true;
     const line = this.lines.get(w.ask.model);
     line?.remove(w);
     if (line && !line.size) this.lines.delete(w.ask.model);
@@ -186,7 +202,9 @@ export class PoolGrants {
 
   /** How many wait for `model` above the batch class: every isolate's interactive requests in line (the batch runner holds its lines back while any do). */
   interactiveWaiting(model: string): number {
-    return this.lines.get(model)?.sizeAbove(BATCH_TOP_LEVEL) ?? 0;
+    let held = 0;
+    for (const w of this.holds.waiters()) if (w.ask.model === model && w.ask.priority > BATCH_TOP_LEVEL) held++;
+    return (this.lines.get(model)?.sizeAbove(BATCH_TOP_LEVEL) ?? 0) + held;
   }
 
   /** Grants in flight on `server`. */
@@ -210,7 +228,7 @@ export class PoolGrants {
 
   /** Grants lost to a dead isolate lapse; their slots go to waiters. Returns the grants that made. */
   expire(now: number): Grant[] {
-    let freed = false;
+    let freed = (this.holds.nextEnd() ?? Infinity) <= now;
     for (const [id, h] of this.held) {
       if (h.expires > now) continue;
       this.held.delete(id);
@@ -220,9 +238,17 @@ export class PoolGrants {
     return freed ? this.pump(now) : [];
   }
 
-  /** Gives turns in every line while its head has a server with a slot free. */
+  /** Gives held waiters their home's slot, then turns in every line while its head has a server with a slot free. */
   private pump(now: number): Grant[] {
     const made: Grant[] = [];
+    const over = this.holds.settle(now, (w, server) => {
+      if (!this.open(server, w.keepFree)) return false;
+      this.waiters.delete(w.ask.id);
+      made.push(this.grant(w.ask, server, now));
+      return true;
+    });
+    // A hold that ran out: the waiter takes its turn in line like anyone, first of its key.
+    for (const w of over) this.line(w.ask.model).pushFront(w, w.ask.key, w.ask.priority);
     for (const [model, line] of [...this.lines]) {
       for (let head = line.peek(); head; head = line.peek()) {
         const server = this.choose(head.ask, head.keepFree);
@@ -236,15 +262,19 @@ export class PoolGrants {
     return made;
   }
 
+  /** Whether `server` has a slot free for a request that leaves `keepFree` free. */
+  private open(server: string, keepFree: number): boolean {
+    const slots = this.slots.get(server) ?? 1;
+    return this.inflightOn(server) + keptFree(slots, keepFree) < slots;
+  }
+
   private choose(ask: Ask, keepFree: number): string | undefined {
-    const open = ask.plan.filter((s) => {
-      const slots = this.slots.get(s) ?? 1;
-      return this.inflightOn(s) + keptFree(slots, keepFree) < slots;
-    });
+    const open = ask.plan.filter((s) => this.open(s, keepFree));
     const demoted = new Set(ask.demoted ?? []);
     const free = open.filter((s) => !demoted.has(s));
     if (!free.length) return open[0];
     if (ask.ordered) return free[0];
+    if (ask.hold && free.includes(ask.hold.server)) return ask.hold.server;
     const home = ask.conversation !== null ? this.homes.get(ask.conversation) : undefined;
     if (home !== undefined && free.includes(home)) return home;
     let best = free[0]!;

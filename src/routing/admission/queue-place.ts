@@ -1,6 +1,6 @@
 // One request's wait in this isolate's admission queue: its turns, its polling timer, and the 503
 // with Retry-After when the wait runs out.
-import { ProxyError } from "../../errors/proxy-error.ts";
+import { clientClosed, ProxyError } from "../../errors/proxy-error.ts";
 import type { HealthSnapshot } from "../../health/upstream-health.ts";
 import type { AdmissionQueue } from "./admission-queue.ts";
 import { Ticket } from "./ticket.ts";
@@ -119,7 +119,7 @@ export class QueuePlace {
       const onAbort = () => {
         done();
         this.opts.queue.leave(this.ticket, this.opts.snapshot());
-        reject(new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." }));
+        reject(clientClosed());
       };
       const schedule = (now: number) => {
         // A hold's end is looked at when it comes: the other servers' slots count from then.

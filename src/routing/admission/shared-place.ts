@@ -3,7 +3,7 @@
 // every isolate's requests against the servers' slots. When the hub does not answer in time, or
 // fails, the request falls back to this isolate's own line (QueuePlace) and the fallback is counted
 // (/metrics: switchyard_admission_shared_total{outcome="fallback"}).
-import { ProxyError } from "../../errors/proxy-error.ts";
+import { clientClosed, ProxyError } from "../../errors/proxy-error.ts";
 import type { EnvVars } from "../../config/env-vars.ts";
 import { randomUuid } from "../../lib/ids.ts";
 import type { AdmissionHub } from "./admission-hub.ts";
@@ -39,10 +39,10 @@ export interface SharedOptions extends PlaceOptions {
 }
 
 /**
- * The shared counterpart of QueuePlace, with its interface (first, again, timeLeft, mayStart, exclude,
- * turnEnded) and one more: `attemptEnded`, the end the hub learns. A grant names one server: an
- * attempt may start there and nowhere else (the others refuse as busy, unasked), and the hub frees
- * it when the attempt ends (the answer over, or failed) or when the pass ends without using it.
+ * QueuePlace's shared counterpart (first, again, timeLeft, mayStart, exclude, turnEnded; and
+ * attemptEnded, the end the hub learns). A grant names one server: an attempt may start there and
+ * nowhere else (the others refuse as busy, unasked); the hub frees it when the attempt ends (the
+ * answer over, or failed) or when the pass ends without using it.
  */
 export class SharedPlace {
   private readonly arrivedAt = Date.now();
@@ -56,9 +56,10 @@ export class SharedPlace {
   /** The grant used by an attempt that failed in this pass (its id): the pass's next server may be taken (take). */
   private lost: string | null = null;
   private plan: string[];
-  /** The order the isolate's placement would try the plan in, and the servers it put back (prefer). */
+  /** The order the isolate's placement would try the plan in, the servers it put back, the home it holds for (prefer). */
   private order: readonly string[] | null = null;
   private demoted: readonly string[] = [];
+  private hold: { server: string; until: number } | undefined;
   /** Servers whose attempt for this request failed: its next asks leave them out (failover), unless that leaves none. */
   private readonly failed = new Set<string>();
   /** Set once the hub failed: this isolate's own line from then on. */
@@ -78,13 +79,14 @@ export class SharedPlace {
   }
 
   /**
-   * The order the request's pass would try its servers in, and those placement put back (an open
-   * circuit, down or loading, a context that holds the prompt but not max_tokens): the hub grants by
-   * them, so a pool behind many isolates places as one isolate does (PoolGrants.choose).
+   * The order the request's pass would try its servers in, those placement put back (an open circuit,
+   * down or loading, a context that holds the prompt but not max_tokens), and the home it would wait
+   * for: the hub grants by them, so a pool behind many isolates places as one isolate does.
    */
-  prefer(order: readonly string[], demoted: readonly string[]): void {
+  prefer(order: readonly string[], demoted: readonly string[], hold?: { server: string; until: number }): void {
     this.order = order;
     this.demoted = demoted;
+    this.hold = hold;
   }
 
   again(): Promise<void> | null {
@@ -227,7 +229,9 @@ export class SharedPlace {
     const untried = withFailed ? ordered : ordered.filter((s) => !this.failed.has(s));
     const plan = untried.length ? untried : ordered;
     const demoted = this.demoted.filter((s) => plan.includes(s));
-    return { id: this.id, model: opts.model, key: opts.key ?? "", priority: opts.priority, plan, slots, conversation: opts.conversation(), ordered: opts.ordered, ...(demoted.length ? { demoted } : {}), ...(opts.keepFree ? { keepFree: opts.keepFree } : {}) };
+    const holdMs = this.hold && this.hold.server === plan[0] ? this.hold.until - Date.now() : 0;
+    const hold = holdMs > 0 ? { hold: { server: this.hold!.server, ms: holdMs } } : {};
+    return { id: this.id, model: opts.model, key: opts.key ?? "", priority: opts.priority, plan, slots, conversation: opts.conversation(), ordered: opts.ordered, ...(demoted.length ? { demoted } : {}), ...(opts.keepFree ? { keepFree: opts.keepFree } : {}), ...hold };
   }
 
   /** A slot on `server` for the pass's next attempt after its granted one failed; false when it has none free (or the hub does not answer). */
@@ -294,4 +298,3 @@ export class SharedPlace {
   }
 }
 
-const clientClosed = () => new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });

@@ -40,5 +40,7 @@ export class Ticket {
    */
   exclude(server: string): void {
     if (this.plan.some((s) => s.server === server)) this.plan = this.plan.filter((s) => s.server !== server);
+    // Held for a server it cannot use: the hold is over (the line takes it at its next pump).
+    if (this.hold?.server === server) this.hold.until = 0;
   }
 }

@@ -1,6 +1,6 @@
 // Reads one attempt's events under its timeouts, telling an upstream's stall from the request's own
 // length and from a client that left, so health signals blame the right party.
-import { ProxyError } from "../../errors/proxy-error.ts";
+import { clientClosed, ProxyError } from "../../errors/proxy-error.ts";
 import type { UpstreamEvent } from "../../events/events.ts";
 import type { EventStreamReader } from "../../events/event-source.ts";
 import type { Deadline, Deadlines } from "../../lib/deadlines.ts";
@@ -53,7 +53,7 @@ export class EventReader {
       // The client left: the read broke because its request was aborted, not because the upstream failed.
       if (this.signal?.aborted && !(e instanceof ProxyError && e.code === "upstream_timeout")) {
         this.end({ cancelled: true });
-        throw new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
+        throw clientClosed();
       }
       if (e instanceof ProxyError) this.end({ ok: false, error: e, broken: true });
       throw e;

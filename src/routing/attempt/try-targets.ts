@@ -6,7 +6,7 @@
 // /v1/embeddings: the whole body).
 import { balanceOf, type Config } from "../../config/config.ts";
 import type { EnvVars } from "../../config/env-vars.ts";
-import { ProxyError } from "../../errors/proxy-error.ts";
+import { clientClosed, ProxyError } from "../../errors/proxy-error.ts";
 import { classifyFailure, retriesSameTarget, type FailureKind } from "../../health/classify-failure.ts";
 import { HealthRecorder } from "../../health/health-client.ts";
 import type { UpstreamRef } from "../../health/health-report.ts";
@@ -125,7 +125,7 @@ export async function tryTargets<T>(planned: Target[], opts: TryOptions, attempt
     if (admission?.shared) {
       plan = await planPass(targets, opts, isolate, health);
       for (const { target } of plan.tooLong) admission.exclude(target);
-      admission.prefer(plan.ordered, demotedIn(plan));
+      admission.prefer(plan.ordered, demotedIn(plan), plan.hold);
     }
     try {
       const turn = admission?.turn();
@@ -162,7 +162,6 @@ interface TryState {
   tries: Tries;
 }
 
-const clientClosed = () => new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
 
 /** One pass: the targets put in order (planPass, unless ordered before the turn), then tried in it (tryInOrder); the error thrown carries the attempts and every target's outcome. */
 async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, attemptOne: AttemptOne<T>, planned?: PassPlan): Promise<Tried<T>> {

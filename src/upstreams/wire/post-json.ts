@@ -4,7 +4,7 @@
 // headers and error mapping (WireKind); the headers are Switchyard's own (postHeaders: never the
 // client's Authorization, x-api-key or cookies, nor X-Conversation-Id, which makes llama-server keep
 // generating after the client has gone) and the target's key (bearerHeader).
-import { ProxyError } from "../../errors/proxy-error.ts";
+import { clientClosed, ProxyError } from "../../errors/proxy-error.ts";
 import { redactKnownSecrets, rememberSecrets } from "../../errors/redact-secrets.ts";
 import { secretOf, type EnvVars } from "../../config/env-vars.ts";
 import { fetchFresh } from "../../http/fetch-fresh.ts";
@@ -69,7 +69,7 @@ export async function postJson<T extends { url: string }>(kind: WireKind<T>, tar
         message: `${name} sent no response within ${ctx.responseStartMs} ms (timeouts.responseStartMs). It may be busy with other requests or a long prompt.`,
       });
     }
-    if (ctx.signal.aborted) throw new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
+    if (ctx.signal.aborted) throw clientClosed();
     throw new ProxyError({
       status: 502,
       code: "upstream_unreachable",

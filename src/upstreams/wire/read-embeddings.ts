@@ -1,6 +1,6 @@
 // An embeddings answer's body read whole within the request's total timeout, checked to be an
 // embeddings list: the part of /v1/embeddings every kind that speaks OpenAI's HTTP shares.
-import { ProxyError } from "../../errors/proxy-error.ts";
+import { clientClosed, ProxyError } from "../../errors/proxy-error.ts";
 import { within } from "../../lib/deadlines.ts";
 import type { AttemptContext } from "../upstream.ts";
 
@@ -15,7 +15,7 @@ export async function readEmbeddings(res: Response, name: string, ctx: AttemptCo
     return json as Record<string, unknown>;
   } catch (e) {
     if (e instanceof ProxyError) throw e;
-    if (ctx.signal.aborted) throw new ProxyError({ status: 499, code: "client_closed_request", message: "The client closed the request." });
+    if (ctx.signal.aborted) throw clientClosed();
     throw new ProxyError({ status: 502, code: "upstream_error", retryable: true, message: `${name} answered /v1/embeddings with a body that is not an embeddings list.` });
   }
 }

@@ -171,9 +171,9 @@ describe("PoolGrants, credits (an isolate's next request starts without asking)"
     const [credit] = g.credit(ask("a1", two), ["s1"], 0);
     expect(g.ask(ask("b1", two), 1)?.server).toBe("s1");
     expect(g.ask(ask("c1", two), 2)).toBeNull();
-    expect(g.nextCreditLapse()).toBe(CREDIT_TTL_MS);
+    expect(g.nextLapse()).toBe(CREDIT_TTL_MS);
     expect(g.expire(CREDIT_TTL_MS)).toEqual([{ id: "c1", server: "s1" }]);
-    expect(g.nextCreditLapse()).toBeUndefined();
+    expect(g.nextLapse()).toBeUndefined();
     expect(g.use(credit!.id, "s1", ask("a2", two), CREDIT_TTL_MS + 1)).toEqual({ late: true });
     expect(g.inflightOn("s1")).toBe(3);
     expect(g.stats().lateUses).toBe(1);
@@ -198,5 +198,55 @@ describe("PoolGrants, credits (an isolate's next request starts without asking)"
     g.use(credit!.id, "s2", ask("x1", { ...two, conversation: "conv" }), 1);
     g.end("x1", 2);
     expect(g.ask(ask("x2", { ...two, conversation: "conv" }), 3)?.server).toBe("s2");
+  });
+});
+
+describe("PoolGrants: a request held for its conversation's home (Ask.hold)", () => {
+  const hold = (ms: number) => ({ hold: { server: "s1", ms } });
+
+  it("is granted home when it has a slot, though the hub would have balanced it elsewhere", () => {
+    const g = new PoolGrants();
+    const two = { plan: ["s2", "s1"], slots: { s1: 2, s2: 2 } };
+    expect(g.ask(ask("x1", { plan: ["s1"], slots: { s1: 2 } }), 0)?.server).toBe("s1");
+    expect(g.ask(ask("a1", { ...two, ...hold(1000) }), 0)?.server).toBe("s1");
+  });
+
+  it("waits for home's slot while another server is free, keeps nobody else from that server, and gets home's slot when it frees", () => {
+    const g = new PoolGrants();
+    expect(g.ask(ask("x1", { plan: ["s1"] }), 0)?.server).toBe("s1"); // home full
+    expect(g.ask(ask("a1", hold(2000)), 1)).toBeNull();
+    expect(g.waiting("a1")).toBe(true);
+    expect(g.nextLapse()).toBe(2001);
+    // Someone else: the free server is theirs at once.
+    expect(g.ask(ask("b1"), 2)?.server).toBe("s2");
+    // Home's slot frees: the held request's grant.
+    expect(g.end("x1", 3)).toEqual([{ id: "a1", server: "s1" }]);
+    expect(g.waiting("a1")).toBe(false);
+    expect(g.nextLapse()).toBeUndefined();
+  });
+
+  it("once its hold is over, takes its turn in line and any server's slot", () => {
+    const g = new PoolGrants();
+    g.ask(ask("x1", { plan: ["s1"] }), 0);
+    g.ask(ask("y1", { plan: ["s2"] }), 0); // both full
+    expect(g.ask(ask("a1", hold(500)), 1)).toBeNull();
+    expect(g.end("y1", 2)).toEqual([]); // s2 frees: held for home, not taken
+    expect(g.expire(600)).toEqual([{ id: "a1", server: "s2" }]);
+    expect(g.inflightOn("s1") + g.inflightOn("s2")).toBe(2);
+  });
+
+  it("is not held when others wait in line (they are served in turn), and leaves like any waiter", () => {
+    const g = new PoolGrants();
+    const one = { plan: ["s1"], slots: { s1: 1 } };
+    g.ask(ask("x1", one), 0);
+    expect(g.ask(ask("y1", one), 0)).toBeNull(); // waits in line
+    expect(g.ask(ask("a1", { ...one, ...hold(1000) }), 1)).toBeNull();
+    expect(g.ahead("a1")).toBe(1); // in line behind y1, not held
+    const h = new PoolGrants();
+    h.ask(ask("x1", { plan: ["s1"] }), 0);
+    expect(h.ask(ask("a1", hold(1000)), 1)).toBeNull();
+    expect(h.leave("a1")).toBe(true);
+    expect(h.waitingCount).toBe(0);
+    expect(h.end("x1", 2)).toEqual([]);
   });
 });

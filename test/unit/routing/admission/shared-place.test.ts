@@ -121,6 +121,48 @@ describe("the shared admission line", () => {
     w.attemptEnded(true);
   });
 
+  it("a request placement holds for its conversation's home waits at the hub for a slot there while the other server is free, then starts at home", async () => {
+    const [home, other] = [server(), server()];
+    // One pool, one hub: every request of the model has both servers in its plan.
+    const first = new AdmissionWait([home, other], options({ key: "a" }));
+    first.prefer([home, other], []);
+    await first.turn();
+    expect(first.refuses(home)).toBeUndefined(); // home's one slot
+    const held = new AdmissionWait([home, other], options({ key: "b" }));
+    held.prefer([home, other], [], { target: home, until: Date.now() + 3000 });
+    let started = false;
+    const turn = held.turn()!.then(() => (started = true));
+    await sleep(100);
+    expect(started).toBe(false);
+    // Another request is granted the free server meanwhile: nobody waits behind the held one.
+    const third = new AdmissionWait([home, other], options({ key: "c" }));
+    await third.turn();
+    expect(third.refuses(other)).toBeUndefined();
+    first.attemptEnded(true);
+    first.passEnded();
+    await turn;
+    expect(held.refuses(home)).toBeUndefined();
+    held.attemptEnded(true);
+    third.attemptEnded(true);
+  });
+
+  it("…and once its hold is over, is granted any server's slot", async () => {
+    const [home, other] = [server(), server()];
+    const first = new AdmissionWait([home, other], options({ key: "a" }));
+    first.prefer([home, other], []);
+    await first.turn();
+    expect(first.refuses(home)).toBeUndefined();
+    const held = new AdmissionWait([home, other], options({ key: "b" }));
+    const asked = Date.now();
+    held.prefer([home, other], [], { target: home, until: asked + 400 });
+    await held.turn();
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(350);
+    expect(held.refuses(other)).toBeUndefined();
+    expect(held.refuses(home)).toBeDefined();
+    held.attemptEnded(true);
+    first.attemptEnded(true);
+  });
+
   it("falls back to the isolate's own line, counted, when the hub does not answer within 1 s", async () => {
     const silent = { getByName: () => ({ ask: () => new Promise(() => {}), end: async () => {}, leave: async () => {} }) };
     const before = isolate.sharedCounts.fallback;
