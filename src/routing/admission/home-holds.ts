@@ -24,10 +24,6 @@ export class HomeHolds<W> {
     return this.held.delete(waiter);
   }
 
-  has(waiter: W): boolean {
-    return this.held.has(waiter);
-  }
-
   waiters(): IterableIterator<W> {
     return this.held.keys();
   }

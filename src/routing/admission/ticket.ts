@@ -1,6 +1,7 @@
 // One request's place in its model's admission line (admission-queue.ts): what it may use, what is
 // held for it, and whether its turn has come.
 import type { Seat } from "./capacity.ts";
+import type { Hold } from "./home-holds.ts";
 
 /** One request's place in its model's line. */
 export class Ticket {
@@ -17,7 +18,7 @@ export class Ticket {
    * judged worth waiting for rather than moving (AdmissionWait.holdFor). Cleared when it is given
    * that turn or the hold is over; it then waits like anyone, first of its key.
    */
-  hold: { server: string; until: number } | null = null;
+  hold: Hold | null = null;
   /** When it first asked for a turn: on routers, a waiter that has waited as long as a load may load its model elsewhere. */
   readonly arrivedAt = Date.now();
 

@@ -162,7 +162,6 @@ interface TryState {
   tries: Tries;
 }
 
-
 /** One pass: the targets put in order (planPass, unless ordered before the turn), then tried in it (tryInOrder); the error thrown carries the attempts and every target's outcome. */
 async function tryOnce<T>(targets: Target[], opts: TryOptions, state: TryState, attemptOne: AttemptOne<T>, planned?: PassPlan): Promise<Tried<T>> {
   const { config } = opts;
