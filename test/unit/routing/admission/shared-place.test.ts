@@ -31,6 +31,16 @@ const options = (more: Partial<WaitOptions> = {}): WaitOptions => ({
 });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Two servers of one slot in one pool (one hub: every request has both in its plan), the first's slot taken by a request. */
+async function homeTaken() {
+  const [home, other] = [server(), server()];
+  const first = new AdmissionWait([home, other], options({ key: "a" }));
+  first.prefer([home, other], []);
+  await first.turn();
+  expect(first.refuses(home)).toBeUndefined();
+  return { home, other, first };
+}
+
 describe("the shared admission line", () => {
   beforeEach(() => void (isolate = resetIsolateState()));
   // The first call to the class in this workerd loads it (over a second here): out of the timed tests.
@@ -122,12 +132,7 @@ describe("the shared admission line", () => {
   });
 
   it("a request placement holds for its conversation's home waits at the hub for a slot there while the other server is free, then starts at home", async () => {
-    const [home, other] = [server(), server()];
-    // One pool, one hub: every request of the model has both servers in its plan.
-    const first = new AdmissionWait([home, other], options({ key: "a" }));
-    first.prefer([home, other], []);
-    await first.turn();
-    expect(first.refuses(home)).toBeUndefined(); // home's one slot
+    const { home, other, first } = await homeTaken();
     const held = new AdmissionWait([home, other], options({ key: "b" }));
     held.prefer([home, other], [], { target: home, until: Date.now() + 3000 });
     let started = false;
@@ -147,11 +152,7 @@ describe("the shared admission line", () => {
   });
 
   it("…and once its hold is over, is granted any server's slot", async () => {
-    const [home, other] = [server(), server()];
-    const first = new AdmissionWait([home, other], options({ key: "a" }));
-    first.prefer([home, other], []);
-    await first.turn();
-    expect(first.refuses(home)).toBeUndefined();
+    const { home, other, first } = await homeTaken();
     const held = new AdmissionWait([home, other], options({ key: "b" }));
     const asked = Date.now();
     held.prefer([home, other], [], { target: home, until: asked + 400 });
