@@ -62,9 +62,13 @@ export function estimateOn(c: PoolChoice, now: number, secondCopy = false): Pool
   // that model's reload here evicts this copy in turn, so the swap costs both loads again, not only
   // its own: counting one let a wait a door over-estimates (it sees only its own requests in flight)
   // tip two routers into swapping two models back and forth (bench/router-doors.mjs).
+  // Such a swap is also decided on a wait the request has measured, not only estimated: it is a
+  // standby load (pool-gate.ts), taken once the request has waited as long as the load; a wait
+  // guessed too long (a door sees only its own requests in flight, and guesses their length until
+  // it has timed answers there) swapped two models back and forth (test/multi/shared-router-loads).
   const wanted = !v.victim.loadedElsewhere && now - v.victim.lastUsedAt < RECENT_MS;
   const swapBack = wanted && secondCopy ? v.loadMs : 0;
-  return { ...base, finishMs: v.loadMs + c.serviceMs + (wanted ? v.victim.loadMs : 0) + swapBack, loads: true, blocked: false, failed: false, victimUsedAt: v.victim.lastUsedAt };
+  return { ...base, standby: wanted && secondCopy, finishMs: v.loadMs + c.serviceMs + (wanted ? v.victim.loadMs : 0) + swapBack, loads: true, blocked: false, failed: false, victimUsedAt: v.victim.lastUsedAt };
 }
 
 /**
@@ -81,16 +85,18 @@ export function rankPool(choices: readonly PoolChoice[], now: number): PoolEstim
   const sorted = [...all].sort((a, b) => {
     if (a.failed !== b.failed) return a.failed ? 1 : -1;
     if (a.blocked !== b.blocked) return a.blocked ? 1 : -1;
+    // A swap of a model used lately comes after the router holding the model, which it waits for.
+    if (a.standby !== b.standby) return a.standby ? 1 : -1;
     if (!same(a.finishMs, b.finishMs) || a.finishMs === Infinity || b.finishMs === Infinity) return a.finishMs - b.finishMs;
     return a.victimUsedAt - b.victimUsedAt || b.tieBreak - a.tieBreak;
   });
-  const best = sorted.find((e) => !e.failed && !e.blocked);
-  return sorted.map(({ id, finishMs, loads, blocked, failed }) => ({
+  const best = sorted.find((e) => !e.failed && !e.blocked && !e.standby);
+  return sorted.map(({ id, finishMs, loads, blocked, failed, standby }) => ({
     id,
     finishMs,
     loads,
     blocked,
     failed,
-    standby: blocked || (best !== undefined && loads && finishMs > best.finishMs && !same(finishMs, best.finishMs)),
+    standby: blocked || standby || (best !== undefined && loads && finishMs > best.finishMs && !same(finishMs, best.finishMs)),
   }));
 }
