@@ -28,6 +28,7 @@ const LEAVES = ["errors/proxy-error.ts", "lib/ids.ts", "lib/deadlines.ts", "conf
 /**
  * A snapshot of `rev` (git archive) with its own dependencies: this checkout's when its lockfile is
  * the same, else installed from its lockfile (an older rev may use a package since removed).
+ * @param {string} rev
  */
 function checkout(rev) {
   mkdirSync(join(ROOT, ".wrangler"), { recursive: true });
@@ -38,7 +39,10 @@ function checkout(rev) {
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** The Durable Object classes a checkout's wrangler.toml binds (Miniflare does not read it). */
+/**
+ * The Durable Object classes a checkout's wrangler.toml binds (Miniflare does not read it).
+ * @param {string} root
+ */
 function durableObjectsOf(root) {
   const toml = readFileSync(join(root, "wrangler.toml"), "utf8");
   return Object.fromEntries([...toml.matchAll(/\[\[durable_objects\.bindings\]\]\s*name\s*=\s*"([^"]+)"\s*class_name\s*=\s*"([^"]+)"/g)].map((m) => [m[1], { className: m[2], useSQLite: true }]));
@@ -60,18 +64,20 @@ async function traceRev(rev, upstream) {
     );
     try {
       const url = `${(await mf.ready).origin}/v1/chat/completions`;
-      const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
+      const targets = /** @type {Array<{ title?: string, webSocketDebuggerUrl: string }>} */ (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json());
       const target = targets.find((t) => /core:user/.test(t.title ?? ""));
       if (!target) throw new Error("no Worker isolate among the inspector's targets");
       const ws = new WebSocket(target.webSocketDebuggerUrl);
       await new Promise((res, rej) => (ws.addEventListener("open", res), ws.addEventListener("error", rej)));
       let id = 0;
+      /** @type {Map<number, (result: any) => void>} */
       const pending = new Map();
       ws.addEventListener("message", (m) => {
         const d = JSON.parse(m.data);
         pending.get(d.id)?.(d.result ?? { error: d.error });
         pending.delete(d.id);
       });
+      /** @param {string} method @returns {Promise<any>} */
       const call = (method, params = {}) => new Promise((res) => (pending.set(++id, res), ws.send(JSON.stringify({ id, method, params }))));
       await call("Profiler.enable");
       await call("Profiler.setSamplingInterval", { interval: 50 });
@@ -94,7 +100,7 @@ async function traceRev(rev, upstream) {
         const f = node.callFrame;
         if (!/index\.js$/.test(f.url) || f.lineNumber < 0) continue;
         const entry = map.findEntry(f.lineNumber, f.columnNumber);
-        const file = entry?.originalSource ?? "";
+        const file = entry && "originalSource" in entry ? entry.originalSource : "";
         const at = file.lastIndexOf("/src/");
         if (at >= 0) files.add(file.slice(at + 5));
       }
@@ -113,7 +119,7 @@ try {
   for (const rev of flags.rev) {
     const files = await traceRev(rev, `http://127.0.0.1:${up.port}/fast`);
     const counted = files.filter((f) => !LEAVES.some((l) => (l.endsWith("/") ? f.startsWith(l) : f === l)));
-    const folders = (list) => new Set(list.map((f) => f.split("/").slice(0, -1).join("/") || "src")).size;
+    const folders = (/** @type {string[]} */ list) => new Set(list.map((f) => f.split("/").slice(0, -1).join("/") || "src")).size;
     const short = execFileSync("git", ["rev-parse", "--short", rev], { cwd: ROOT, encoding: "utf8" }).trim();
     console.log(`${rev} (${short}): ${files.length} files in ${folders(files)} folders ran code; less the hand trace's leaves: ${counted.length} files in ${folders(counted)} folders`);
     if (flags.list) for (const f of files) console.log(`  ${counted.includes(f) ? " " : "·"} ${f}`);
