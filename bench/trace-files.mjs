@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-// Which files of src/ one streamed chat request runs code in, measured rather than read: V8's precise
-// coverage through workerd's inspector, over exactly one `POST /v1/chat/completions` ("stream": true,
-// no tools) on zero config under dev (one llama-server at LLAMA_URL: the fast bench upstream, no
-// keys), each function that ran mapped back to its file by the build's source map. The isolate is
-// warmed up first and the counts reset, so what runs once when it starts is left out, as the hand
-// trace of docs/architecture.md ("One streamed chat request, file by file") leaves it out.
-//   npx node bench/trace-files.mjs [--rev HEAD] [--rev 4b3b1aa …] [--list]
-// Each --rev is built from a snapshot (git archive). Prints, per rev, the files and folders of src/
-// whose functions ran, and the same less the leaves the hand trace does not count.
+// Which files of src/ a streamed chat request runs code in, measured rather than read: each rev's
+// unminified build in Miniflare on zero config under dev (one llama-server at LLAMA_URL: the fast
+// bench upstream, no keys), `POST /v1/chat/completions` ("stream": true, no tools) sent 1,500 times
+// after a warm-up while V8's profiler samples every 50 µs (workerd's inspector; it refuses precise
+// coverage), and every function on a sampled stack mapped back to its file by the build's source
+// map. It counts more than the hand trace of docs/architecture.md ("One streamed chat request, file
+// by file"): the answer's encoding, the isolate's background work, the Durable Objects (one isolate
+// under Miniflare); a function far shorter than 50 µs may be missed, so counts move by a few files.
+//   npx node bench/trace-files.mjs [--rev HEAD] [--rev 4b3b1aa …] [--requests 1500] [--list]
+// Each --rev is built from a snapshot (git archive; its own `npm ci` when its lockfile differs).
+// Prints, per rev, the files and folders of src/ seen, and the same less the hand trace's leaves.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { SourceMap } from "node:module";
@@ -49,7 +51,7 @@ function durableObjectsOf(root) {
 }
 
 /**
- * One rev: its src/ files whose functions ran during one streamed chat request.
+ * One rev: its src/ files whose functions were on a sampled stack while it answered REQUESTS streamed chat requests.
  * @param {string} rev @param {string} upstream
  */
 async function traceRev(rev, upstream) {
