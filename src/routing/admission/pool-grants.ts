@@ -69,10 +69,10 @@ export class PoolGrants {
     const w: Waiter = { ask, arrivedAt: now, keepFree };
     if (!line?.size) {
       const server = this.choose(ask, keepFree);
-      const hold = ask.hold && ask.hold.ms > 0 && ask.plan.includes(ask.hold.server) ? ask.hold : undefined;
+      const home = this.holdHome(ask);
       // Its home full, and nobody else waiting: held for a slot there a while, rather than moved.
-      if (hold && server !== hold.server && !this.open(hold.server, keepFree)) {
-        this.holds.add(w, { server: hold.server, until: now + hold.ms });
+      if (home !== undefined && server !== home && !this.open(home, keepFree)) {
+        this.holds.add(w, { server: home, until: now + ask.hold!.ms });
         this.waiters.set(ask.id, w);
         return null;
       }
@@ -262,6 +262,17 @@ export class PoolGrants {
     return made;
   }
 
+  /**
+   * Where a request placement holds for its home is held (Ask.hold): the server the hub last granted
+   * its conversation, which counts every isolate's turns, else the one the asking isolate named (its
+   * own ledger may not have seen the conversation's last move, made at another door).
+   */
+  private holdHome(ask: Ask): string | undefined {
+    if (!ask.hold || ask.hold.ms <= 0) return undefined;
+    const server = (ask.conversation !== null ? this.homes.get(ask.conversation) : undefined) ?? ask.hold.server;
+    return ask.plan.includes(server) ? server : undefined;
+  }
+
   /** Whether `server` has a slot free for a request that leaves `keepFree` free. */
   private open(server: string, keepFree: number): boolean {
     const slots = this.slots.get(server) ?? 1;
@@ -274,9 +285,9 @@ export class PoolGrants {
     const free = open.filter((s) => !demoted.has(s));
     if (!free.length) return open[0];
     if (ask.ordered) return free[0];
-    if (ask.hold && free.includes(ask.hold.server)) return ask.hold.server;
     const home = ask.conversation !== null ? this.homes.get(ask.conversation) : undefined;
     if (home !== undefined && free.includes(home)) return home;
+    if (home === undefined && ask.hold && free.includes(ask.hold.server)) return ask.hold.server;
     let best = free[0]!;
     for (const s of free) if (this.inflightOn(s) / (this.slots.get(s) ?? 1) < this.inflightOn(best) / (this.slots.get(best) ?? 1)) best = s;
     return best;

@@ -250,3 +250,14 @@ describe("PoolGrants: a request held for its conversation's home (Ask.hold)", ()
     expect(h.end("x1", 2)).toEqual([]);
   });
 });
+
+describe("PoolGrants: a hold names the home the hub knows", () => {
+  it("an isolate that missed its conversation's move (made at another door) holds for the server the hub granted last, not the one it names", () => {
+    const g = new PoolGrants();
+    // The conversation's last turn went to s2 (from another isolate); its slot is still taken.
+    expect(g.ask(ask("o1", { plan: ["s2"], conversation: "c" }), 0)?.server).toBe("s2");
+    // This isolate still thinks s1 is home (free): the hub holds it for s2.
+    expect(g.ask(ask("a1", { conversation: "c", hold: { server: "s1", ms: 1000 } }), 1)).toBeNull();
+    expect(g.end("o1", 2)).toEqual([{ id: "a1", server: "s2" }]);
+  });
+});
