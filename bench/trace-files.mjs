@@ -17,6 +17,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { post } from "./overhead/client.mjs";
+import { inspectorSession } from "./overhead/inspector.mjs";
 import { compatOf, freePort } from "./overhead/runtimes.mjs";
 import { startBenchUpstream } from "./overhead/upstream.mjs";
 
@@ -66,21 +67,8 @@ async function traceRev(rev, upstream) {
     );
     try {
       const url = `${(await mf.ready).origin}/v1/chat/completions`;
-      const targets = /** @type {Array<{ title?: string, webSocketDebuggerUrl: string }>} */ (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json());
-      const target = targets.find((t) => /core:user/.test(t.title ?? ""));
-      if (!target) throw new Error("no Worker isolate among the inspector's targets");
-      const ws = new WebSocket(target.webSocketDebuggerUrl);
-      await new Promise((res, rej) => (ws.addEventListener("open", res), ws.addEventListener("error", rej)));
-      let id = 0;
-      /** @type {Map<number, (result: any) => void>} */
-      const pending = new Map();
-      ws.addEventListener("message", (m) => {
-        const d = JSON.parse(m.data);
-        pending.get(d.id)?.(d.result ?? { error: d.error });
-        pending.delete(d.id);
-      });
-      /** @param {string} method @returns {Promise<any>} */
-      const call = (method, params = {}) => new Promise((res) => (pending.set(++id, res), ws.send(JSON.stringify({ id, method, params }))));
+      const inspector = await inspectorSession(inspectorPort);
+      const { call } = inspector;
       await call("Profiler.enable");
       await call("Profiler.setSamplingInterval", { interval: 50 });
       const body = { model: "m", messages: [{ role: "user", content: "hi" }], stream: true };
@@ -94,7 +82,7 @@ async function traceRev(rev, upstream) {
       await call("Profiler.start");
       for (let i = 0; i < REQUESTS; i++) await post(url, body);
       const { profile } = await call("Profiler.stop");
-      ws.close();
+      inspector.close();
       // Every function on a sampled stack (not only its top): a function that runs for every request
       // is on some stack among REQUESTS requests sampled every 50 µs unless it takes well under that.
       const files = new Set();

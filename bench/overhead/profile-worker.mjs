@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import { Miniflare, convertV4MiniflareOptions } from "miniflare";
 import { post } from "./client.mjs";
 import { compatOf, durableObjects, freePort, miniflarePassthrough } from "./runtimes.mjs";
+import { inspectorSession } from "./inspector.mjs";
 import { stageTable, stagesOf } from "./stages.mjs";
 import { replaceMarkedBlock } from "../doc-block.mjs";
 import { startBenchUpstream } from "./upstream.mjs";
@@ -38,8 +39,7 @@ const N = Number(flags.requests);
 const ADMIN_TOKEN = `profile-admin-${Math.random().toString(36).slice(2)}`;
 
 /**
- * The inspector's answers this reads (Chrome DevTools Protocol: /json, Profiler.stop).
- * @typedef {{ title?: string, webSocketDebuggerUrl: string }} InspectorTarget
+ * The profile the inspector answers Profiler.stop with (Chrome DevTools Protocol).
  * @typedef {{ nodes: Array<{ id: number, callFrame: { functionName: string, url: string, lineNumber: number } }>, samples: number[], timeDeltas: number[] }} CpuProfile
  */
 
@@ -74,24 +74,8 @@ const mf = new Miniflare(
 try {
   const origin = (await mf.ready).origin;
   const url = `${origin}/v1/chat/completions`;
-  const targets = /** @type {InspectorTarget[]} */ (await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json());
-  const target = targets.find((t) => /core:user/.test(t.title ?? ""));
-  if (!target) throw new Error(`no Worker isolate among the inspector's targets: ${targets.map((t) => t.title).join(", ")}`);
-  const ws = new WebSocket(target.webSocketDebuggerUrl);
-  await new Promise((res, rej) => (ws.addEventListener("open", res), ws.addEventListener("error", rej)));
-  let id = 0;
-  /** @type {Map<number, (result: unknown) => void>} */
-  const pending = new Map();
-  ws.addEventListener("message", (m) => {
-    const d = JSON.parse(m.data);
-    pending.get(d.id)?.(d.result);
-    pending.delete(d.id);
-  });
-  /**
-   * @param {string} method
-   * @returns {Promise<unknown>}
-   */
-  const call = (method, params = {}) => new Promise((res) => (pending.set(++id, res), ws.send(JSON.stringify({ id, method, params }))));
+  const inspector = await inspectorSession(inspectorPort);
+  const { call } = inspector;
   await call("Profiler.enable");
   await call("Profiler.setSamplingInterval", { interval: 100 });
 
@@ -133,7 +117,7 @@ try {
     const auth = { authorization: `Bearer ${key}` };
     runs.push({ name: "a key with limits", stream: false, ...(await profileRun(false, auth)) });
     runs.push({ name: "a key with limits", stream: true, ...(await profileRun(true, auth)) });
-    ws.close();
+    inspector.close();
     // The runtime's floor, the same way: the bare pass-through Worker (bench/passthrough-worker) in a
     // workerd of its own, its CPU per request unprofiled, non-stream and stream.
     const before = workerdPids();
@@ -166,7 +150,7 @@ try {
     }
   } else {
     const { profile, wallMs } = await profileRun(stream);
-    ws.close();
+    inspector.close();
     if (flags.out) writeFileSync(flags.out, JSON.stringify(profile));
 
     // Self time per function (the Worker's isolate only; "(idle)" is time spent waiting).
