@@ -1,9 +1,9 @@
 // The coordinator's bookkeeping (docs/architecture.md, "Admission queue", "Across isolates"): the
 // grants of slots on llama-servers to requests from every isolate, the line of those waiting, in
 // fair order, and where each conversation's prompt cache sits. Pure, every time passed in; the
-// Durable Object around it (admission-hub.ts) only carries calls. Long on purpose: this file is long
-// because every way a slot is counted (grants, credits, holds, the lines) changes the same in-flight
-// counts, and one class keeps the invariant (never more than a server's slots) in one place.
+// Durable Object around it (admission-hub.ts) only carries calls. Long on purpose, long because
+// every way a slot is counted (grants, credits, holds, the lines) changes the same in-flight counts,
+// and one class keeps the invariant (never more than a server's slots) in one place.
 import { keptFree } from "./capacity.ts";
 import { CREDIT_TTL_MS, type Ask, type Credit, type Grant } from "./hub-wire.ts";
 import { FairQueue } from "./fair-queue.ts";
